@@ -1,0 +1,371 @@
+// Package bridge is `tether mcp`: an MCP stdio server that an AI app launches,
+// relaying every JSON-RPC message to the daemon's streamable HTTP endpoint and
+// every message the daemon sends back to stdout.
+//
+// Stdio framing follows the MCP spec (transports, "stdio"): one JSON-RPC
+// message per line, UTF-8, no embedded newlines; nothing but MCP is written to
+// stdout. Logs go to stderr and the bridge log file.
+package bridge
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Config configures a Bridge.
+type Config struct {
+	// Endpoint returns the daemon's MCP URL and bearer token; it is called
+	// before the first message and again after a failed request, so it may
+	// (re)start the daemon.
+	Endpoint func(ctx context.Context) (url, token string, err error)
+	// Logger for the bridge; never stdout.
+	Logger *slog.Logger
+	// Client is the HTTP client (default: no overall timeout, since tool calls
+	// and the notification stream may last long).
+	Client *http.Client
+}
+
+// Bridge relays one MCP session between stdio and the daemon.
+type Bridge struct {
+	cfg Config
+	log *slog.Logger
+
+	outMu sync.Mutex
+	out   *bufio.Writer
+
+	mu              sync.Mutex
+	url, token      string
+	sessionID       string
+	protocolVersion string
+	listening       bool
+}
+
+// New returns a Bridge.
+func New(cfg Config) *Bridge {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Client == nil {
+		cfg.Client = &http.Client{}
+	}
+	return &Bridge{cfg: cfg, log: cfg.Logger}
+}
+
+// message is the part of a JSON-RPC message the bridge looks at.
+type message struct {
+	ID     json.RawMessage `json:"id,omitempty"`
+	Method string          `json:"method,omitempty"`
+	Result json.RawMessage `json:"result,omitempty"`
+}
+
+func (m message) isRequest() bool { return m.Method != "" && len(m.ID) > 0 && string(m.ID) != "null" }
+
+// maxLine caps one stdin message (64 MiB).
+const maxLine = 64 << 20
+
+// Run relays until in reaches EOF or ctx ends. Requests are relayed
+// concurrently, so a long tool call does not hold up a ping; initialize and
+// notifications are relayed in order.
+func (b *Bridge) Run(ctx context.Context, in io.Reader, out io.Writer) error {
+	b.out = bufio.NewWriter(out)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 64<<10), maxLine)
+	var wg sync.WaitGroup
+	for sc.Scan() {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		var m message
+		if err := json.Unmarshal(line, &m); err != nil {
+			b.log.Warn("malformed message on stdin", "bytes", len(line), "err", err)
+			b.writeError(json.RawMessage("null"), -32700, "parse error: each stdin line must be one JSON-RPC message")
+			continue
+		}
+		msg := append([]byte(nil), line...)
+		if m.isRequest() && m.Method != "initialize" {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				b.relay(ctx, msg, m)
+			}()
+			continue
+		}
+		b.relay(ctx, msg, m)
+		if m.Method == "notifications/initialized" {
+			b.startListening(ctx)
+		}
+	}
+	wg.Wait()
+	b.endSession()
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("read stdin: %w", err)
+	}
+	return nil
+}
+
+// relay POSTs one message and writes whatever comes back. A request that
+// cannot be delivered is answered with a JSON-RPC error so the client never
+// waits forever.
+func (b *Bridge) relay(ctx context.Context, msg []byte, m message) {
+	err := b.post(ctx, msg, m)
+	if err == nil {
+		return
+	}
+	b.log.Warn("relay to daemon failed", "method", m.Method, "err", err)
+	if m.isRequest() {
+		b.writeError(m.ID, -32603, "tether mcp could not reach the Tether daemon: "+err.Error())
+	}
+}
+
+func (b *Bridge) endpoint(ctx context.Context) (string, string, error) {
+	b.mu.Lock()
+	url, token := b.url, b.token
+	b.mu.Unlock()
+	if url != "" {
+		return url, token, nil
+	}
+	url, token, err := b.cfg.Endpoint(ctx)
+	if err != nil {
+		return "", "", err
+	}
+	b.mu.Lock()
+	b.url, b.token = url, token
+	b.mu.Unlock()
+	return url, token, nil
+}
+
+func (b *Bridge) newRequest(ctx context.Context, method string, body []byte) (*http.Request, error) {
+	url, token, err := b.endpoint(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	b.mu.Lock()
+	if b.sessionID != "" {
+		req.Header.Set("Mcp-Session-Id", b.sessionID)
+	}
+	if b.protocolVersion != "" {
+		req.Header.Set("Mcp-Protocol-Version", b.protocolVersion)
+	}
+	b.mu.Unlock()
+	return req, nil
+}
+
+func (b *Bridge) post(ctx context.Context, msg []byte, m message) error {
+	req, err := b.newRequest(ctx, http.MethodPost, msg)
+	if err != nil {
+		return err
+	}
+	resp, err := b.cfg.Client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
+		b.mu.Lock()
+		b.sessionID = sid
+		b.mu.Unlock()
+	}
+	switch {
+	case resp.StatusCode == http.StatusAccepted:
+		return nil
+	case resp.StatusCode == http.StatusUnauthorized:
+		return errors.New("the daemon refused the token (was it rotated? restart the AI app so `tether mcp` rereads it)")
+	case resp.StatusCode >= 300:
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		// A JSON-RPC error body is a valid answer: pass it through.
+		if json.Valid(bytes.TrimSpace(body)) && len(bytes.TrimSpace(body)) > 0 {
+			b.writeLine(bytes.TrimSpace(body))
+			return nil
+		}
+		return fmt.Errorf("daemon answered %s: %s", resp.Status, strings.TrimSpace(string(body)))
+	}
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	switch mt {
+	case "text/event-stream":
+		return b.readEvents(resp.Body, m.Method == "initialize")
+	default:
+		body, err := io.ReadAll(io.LimitReader(resp.Body, maxLine))
+		if err != nil {
+			return err
+		}
+		body = bytes.TrimSpace(body)
+		if len(body) == 0 {
+			return nil
+		}
+		b.observe(body, m.Method == "initialize")
+		b.writeLine(body)
+		return nil
+	}
+}
+
+// observe records the negotiated protocol version from initialize's result.
+func (b *Bridge) observe(body []byte, isInit bool) {
+	if !isInit {
+		return
+	}
+	var r struct {
+		Result struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		} `json:"result"`
+	}
+	if json.Unmarshal(body, &r) == nil && r.Result.ProtocolVersion != "" {
+		b.mu.Lock()
+		b.protocolVersion = r.Result.ProtocolVersion
+		b.mu.Unlock()
+	}
+}
+
+// readEvents writes the data of every SSE event (per the HTML Living
+// Standard's event-stream format) as one stdout line.
+func (b *Bridge) readEvents(r io.Reader, isInit bool) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), maxLine)
+	var data bytes.Buffer
+	flush := func() {
+		if data.Len() == 0 {
+			return
+		}
+		msg := bytes.TrimSpace(data.Bytes())
+		if json.Valid(msg) {
+			var compact bytes.Buffer
+			if json.Compact(&compact, msg) == nil {
+				msg = compact.Bytes()
+			}
+			b.observe(msg, isInit)
+			b.writeLine(msg)
+		}
+		data.Reset()
+	}
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+			flush()
+		case strings.HasPrefix(line, "data:"):
+			if data.Len() > 0 {
+				data.WriteByte('\n')
+			}
+			data.WriteString(strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " "))
+		}
+	}
+	flush()
+	return sc.Err()
+}
+
+// startListening opens the GET stream for server-initiated messages
+// (notifications) once, and reopens it until ctx ends.
+func (b *Bridge) startListening(ctx context.Context) {
+	b.mu.Lock()
+	if b.listening || b.sessionID == "" {
+		b.mu.Unlock()
+		return
+	}
+	b.listening = true
+	b.mu.Unlock()
+	go func() {
+		backoff := 250 * time.Millisecond
+		for ctx.Err() == nil {
+			started := time.Now()
+			status, err := b.listenOnce(ctx)
+			if ctx.Err() != nil {
+				return
+			}
+			if status == http.StatusMethodNotAllowed || status == http.StatusNotFound {
+				b.log.Info("daemon offers no notification stream", "status", status)
+				return
+			}
+			if time.Since(started) > 10*time.Second {
+				backoff = 250 * time.Millisecond
+			}
+			b.log.Debug("notification stream ended; reopening", "err", err, "status", status)
+			select {
+			case <-time.After(backoff):
+			case <-ctx.Done():
+				return
+			}
+			backoff = min(backoff*2, 5*time.Second)
+		}
+	}()
+}
+
+func (b *Bridge) listenOnce(ctx context.Context) (int, error) {
+	req, err := b.newRequest(ctx, http.MethodGet, nil)
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := b.cfg.Client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return resp.StatusCode, nil
+	}
+	return resp.StatusCode, b.readEvents(resp.Body, false)
+}
+
+// endSession tells the daemon the session is over (DELETE, per the spec).
+func (b *Bridge) endSession() {
+	b.mu.Lock()
+	sid := b.sessionID
+	b.mu.Unlock()
+	if sid == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	req, err := b.newRequest(ctx, http.MethodDelete, nil)
+	if err != nil {
+		return
+	}
+	if resp, err := b.cfg.Client.Do(req); err == nil {
+		resp.Body.Close()
+	}
+}
+
+func (b *Bridge) writeLine(msg []byte) {
+	b.outMu.Lock()
+	defer b.outMu.Unlock()
+	b.out.Write(msg)
+	b.out.WriteByte('\n')
+	if err := b.out.Flush(); err != nil {
+		b.log.Warn("write stdout failed", "err", err)
+	}
+}
+
+func (b *Bridge) writeError(id json.RawMessage, code int, text string) {
+	msg, _ := json.Marshal(map[string]any{
+		"jsonrpc": "2.0",
+		"id":      id,
+		"error":   map[string]any{"code": code, "message": text},
+	})
+	b.writeLine(msg)
+}

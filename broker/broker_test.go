@@ -1,0 +1,390 @@
+package broker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/tether-browser/tether/protocol"
+)
+
+const testOrigin = "chrome-extension://" + DefaultExtensionID
+
+func newTestBroker(t *testing.T, cfg Config) (*Broker, string) {
+	t.Helper()
+	if cfg.ExtensionIDs == nil {
+		cfg.ExtensionIDs = []string{DefaultExtensionID}
+	}
+	if cfg.ConnectWait == 0 {
+		cfg.ConnectWait = 200 * time.Millisecond
+	}
+	b := New(cfg)
+	srv := httptest.NewServer(b)
+	t.Cleanup(func() { b.Close(); srv.Close() })
+	return b, "ws" + strings.TrimPrefix(srv.URL, "http")
+}
+
+// fakeExt is a Go stand-in for the extension: a real WebSocket client.
+type fakeExt struct {
+	t  *testing.T
+	ws *websocket.Conn
+}
+
+func dial(t *testing.T, url, origin string) (*websocket.Conn, *http.Response, error) {
+	t.Helper()
+	h := http.Header{}
+	if origin != "" {
+		h.Set("Origin", origin)
+	}
+	return websocket.DefaultDialer.Dial(url, h)
+}
+
+// connect dials, says hello and reads the hello_ack.
+func connect(t *testing.T, b *Broker, url, profileID, label string) (*fakeExt, protocol.HelloAck) {
+	t.Helper()
+	ws, _, err := dial(t, url, testOrigin)
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	f := &fakeExt{t: t, ws: ws}
+	f.send(protocol.Hello{Type: protocol.TypeHello, Protocol: protocol.Version, ProfileID: profileID, Label: label, ExtVersion: "test"})
+	var ack protocol.HelloAck
+	f.read(&ack)
+	if ack.Type != protocol.TypeHelloAck {
+		t.Fatalf("got %+v, want hello_ack", ack)
+	}
+	// The ack is sent after registration, so the profile is visible now.
+	return f, ack
+}
+
+func (f *fakeExt) send(v any) {
+	f.t.Helper()
+	if err := f.ws.WriteJSON(v); err != nil {
+		f.t.Fatalf("write: %v", err)
+	}
+}
+
+func (f *fakeExt) read(v any) {
+	f.t.Helper()
+	_ = f.ws.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if err := f.ws.ReadJSON(v); err != nil {
+		f.t.Fatalf("read: %v", err)
+	}
+}
+
+func (f *fakeExt) readRequest() protocol.Request {
+	f.t.Helper()
+	var r protocol.Request
+	f.read(&r)
+	if r.Type != protocol.TypeRequest {
+		f.t.Fatalf("got frame %q, want request", r.Type)
+	}
+	return r
+}
+
+func (f *fakeExt) answer(id string, result any) {
+	f.t.Helper()
+	raw, _ := json.Marshal(result)
+	f.send(protocol.Response{Type: protocol.TypeResponse, ID: id, Result: raw})
+}
+
+func TestOriginGate(t *testing.T) {
+	_, url := newTestBroker(t, Config{})
+	for _, origin := range []string{"", "http://evil.example", "chrome-extension://abcdefghijklmnopabcdefghijklmnop", testOrigin + ".evil", "null"} {
+		ws, resp, err := dial(t, url, origin)
+		if err == nil {
+			ws.Close()
+			t.Errorf("origin %q: handshake accepted, want refused", origin)
+			continue
+		}
+		if resp == nil || resp.StatusCode != http.StatusForbidden {
+			t.Errorf("origin %q: got %v, want 403", origin, resp)
+		}
+	}
+	ws, _, err := dial(t, url, testOrigin)
+	if err != nil {
+		t.Fatalf("allowed origin refused: %v", err)
+	}
+	ws.Close()
+}
+
+func TestCallCorrelatesOutOfOrderResponses(t *testing.T) {
+	b, url := newTestBroker(t, Config{})
+	f, ack := connect(t, b, url, "11111111-aaaa", "Work Laptop 💻")
+	if ack.AssignedSlug != "work-laptop" || ack.AssignedLabel != "Work Laptop 💻" {
+		t.Fatalf("ack = %+v", ack)
+	}
+	type out struct {
+		res protocol.PageResult
+		err error
+	}
+	results := make(chan out, 2)
+	for _, tab := range []int{1, 2} {
+		go func() {
+			var r protocol.PageResult
+			err := b.Call(context.Background(), "", protocol.MethodSnapshot, protocol.TabParams{Tab: tab}, &r, 5*time.Second)
+			results <- out{r, err}
+		}()
+	}
+	r1, r2 := f.readRequest(), f.readRequest()
+	// Answer in reverse order; each caller must get the answer to its own request.
+	for _, r := range []protocol.Request{r2, r1} {
+		var p protocol.TabParams
+		if err := json.Unmarshal(r.Params, &p); err != nil {
+			t.Fatal(err)
+		}
+		if r.TimeoutMs != 5000 {
+			t.Errorf("timeoutMs = %d, want 5000", r.TimeoutMs)
+		}
+		f.answer(r.ID, protocol.PageResult{Tab: p.Tab, Title: "tab" + string(rune('0'+p.Tab))})
+	}
+	for range 2 {
+		o := <-results
+		if o.err != nil {
+			t.Fatal(o.err)
+		}
+		if want := "tab" + string(rune('0'+o.res.Tab)); o.res.Title != want {
+			t.Errorf("tab %d got title %q, want %q", o.res.Tab, o.res.Title, want)
+		}
+	}
+}
+
+func TestRemoteErrorAndTimeout(t *testing.T) {
+	b, url := newTestBroker(t, Config{})
+	f, _ := connect(t, b, url, "p1", "Home")
+	errc := make(chan error, 1)
+	go func() {
+		errc <- b.Call(context.Background(), "home", protocol.MethodClick, protocol.ClickParams{Ref: "e1"}, nil, 5*time.Second)
+	}()
+	r := f.readRequest()
+	f.send(protocol.Response{Type: protocol.TypeResponse, ID: r.ID, Error: &protocol.Error{Code: protocol.CodeStaleRef, Message: "snapshot again"}})
+	var re *RemoteError
+	if err := <-errc; !errors.As(err, &re) || re.Code != protocol.CodeStaleRef {
+		t.Fatalf("got %v, want RemoteError stale_ref", err)
+	}
+
+	// No answer: the call times out, and a late answer is dropped harmlessly.
+	err := b.Call(context.Background(), "", protocol.MethodSnapshot, protocol.TabParams{}, nil, 100*time.Millisecond)
+	if !errors.Is(err, ErrTimeout) {
+		t.Fatalf("got %v, want ErrTimeout", err)
+	}
+	late := f.readRequest()
+	f.answer(late.ID, protocol.PageResult{})
+	// The connection still works.
+	go func() {
+		errc <- b.Call(context.Background(), "", protocol.MethodTabsList, protocol.TabsListParams{}, nil, 5*time.Second)
+	}()
+	next := f.readRequest()
+	f.answer(next.ID, protocol.TabsListResult{})
+	if err := <-errc; err != nil {
+		t.Fatalf("call after a late answer: %v", err)
+	}
+}
+
+func TestDisconnectFailsInFlightCalls(t *testing.T) {
+	b, url := newTestBroker(t, Config{})
+	f, _ := connect(t, b, url, "p1", "Home")
+	errc := make(chan error, 3)
+	for range 3 {
+		go func() {
+			errc <- b.Call(context.Background(), "", protocol.MethodSnapshot, protocol.TabParams{}, nil, time.Minute)
+		}()
+	}
+	for range 3 {
+		f.readRequest()
+	}
+	start := time.Now()
+	f.ws.Close()
+	for range 3 {
+		if err := <-errc; !errors.Is(err, ErrDisconnected) {
+			t.Fatalf("got %v, want ErrDisconnected", err)
+		}
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("in-flight calls failed after %s; they must fail at once", d)
+	}
+}
+
+func TestMalformedFrameKeepsConnection(t *testing.T) {
+	b, url := newTestBroker(t, Config{})
+	f, _ := connect(t, b, url, "p1", "Home")
+	if err := f.ws.WriteMessage(websocket.TextMessage, []byte("{not json")); err != nil {
+		t.Fatal(err)
+	}
+	f.send(map[string]any{"type": "response"}) // no id
+	f.send(map[string]any{"type": "bogus"})
+	errc := make(chan error, 1)
+	go func() {
+		errc <- b.Call(context.Background(), "", protocol.MethodTabsList, protocol.TabsListParams{}, nil, 5*time.Second)
+	}()
+	r := f.readRequest()
+	f.answer(r.ID, protocol.TabsListResult{})
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestHelloRefusals(t *testing.T) {
+	b, url := newTestBroker(t, Config{DaemonVersion: "9.9"})
+	cases := []struct {
+		name  string
+		hello any
+		code  protocol.ErrorCode
+		text  string
+	}{
+		{"protocol mismatch", protocol.Hello{Type: protocol.TypeHello, Protocol: protocol.Version + 1, ProfileID: "p"}, protocol.CodeProtocolMismatch, "chrome://extensions"},
+		{"not a hello", map[string]any{"type": "response", "id": "1"}, protocol.CodeBadRequest, "hello"},
+		{"no profile id", protocol.Hello{Type: protocol.TypeHello, Protocol: protocol.Version}, protocol.CodeBadRequest, "profileId"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ws, _, err := dial(t, url, testOrigin)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ws.Close()
+			f := &fakeExt{t: t, ws: ws}
+			f.send(tc.hello)
+			var r protocol.Refused
+			f.read(&r)
+			if r.Type != protocol.TypeRefused || r.Code != tc.code || !strings.Contains(r.Message, tc.text) {
+				t.Fatalf("got %+v, want refused %s mentioning %q", r, tc.code, tc.text)
+			}
+			if _, _, err := ws.ReadMessage(); err == nil {
+				t.Fatal("socket still open after refusal")
+			}
+		})
+	}
+	if n := len(b.Profiles()); n != 0 {
+		t.Fatalf("%d profiles registered after refusals", n)
+	}
+}
+
+func TestHelloTimeout(t *testing.T) {
+	_, url := newTestBroker(t, Config{HelloTimeout: 100 * time.Millisecond})
+	ws, _, err := dial(t, url, testOrigin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	_ = ws.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, _, err := ws.ReadMessage(); err == nil {
+		t.Fatal("silent socket was not dropped")
+	} else if ne, ok := err.(interface{ Timeout() bool }); ok && ne.Timeout() {
+		t.Fatal("daemon kept a silent socket open past HelloTimeout")
+	}
+}
+
+func TestCallWaitsForAProfile(t *testing.T) {
+	b, url := newTestBroker(t, Config{ConnectWait: 5 * time.Second})
+	errc := make(chan error, 1)
+	go func() {
+		errc <- b.Call(context.Background(), "", protocol.MethodTabsList, protocol.TabsListParams{}, nil, 5*time.Second)
+	}()
+	f, _ := connect(t, b, url, "p1", "Home")
+	r := f.readRequest()
+	f.answer(r.ID, protocol.TabsListResult{})
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+
+	b2, _ := newTestBroker(t, Config{ConnectWait: 50 * time.Millisecond})
+	err := b2.Call(context.Background(), "", protocol.MethodTabsList, protocol.TabsListParams{}, nil, time.Second)
+	if !errors.Is(err, ErrNoProfile) || !strings.Contains(err.Error(), "tether browser") {
+		t.Fatalf("got %v, want ErrNoProfile with advice", err)
+	}
+}
+
+func TestReconnectReplacesSocket(t *testing.T) {
+	b, url := newTestBroker(t, Config{})
+	old, _ := connect(t, b, url, "p1", "Home")
+	errc := make(chan error, 1)
+	go func() {
+		errc <- b.Call(context.Background(), "", protocol.MethodSnapshot, protocol.TabParams{}, nil, time.Minute)
+	}()
+	old.readRequest()
+	f, ack := connect(t, b, url, "p1", "Home")
+	if ack.AssignedSlug != "home" {
+		t.Fatalf("slug %q after reconnect, want home", ack.AssignedSlug)
+	}
+	if err := <-errc; !errors.Is(err, ErrDisconnected) {
+		t.Fatalf("in-flight call on the replaced socket: got %v, want ErrDisconnected", err)
+	}
+	go func() {
+		errc <- b.Call(context.Background(), "home", protocol.MethodTabsList, protocol.TabsListParams{}, nil, 5*time.Second)
+	}()
+	r := f.readRequest()
+	f.answer(r.ID, protocol.TabsListResult{})
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	if n := len(b.Profiles()); n != 1 {
+		t.Fatalf("%d profiles, want 1", n)
+	}
+}
+
+func TestProfileResolution(t *testing.T) {
+	b, url := newTestBroker(t, Config{})
+	connect(t, b, url, "aaaa-1111", "Work")
+	connect(t, b, url, "bbbb-2222", "Work")
+	connect(t, b, url, "cccc-3333", "Home")
+	got := map[string]string{}
+	for _, p := range b.Profiles() {
+		got[p.ID] = p.Slug
+	}
+	if got["aaaa-1111"] != "work" || got["bbbb-2222"] != "work-2" || got["cccc-3333"] != "home" {
+		t.Fatalf("slugs = %v", got)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, tc := range []struct{ name, wantID, wantErr string }{
+		{"home", "cccc-3333", ""},
+		{"Home", "cccc-3333", ""},
+		{"work-2", "bbbb-2222", ""},
+		{"bbbb", "bbbb-2222", ""},
+		{"aaaa-1111", "aaaa-1111", ""},
+		{"wo", "", "ambiguous"},
+		{"nope", "", "unknown"},
+	} {
+		c, err := b.resolveLocked(tc.name)
+		switch {
+		case tc.wantErr != "":
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("%q: got %v, want error %q", tc.name, err, tc.wantErr)
+			}
+		case err != nil:
+			t.Errorf("%q: %v", tc.name, err)
+		case c.hello.ProfileID != tc.wantID:
+			t.Errorf("%q resolved to %s, want %s", tc.name, c.hello.ProfileID, tc.wantID)
+		}
+	}
+}
+
+func TestSlugify(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"Work Laptop 💻", "work-laptop"},
+		{"", "profile"},
+		{"💻", "profile"},
+		{"  Home  ", "home"},
+		{"Dev/Test_profile.2", "dev-test-profile-2"},
+		{"仕事", "profile"},
+		{"Ünïcode Straße", "unicode-strae"},
+		{"Café Crème", "cafe-creme"},
+	} {
+		if got := Slugify(tc.in); got != tc.want {
+			t.Errorf("Slugify(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	taken := map[string]bool{"work": true, "work-2": true}
+	if got := uniqueSlug("work", taken); got != "work-3" {
+		t.Errorf("uniqueSlug = %q, want work-3", got)
+	}
+}

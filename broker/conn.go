@@ -1,0 +1,235 @@
+package broker
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/tether-browser/tether/protocol"
+)
+
+// conn is one extension's live WebSocket. It follows gorilla/websocket's
+// chat example: one reader goroutine, one writer goroutine (the only one
+// that writes to the socket), a buffered send channel, deadlines and
+// ping/pong.
+type conn struct {
+	ws      *websocket.Conn
+	cfg     *Config
+	log     *slog.Logger
+	hello   protocol.Hello
+	slug    string
+	label   string
+	started time.Time
+
+	send      chan []byte
+	closed    chan struct{} // closed once the connection is finished
+	closeOnce sync.Once
+
+	nextID  atomic.Uint64
+	mu      sync.Mutex
+	pending map[string]chan protocol.Response
+	lastUse atomic.Int64 // unix nanos of the last call routed here
+}
+
+func newConn(ws *websocket.Conn, cfg *Config, log *slog.Logger, hello protocol.Hello) *conn {
+	return &conn{
+		ws:      ws,
+		cfg:     cfg,
+		log:     log,
+		hello:   hello,
+		started: time.Now(),
+		send:    make(chan []byte, 64),
+		closed:  make(chan struct{}),
+		pending: make(map[string]chan protocol.Response),
+	}
+}
+
+// shortID is the profile id prefix that may appear in logs and results.
+func shortID(profileID string) string {
+	if len(profileID) > 8 {
+		return profileID[:8]
+	}
+	return profileID
+}
+
+// close ends the connection and fails every in-flight call with ErrDisconnected.
+func (c *conn) close() {
+	c.closeOnce.Do(func() {
+		close(c.closed)
+		_ = c.ws.Close()
+		c.mu.Lock()
+		pending := c.pending
+		c.pending = nil
+		c.mu.Unlock()
+		for _, ch := range pending {
+			close(ch) // a closed channel means ErrDisconnected
+		}
+	})
+}
+
+// writeLoop is the only writer to the socket.
+func (c *conn) writeLoop() {
+	ticker := time.NewTicker(c.cfg.PingInterval)
+	defer ticker.Stop()
+	defer c.close()
+	for {
+		select {
+		case msg := <-c.send:
+			_ = c.ws.SetWriteDeadline(time.Now().Add(c.cfg.WriteTimeout))
+			if err := c.ws.WriteMessage(websocket.TextMessage, msg); err != nil {
+				c.log.Info("extension socket write failed", "profile", shortID(c.hello.ProfileID), "err", err)
+				return
+			}
+		case <-ticker.C:
+			_ = c.ws.SetWriteDeadline(time.Now().Add(c.cfg.WriteTimeout))
+			if err := c.ws.WriteMessage(websocket.PingMessage, nil); err != nil {
+				c.log.Info("extension socket ping failed", "profile", shortID(c.hello.ProfileID), "err", err)
+				return
+			}
+		case <-c.closed:
+			_ = c.ws.WriteControl(websocket.CloseMessage,
+				websocket.FormatCloseMessage(websocket.CloseGoingAway, ""), time.Now().Add(time.Second))
+			return
+		}
+	}
+}
+
+// readLoop reads frames until the socket fails. A frame that does not decode
+// is logged (by size, never by content: pages hold private data) and dropped;
+// it does not end the connection.
+func (c *conn) readLoop() {
+	defer c.close()
+	c.ws.SetReadLimit(c.cfg.MaxFrameBytes)
+	_ = c.ws.SetReadDeadline(time.Now().Add(c.cfg.PongWait))
+	c.ws.SetPongHandler(func(string) error {
+		return c.ws.SetReadDeadline(time.Now().Add(c.cfg.PongWait))
+	})
+	for {
+		_, data, err := c.ws.ReadMessage()
+		if err != nil {
+			if websocket.IsUnexpectedCloseError(err, websocket.CloseNormalClosure, websocket.CloseGoingAway, websocket.CloseNoStatusReceived) {
+				c.log.Info("extension socket closed", "profile", shortID(c.hello.ProfileID), "err", err)
+			}
+			return
+		}
+		_ = c.ws.SetReadDeadline(time.Now().Add(c.cfg.PongWait))
+		var env protocol.Envelope
+		if err := json.Unmarshal(data, &env); err != nil {
+			c.log.Warn("malformed frame from extension dropped", "profile", shortID(c.hello.ProfileID), "bytes", len(data), "err", err)
+			continue
+		}
+		switch env.Type {
+		case protocol.TypeResponse:
+			var resp protocol.Response
+			if err := json.Unmarshal(data, &resp); err != nil || resp.ID == "" {
+				c.log.Warn("malformed response from extension dropped", "profile", shortID(c.hello.ProfileID), "bytes", len(data), "err", err)
+				continue
+			}
+			c.deliver(resp)
+		default:
+			c.log.Warn("unexpected frame from extension dropped", "profile", shortID(c.hello.ProfileID), "type", string(env.Type))
+		}
+	}
+}
+
+func (c *conn) deliver(resp protocol.Response) {
+	c.mu.Lock()
+	ch, ok := c.pending[resp.ID]
+	if ok {
+		delete(c.pending, resp.ID)
+	}
+	c.mu.Unlock()
+	if !ok {
+		// The call timed out or was cancelled before the answer came.
+		c.log.Debug("late response from extension dropped", "profile", shortID(c.hello.ProfileID), "id", resp.ID)
+		return
+	}
+	ch <- resp // buffered, capacity 1
+}
+
+// call sends one request and waits for its response, the context's end, the
+// timeout, or the socket's close, whichever comes first.
+func (c *conn) call(ctx context.Context, method protocol.Method, params any, timeout time.Duration) (json.RawMessage, error) {
+	c.lastUse.Store(time.Now().UnixNano())
+	rawParams, err := json.Marshal(params)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s params: %w", method, err)
+	}
+	id := strconv.FormatUint(c.nextID.Add(1), 10)
+	frame, err := json.Marshal(protocol.Request{
+		Type:      protocol.TypeRequest,
+		ID:        id,
+		Method:    method,
+		Params:    rawParams,
+		TimeoutMs: int(timeout / time.Millisecond),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("encode %s request: %w", method, err)
+	}
+	ch := make(chan protocol.Response, 1)
+	c.mu.Lock()
+	if c.pending == nil {
+		c.mu.Unlock()
+		return nil, ErrDisconnected
+	}
+	c.pending[id] = ch
+	c.mu.Unlock()
+	forget := func() {
+		c.mu.Lock()
+		if c.pending != nil {
+			delete(c.pending, id)
+		}
+		c.mu.Unlock()
+	}
+
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case c.send <- frame:
+	case <-c.closed:
+		return nil, ErrDisconnected
+	case <-ctx.Done():
+		forget()
+		return nil, ctx.Err()
+	case <-timer.C:
+		forget()
+		return nil, fmt.Errorf("%w: %s did not start within %s", ErrTimeout, method, timeout)
+	}
+	select {
+	case resp, ok := <-ch:
+		if !ok {
+			return nil, ErrDisconnected
+		}
+		if resp.Error != nil {
+			return nil, &RemoteError{Code: resp.Error.Code, Message: resp.Error.Message}
+		}
+		return resp.Result, nil
+	case <-ctx.Done():
+		forget()
+		return nil, ctx.Err()
+	case <-timer.C:
+		forget()
+		return nil, fmt.Errorf("%w: %s took longer than %s", ErrTimeout, method, timeout)
+	}
+}
+
+// sendNow queues one frame, failing if the connection is gone.
+func (c *conn) sendNow(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	select {
+	case c.send <- b:
+		return nil
+	case <-c.closed:
+		return ErrDisconnected
+	}
+}

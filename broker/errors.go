@@ -1,0 +1,35 @@
+package broker
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/tether-browser/tether/protocol"
+)
+
+// Sentinel errors. Each message tells the agent or the user what to do next;
+// callers wrap them with %w and may test them with errors.Is.
+var (
+	// ErrNoProfile: no extension is connected at all.
+	ErrNoProfile = errors.New("no browser is connected to Tether: open Chrome with the Tether extension loaded (or run `tether browser`), then retry")
+	// ErrUnknownProfile: the named profile matches no connected profile.
+	ErrUnknownProfile = errors.New("unknown browser profile")
+	// ErrAmbiguousProfile: the name matches more than one profile.
+	ErrAmbiguousProfile = errors.New("ambiguous browser profile")
+	// ErrDisconnected: the extension's socket closed while the call was in flight.
+	ErrDisconnected = errors.New("the browser extension disconnected during the call (Chrome closed, the extension reloaded, or its offscreen document died); retry once it reconnects")
+	// ErrTimeout: the extension did not answer in time.
+	ErrTimeout = errors.New("the browser extension did not answer in time")
+	// ErrClosed: the broker is shutting down.
+	ErrClosed = errors.New("tether is shutting down")
+)
+
+// RemoteError is an error the extension answered a request with.
+type RemoteError struct {
+	Code    protocol.ErrorCode
+	Message string
+}
+
+func (e *RemoteError) Error() string {
+	return fmt.Sprintf("%s: %s", e.Code, e.Message)
+}

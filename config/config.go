@@ -1,0 +1,222 @@
+// Package config resolves every file path Tether uses and owns the small
+// files in its config dir: the MCP bearer token, the daemon lock and the
+// daemon record that tells `tether mcp` where the running daemon listens.
+//
+// All of Tether's state lives in one folder, the config dir:
+// $TETHER_CONFIG_DIR if set, else os.UserConfigDir()/tether
+// (~/.config/tether on Linux, ~/Library/Application Support/tether on macOS,
+// %AppData%\tether on Windows).
+package config
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// EnvConfigDir overrides the config dir.
+const EnvConfigDir = "TETHER_CONFIG_DIR"
+
+// EnvPort overrides DefaultPort for `tether serve`.
+const EnvPort = "TETHER_PORT"
+
+// DefaultPort is the loopback TCP port the daemon listens on unless --port or
+// $TETHER_PORT says otherwise. It avoids 9222 (Chrome DevTools) and the ports
+// peer bridges use (9009, 12306, 19988).
+const DefaultPort = 47615
+
+// Paths names every file and folder in one config dir.
+type Paths struct {
+	// Dir is the config dir itself.
+	Dir string
+}
+
+// Resolve returns the config dir from $TETHER_CONFIG_DIR, else
+// os.UserConfigDir()/tether. It does not create it; see Paths.Ensure.
+func Resolve() (Paths, error) {
+	if d := os.Getenv(EnvConfigDir); d != "" {
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			return Paths{}, fmt.Errorf("resolve %s=%q: %w", EnvConfigDir, d, err)
+		}
+		return Paths{Dir: abs}, nil
+	}
+	base, err := os.UserConfigDir()
+	if err != nil {
+		return Paths{}, fmt.Errorf("find the user config dir (set %s to choose one): %w", EnvConfigDir, err)
+	}
+	return Paths{Dir: filepath.Join(base, "tether")}, nil
+}
+
+// IsDefault reports whether p is the config dir Tether would pick without
+// $TETHER_CONFIG_DIR.
+func (p Paths) IsDefault() bool {
+	base, err := os.UserConfigDir()
+	return err == nil && filepath.Clean(p.Dir) == filepath.Join(base, "tether")
+}
+
+// Ensure creates the config dir with mode 0700 if it does not exist.
+func (p Paths) Ensure() error {
+	if err := os.MkdirAll(p.Dir, 0o700); err != nil {
+		return fmt.Errorf("create config dir %s: %w", p.Dir, err)
+	}
+	return nil
+}
+
+// Token is the file holding the MCP bearer token (mode 0600).
+func (p Paths) Token() string { return filepath.Join(p.Dir, "token") }
+
+// Lock is the daemon's lock file; holding it means being the daemon.
+func (p Paths) Lock() string { return filepath.Join(p.Dir, "daemon.lock") }
+
+// Daemon is the JSON record of the running daemon (see DaemonRecord).
+func (p Paths) Daemon() string { return filepath.Join(p.Dir, "daemon.json") }
+
+// LogFile is the daemon's log file.
+func (p Paths) LogFile() string { return filepath.Join(p.Dir, "tether.log") }
+
+// BridgeLogFile is the log file of `tether mcp` bridges.
+func (p Paths) BridgeLogFile() string { return filepath.Join(p.Dir, "mcp-bridge.log") }
+
+// Extension is the folder `tether browser` writes the embedded extension to.
+func (p Paths) Extension() string { return filepath.Join(p.Dir, "extension") }
+
+// BrowserProfile is the default --user-data-dir of `tether browser`.
+func (p Paths) BrowserProfile() string { return filepath.Join(p.Dir, "browser-profiles", "default") }
+
+// tokenBytes is the token's entropy: 32 random bytes, hex encoded.
+const tokenBytes = 32
+
+// LoadOrCreateToken returns the MCP bearer token, creating it (mode 0600) on
+// first use. A token file that is empty or not hex is an error naming the file
+// and the fix, never silently replaced.
+func (p Paths) LoadOrCreateToken() (string, error) {
+	b, err := os.ReadFile(p.Token())
+	if err == nil {
+		tok := strings.TrimSpace(string(b))
+		if _, herr := hex.DecodeString(tok); herr != nil || len(tok) < 32 {
+			return "", fmt.Errorf("token file %s is not a Tether token; delete it to make a new one", p.Token())
+		}
+		return tok, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("read token: %w", err)
+	}
+	if err := p.Ensure(); err != nil {
+		return "", err
+	}
+	raw := make([]byte, tokenBytes)
+	if _, err := rand.Read(raw); err != nil {
+		return "", fmt.Errorf("generate token: %w", err)
+	}
+	tok := hex.EncodeToString(raw)
+	f, err := os.OpenFile(p.Token(), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, os.ErrExist) {
+		// Another process created it between our read and create: use theirs.
+		return p.LoadOrCreateToken()
+	}
+	if err != nil {
+		return "", fmt.Errorf("create token: %w", err)
+	}
+	if _, err := f.WriteString(tok + "\n"); err != nil {
+		f.Close()
+		return "", fmt.Errorf("write token: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return "", fmt.Errorf("write token: %w", err)
+	}
+	return tok, nil
+}
+
+// ReadToken returns the token without creating one.
+func (p Paths) ReadToken() (string, error) {
+	b, err := os.ReadFile(p.Token())
+	if err != nil {
+		return "", fmt.Errorf("read token %s (is the daemon set up? run `tether serve` once): %w", p.Token(), err)
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+// DaemonRecord is what the running daemon writes to Paths.Daemon after it has
+// bound its port, and removes when it stops.
+type DaemonRecord struct {
+	// PID of the daemon process.
+	PID int `json:"pid"`
+	// Port is the TCP port actually bound on 127.0.0.1.
+	Port int `json:"port"`
+	// Version is the daemon's build version.
+	Version string `json:"version"`
+	// UI is true when the daemon runs with its tray and window.
+	UI bool `json:"ui"`
+}
+
+// URL returns the daemon's base URL, e.g. http://127.0.0.1:47615.
+func (r DaemonRecord) URL() string { return "http://127.0.0.1:" + strconv.Itoa(r.Port) }
+
+// WriteDaemonRecord atomically replaces the daemon record.
+func (p Paths) WriteDaemonRecord(r DaemonRecord) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return WriteFileAtomic(p.Daemon(), append(b, '\n'), 0o600)
+}
+
+// ReadDaemonRecord reads the daemon record; os.ErrNotExist (wrapped) when no
+// daemon has recorded itself.
+func (p Paths) ReadDaemonRecord() (DaemonRecord, error) {
+	var r DaemonRecord
+	b, err := os.ReadFile(p.Daemon())
+	if err != nil {
+		return r, fmt.Errorf("read daemon record: %w", err)
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		return r, fmt.Errorf("daemon record %s is corrupt (it is rewritten when the daemon starts): %w", p.Daemon(), err)
+	}
+	return r, nil
+}
+
+// RemoveDaemonRecord deletes the daemon record if it still names pid.
+func (p Paths) RemoveDaemonRecord(pid int) {
+	if r, err := p.ReadDaemonRecord(); err == nil && r.PID == pid {
+		_ = os.Remove(p.Daemon())
+	}
+}
+
+// WriteFileAtomic writes data to a temporary file in path's folder, fsyncs it
+// and renames it over path, so readers see the old or the new file, never a
+// torn one.
+func WriteFileAtomic(path string, data []byte, mode os.FileMode) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp) // no-op after a successful rename
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Chmod(mode); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

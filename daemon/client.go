@@ -1,0 +1,148 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"time"
+
+	"github.com/gofrs/flock"
+
+	"github.com/tether-browser/tether/config"
+)
+
+// StartWait is how long Ensure polls /health for a daemon it started.
+const StartWait = 8 * time.Second
+
+// Probe asks the daemon recorded in the config dir for its health. It fails
+// when no record exists or nothing answers.
+func Probe(ctx context.Context, p config.Paths) (config.DaemonRecord, Health, error) {
+	var h Health
+	rec, err := p.ReadDaemonRecord()
+	if err != nil {
+		return rec, h, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rec.URL()+PathHealth, nil)
+	if err != nil {
+		return rec, h, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return rec, h, fmt.Errorf("daemon on port %d does not answer: %w", rec.Port, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return rec, h, fmt.Errorf("daemon on port %d answered /health with %s", rec.Port, resp.Status)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&h); err != nil || h.Name != "tether" {
+		return rec, h, fmt.Errorf("port %d is not a Tether daemon", rec.Port)
+	}
+	return rec, h, nil
+}
+
+// EnsureConfig configures Ensure.
+type EnsureConfig struct {
+	Paths config.Paths
+	// Version is the caller's build version; a daemon with another version is
+	// stopped and replaced, so a stale build never keeps serving.
+	Version string
+	// Command is the daemon command line to start detached, e.g.
+	// [/path/to/tether serve].
+	Command []string
+	Logger  *slog.Logger
+}
+
+// Ensure returns the record of a running daemon of cfg.Version, starting one
+// detached when none answers (or replacing one of another version) and
+// polling /health for up to StartWait.
+func Ensure(ctx context.Context, cfg EnsureConfig) (config.DaemonRecord, error) {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	rec, h, err := Probe(ctx, cfg.Paths)
+	if err == nil {
+		if h.Version == cfg.Version {
+			return rec, nil
+		}
+		log.Warn("running daemon has another version; restarting it", "daemon_version", h.Version, "version", cfg.Version, "pid", rec.PID)
+		if err := stop(ctx, cfg.Paths, rec); err != nil {
+			return rec, fmt.Errorf("stop the daemon of version %s: %w", h.Version, err)
+		}
+	}
+	log.Info("starting daemon", "command", cfg.Command)
+	cmd := exec.Command(cfg.Command[0], cfg.Command[1:]...)
+	cmd.Env = os.Environ()
+	cmd.SysProcAttr = detachAttr()
+	if err := cmd.Start(); err != nil {
+		return rec, fmt.Errorf("start daemon %v: %w", cfg.Command, err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+
+	deadline := time.Now().Add(StartWait)
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		rec, h, err := Probe(ctx, cfg.Paths)
+		if err == nil && h.Version == cfg.Version {
+			return rec, nil
+		}
+		if time.Now().After(deadline) {
+			return rec, fmt.Errorf("the daemon did not answer within %s; see %s", StartWait, cfg.Paths.LogFile())
+		}
+		select {
+		case err := <-exited:
+			// It may have lost a race with another daemon that started at
+			// the same moment: use that one if it answers.
+			if rec, h, perr := Probe(ctx, cfg.Paths); perr == nil && h.Version == cfg.Version {
+				return rec, nil
+			}
+			return rec, fmt.Errorf("the daemon exited at start (%v); see %s", err, cfg.Paths.LogFile())
+		case <-tick.C:
+		case <-ctx.Done():
+			return rec, ctx.Err()
+		}
+	}
+}
+
+// stop asks the daemon to shut down and waits until its lock is free.
+func stop(ctx context.Context, p config.Paths, rec config.DaemonRecord) error {
+	token, err := p.ReadToken()
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rec.URL()+PathShutdown, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		return fmt.Errorf("shutdown answered %s", resp.Status)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	lock := flock.New(p.Lock())
+	for time.Now().Before(deadline) {
+		if ok, err := lock.TryLock(); err == nil && ok {
+			return lock.Unlock()
+		}
+		select {
+		case <-time.After(50 * time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return errors.New("the old daemon did not stop within 5s")
+}

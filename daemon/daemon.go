@@ -1,0 +1,167 @@
+// Package daemon runs the Tether daemon: one HTTP server on 127.0.0.1 that
+// serves the extension WebSocket (/extension), MCP over streamable HTTP
+// (/mcp), /health and /shutdown, guarded by the config dir's lock so that one
+// daemon runs per user.
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/gofrs/flock"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/tether-browser/tether/broker"
+	"github.com/tether-browser/tether/config"
+	tmcp "github.com/tether-browser/tether/mcp"
+)
+
+// Routes.
+const (
+	PathExtension = "/extension"
+	PathMCP       = "/mcp"
+	PathHealth    = "/health"
+	PathShutdown  = "/shutdown"
+)
+
+// ErrAlreadyRunning is returned when another daemon holds the lock.
+var ErrAlreadyRunning = errors.New("a Tether daemon is already running")
+
+// Config configures Run.
+type Config struct {
+	// Paths is the config dir.
+	Paths config.Paths
+	// Port to bind on 127.0.0.1; 0 picks a free port.
+	Port int
+	// Version is the build version, reported by /health.
+	Version string
+	// ExtensionIDs are extra allowed extension ids besides the built-in one.
+	ExtensionIDs []string
+	// UI is recorded in the daemon record: true when the tray runs too.
+	UI bool
+	// Logger receives every log line.
+	Logger *slog.Logger
+	// Ready, if set, is called once the daemon is listening.
+	Ready func(addr string)
+}
+
+// Health is /health's JSON body. It holds no secrets.
+type Health struct {
+	// Name is always "tether".
+	Name string `json:"name"`
+	// Version is the daemon's build version.
+	Version string `json:"version"`
+	// UptimeSeconds since start.
+	UptimeSeconds float64 `json:"uptimeSeconds"`
+	// Profiles is the number of connected browser profiles.
+	Profiles int `json:"profiles"`
+}
+
+// Run starts the daemon and blocks until ctx ends or /shutdown is called.
+// It returns ErrAlreadyRunning (wrapped, naming the pid and port) when another
+// daemon holds the lock.
+func Run(ctx context.Context, cfg Config) error {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	p := cfg.Paths
+	if err := p.Ensure(); err != nil {
+		return err
+	}
+	lock := flock.New(p.Lock())
+	ok, err := lock.TryLock()
+	if err != nil {
+		return fmt.Errorf("take lock %s: %w", p.Lock(), err)
+	}
+	if !ok {
+		if rec, rerr := p.ReadDaemonRecord(); rerr == nil {
+			return fmt.Errorf("%w (pid %d, port %d, version %s); stop it first or use it", ErrAlreadyRunning, rec.PID, rec.Port, rec.Version)
+		}
+		return fmt.Errorf("%w (lock %s is held)", ErrAlreadyRunning, p.Lock())
+	}
+	defer lock.Unlock()
+
+	token, err := p.LoadOrCreateToken()
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.Port)))
+	if err != nil {
+		return fmt.Errorf("listen on 127.0.0.1:%d (another program uses it? pass --port or set %s): %w", cfg.Port, config.EnvPort, err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+
+	b := broker.New(broker.Config{
+		ExtensionIDs:  append([]string{broker.DefaultExtensionID}, cfg.ExtensionIDs...),
+		DaemonVersion: cfg.Version,
+		Logger:        log,
+	})
+	defer b.Close()
+	mcpServer := tmcp.NewServer(b, tmcp.Config{Version: cfg.Version})
+	streamable := server.NewStreamableHTTPServer(mcpServer,
+		server.WithEndpointPath(PathMCP),
+		server.WithStreamableHTTPLogger(log.With("component", "mcp-http")),
+	)
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	started := time.Now()
+	mux := http.NewServeMux()
+	mux.Handle(PathExtension, b)
+	mux.Handle(PathMCP, apiGuard(log, token, streamable))
+	mux.HandleFunc("GET "+PathHealth, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(Health{
+			Name: "tether", Version: cfg.Version,
+			UptimeSeconds: time.Since(started).Seconds(),
+			Profiles:      len(b.Profiles()),
+		})
+	})
+	mux.Handle("POST "+PathShutdown, apiGuard(log, token, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		log.Info("shutdown requested over HTTP")
+		w.WriteHeader(http.StatusNoContent)
+		cancel()
+	})))
+	srv := &http.Server{
+		Handler:           loopbackOnly(log, mux),
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+
+	rec := config.DaemonRecord{PID: os.Getpid(), Port: port, Version: cfg.Version, UI: cfg.UI}
+	if err := p.WriteDaemonRecord(rec); err != nil {
+		ln.Close()
+		return err
+	}
+	defer p.RemoveDaemonRecord(rec.PID)
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	log.Info("tether daemon listening", "addr", ln.Addr().String(), "version", cfg.Version,
+		"config_dir", p.Dir, "pid", rec.PID)
+	if cfg.Ready != nil {
+		cfg.Ready(ln.Addr().String())
+	}
+
+	select {
+	case <-ctx.Done():
+	case err := <-errc:
+		return fmt.Errorf("http server: %w", err)
+	}
+	log.Info("tether daemon stopping")
+	b.Close()
+	shutdownCtx, stop := context.WithTimeout(context.Background(), 3*time.Second)
+	defer stop()
+	_ = streamable.Shutdown(shutdownCtx)
+	_ = srv.Shutdown(shutdownCtx)
+	return nil
+}

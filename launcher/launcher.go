@@ -1,0 +1,181 @@
+// Package launcher implements `tether browser`: it writes the embedded
+// extension out to the config dir and launches an installed Chromium-family
+// browser with it loaded, in a dedicated profile.
+//
+// Branded Google Chrome ignores --load-extension since version 137
+// (developer.chrome.com/blog/extension-news-june-2025); there, load the
+// unpacked extension once by hand at chrome://extensions.
+package launcher
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+)
+
+// ExtensionConfig is written next to the extension's manifest as
+// tether.json; the extension reads it at start.
+type ExtensionConfig struct {
+	// Port is the daemon's port on 127.0.0.1.
+	Port int `json:"port"`
+	// Label is the profile's default label.
+	Label string `json:"label,omitempty"`
+}
+
+// WriteExtension replaces dir with the files of ext plus tether.json. It
+// writes into a sibling temporary folder first and swaps it in, so a
+// half-written extension is never loaded.
+func WriteExtension(ext fs.FS, dir string, cfg ExtensionConfig) error {
+	parent := filepath.Dir(dir)
+	if err := os.MkdirAll(parent, 0o700); err != nil {
+		return fmt.Errorf("write extension: %w", err)
+	}
+	tmp, err := os.MkdirTemp(parent, ".extension-*")
+	if err != nil {
+		return fmt.Errorf("write extension: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	if err := os.CopyFS(tmp, ext); err != nil {
+		return fmt.Errorf("write extension: %w", err)
+	}
+	if _, err := os.Stat(filepath.Join(tmp, "manifest.json")); err != nil {
+		return fmt.Errorf("the embedded extension has no manifest.json (was it built? run `make`): %w", err)
+	}
+	b, _ := json.MarshalIndent(cfg, "", "  ")
+	if err := os.WriteFile(filepath.Join(tmp, "tether.json"), append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write extension: %w", err)
+	}
+	old := dir + ".old"
+	_ = os.RemoveAll(old)
+	if err := os.Rename(dir, old); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("write extension: %w", err)
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return fmt.Errorf("write extension: %w", err)
+	}
+	_ = os.RemoveAll(old)
+	return nil
+}
+
+// Candidates lists browser executables to try, in order, for this OS.
+func Candidates() []string {
+	switch runtime.GOOS {
+	case "darwin":
+		return []string{
+			"/Applications/Chromium.app/Contents/MacOS/Chromium",
+			"/Applications/Google Chrome for Testing.app/Contents/MacOS/Google Chrome for Testing",
+			"/Applications/Google Chrome.app/Contents/MacOS/Google Chrome",
+			"/Applications/Brave Browser.app/Contents/MacOS/Brave Browser",
+			"/Applications/Microsoft Edge.app/Contents/MacOS/Microsoft Edge",
+		}
+	case "windows":
+		var out []string
+		for _, env := range []string{"LOCALAPPDATA", "PROGRAMFILES", "PROGRAMFILES(X86)"} {
+			if base := os.Getenv(env); base != "" {
+				out = append(out,
+					filepath.Join(base, "Chromium", "Application", "chrome.exe"),
+					filepath.Join(base, "Google", "Chrome", "Application", "chrome.exe"),
+					filepath.Join(base, "Microsoft", "Edge", "Application", "msedge.exe"),
+				)
+			}
+		}
+		return out
+	default:
+		return []string{"chromium", "chromium-browser", "google-chrome-for-testing", "google-chrome", "google-chrome-stable", "brave-browser", "microsoft-edge"}
+	}
+}
+
+// FindBrowser returns the first installed candidate.
+func FindBrowser() (string, error) {
+	for _, c := range Candidates() {
+		if p, err := exec.LookPath(c); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("no Chromium-family browser found (tried %v); install Chromium or pass --browser PATH", Candidates())
+}
+
+// Options configures Launch.
+type Options struct {
+	// Browser is the executable; empty finds one.
+	Browser string
+	// ExtensionDir holds the unpacked extension to load.
+	ExtensionDir string
+	// UserDataDir is the dedicated browser profile folder.
+	UserDataDir string
+	// Headless runs without a window (--headless=new).
+	Headless bool
+	// URL is opened at start (default about:blank).
+	URL string
+	// ExtraArgs are appended to the command line.
+	ExtraArgs []string
+	Logger    *slog.Logger
+}
+
+// QuietFlags keep a browser from calling home: Chromium's background
+// networking, component updates and sync, and its first-run UI.
+var QuietFlags = []string{
+	"--disable-background-networking",
+	"--disable-component-update",
+	"--disable-sync",
+	"--no-first-run",
+	"--no-default-browser-check",
+}
+
+// Args returns the browser's command-line arguments for opts.
+func Args(opts Options) []string {
+	args := []string{
+		"--user-data-dir=" + opts.UserDataDir,
+		"--load-extension=" + opts.ExtensionDir,
+		"--disable-extensions-except=" + opts.ExtensionDir,
+	}
+	args = append(args, QuietFlags...)
+	if opts.Headless {
+		args = append(args, "--headless=new", "--disable-gpu")
+	}
+	if runtime.GOOS == "linux" && os.Geteuid() == 0 {
+		// Chromium refuses to start as root with its sandbox on.
+		args = append(args, "--no-sandbox")
+	}
+	args = append(args, opts.ExtraArgs...)
+	url := opts.URL
+	if url == "" {
+		url = "about:blank"
+	}
+	return append(args, url)
+}
+
+// Launch starts the browser and waits until it exits or ctx ends (which
+// stops it).
+func Launch(ctx context.Context, opts Options) error {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if opts.Browser == "" {
+		b, err := FindBrowser()
+		if err != nil {
+			return err
+		}
+		opts.Browser = b
+	}
+	if err := os.MkdirAll(opts.UserDataDir, 0o700); err != nil {
+		return fmt.Errorf("create browser profile dir: %w", err)
+	}
+	args := Args(opts)
+	log.Info("launching browser", "browser", opts.Browser, "args", args)
+	cmd := exec.CommandContext(ctx, opts.Browser, args...)
+	cmd.Stdout = os.Stderr
+	cmd.Stderr = os.Stderr
+	if err := cmd.Run(); err != nil && ctx.Err() == nil {
+		return fmt.Errorf("browser %s: %w", opts.Browser, err)
+	}
+	return nil
+}

@@ -1,0 +1,242 @@
+// Command tether is the Tether daemon and its command-line tools.
+//
+//	tether serve     run the daemon without a UI
+//	tether mcp       MCP stdio server for AI apps (starts the daemon if needed)
+//	tether browser   launch Chromium with the Tether extension loaded
+//	tether version   print the version
+//
+// This file only parses flags and wires the packages together.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/tether-browser/tether/bridge"
+	"github.com/tether-browser/tether/config"
+	"github.com/tether-browser/tether/daemon"
+	"github.com/tether-browser/tether/extension"
+	"github.com/tether-browser/tether/launcher"
+)
+
+const usage = `Tether lets AI apps drive your own Chrome through an extension.
+
+Usage:
+  tether serve [--port N] [--allow-extension ID]...   run the daemon (no tray)
+  tether mcp                                          MCP over stdio, for AI apps
+  tether browser [--headless] [--browser PATH] [--user-data-dir DIR] [-- CHROME_ARGS...]
+                                                      launch Chromium with the extension
+  tether version                                      print the version
+
+Environment:
+  TETHER_CONFIG_DIR   config dir (default: <user config dir>/tether)
+  TETHER_PORT         daemon port (default 47615)
+`
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var err error
+	switch cmd, args := os.Args[1], os.Args[2:]; cmd {
+	case "serve":
+		err = runServe(ctx, args)
+	case "mcp":
+		err = runMCP(ctx, args)
+	case "browser":
+		err = runBrowser(ctx, args)
+	case "version", "--version":
+		fmt.Println(versionString())
+	case "help", "-h", "--help":
+		fmt.Print(usage)
+	default:
+		fmt.Fprintf(os.Stderr, "tether: unknown command %q\n\n%s", cmd, usage)
+		os.Exit(2)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "tether:", err)
+		os.Exit(1)
+	}
+}
+
+// newLogger logs text to stderr and to logFile (appending). stdout is never
+// used: it is the MCP transport in `tether mcp`.
+func newLogger(logFile string, level slog.Level) (*slog.Logger, func(), error) {
+	opts := &slog.HandlerOptions{Level: level}
+	handlers := []slog.Handler{slog.NewTextHandler(os.Stderr, opts)}
+	closer := func() {}
+	if logFile != "" {
+		if err := os.MkdirAll(filepath.Dir(logFile), 0o700); err != nil {
+			return nil, nil, err
+		}
+		f, err := os.OpenFile(logFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+		if err != nil {
+			return nil, nil, fmt.Errorf("open log file: %w", err)
+		}
+		handlers = append(handlers, slog.NewTextHandler(f, opts))
+		closer = func() { f.Close() }
+	}
+	return slog.New(slog.NewMultiHandler(handlers...)), closer, nil
+}
+
+func logLevel() slog.Level {
+	if os.Getenv("TETHER_DEBUG") != "" {
+		return slog.LevelDebug
+	}
+	return slog.LevelInfo
+}
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+// defaultPort is $TETHER_PORT, else config.DefaultPort.
+func defaultPort() (int, error) {
+	v := os.Getenv(config.EnvPort)
+	if v == "" {
+		return config.DefaultPort, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || n > 65535 {
+		return 0, fmt.Errorf("%s=%q is not a port number", config.EnvPort, v)
+	}
+	return n, nil
+}
+
+func runServe(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	port, err := defaultPort()
+	if err != nil {
+		return err
+	}
+	fs.IntVar(&port, "port", port, "TCP port on 127.0.0.1 (0 picks a free one)")
+	var allow stringList
+	fs.Var(&allow, "allow-extension", "also accept the extension with this id (repeatable)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	paths, err := config.Resolve()
+	if err != nil {
+		return err
+	}
+	if err := paths.Ensure(); err != nil {
+		return err
+	}
+	log, closeLog, err := newLogger(paths.LogFile(), logLevel())
+	if err != nil {
+		return err
+	}
+	defer closeLog()
+	return daemon.Run(ctx, daemon.Config{
+		Paths:        paths,
+		Port:         port,
+		Version:      versionString(),
+		ExtensionIDs: allow,
+		Logger:       log,
+	})
+}
+
+func runMCP(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
+	fs.SetOutput(os.Stderr)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	paths, err := config.Resolve()
+	if err != nil {
+		return err
+	}
+	if err := paths.Ensure(); err != nil {
+		return err
+	}
+	log, closeLog, err := newLogger(paths.BridgeLogFile(), logLevel())
+	if err != nil {
+		return err
+	}
+	defer closeLog()
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("find own executable: %w", err)
+	}
+	b := bridge.New(bridge.Config{
+		Logger: log,
+		Endpoint: func(ctx context.Context) (string, string, error) {
+			rec, err := daemon.Ensure(ctx, daemon.EnsureConfig{
+				Paths: paths, Version: versionString(), Logger: log,
+				Command: []string{exe, "serve"},
+			})
+			if err != nil {
+				return "", "", err
+			}
+			token, err := paths.ReadToken()
+			if err != nil {
+				return "", "", err
+			}
+			return rec.URL() + daemon.PathMCP, token, nil
+		},
+	})
+	return b.Run(ctx, os.Stdin, os.Stdout)
+}
+
+func runBrowser(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("browser", flag.ContinueOnError)
+	var opts launcher.Options
+	fs.StringVar(&opts.Browser, "browser", "", "browser executable (default: the first Chromium-family browser found)")
+	fs.StringVar(&opts.UserDataDir, "user-data-dir", "", "browser profile dir (default: <config dir>/browser-profiles/default)")
+	fs.BoolVar(&opts.Headless, "headless", false, "run without a window")
+	fs.StringVar(&opts.URL, "url", "", "page to open at start (default about:blank)")
+	label := fs.String("label", "Tether browser", "profile label shown to the AI")
+	port := fs.Int("port", 0, "daemon port the extension dials (default: the running daemon's, else $TETHER_PORT or 47615)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	opts.ExtraArgs = fs.Args()
+	paths, err := config.Resolve()
+	if err != nil {
+		return err
+	}
+	if err := paths.Ensure(); err != nil {
+		return err
+	}
+	log, closeLog, err := newLogger("", logLevel())
+	if err != nil {
+		return err
+	}
+	defer closeLog()
+	opts.Logger = log
+	if *port == 0 {
+		if rec, err := paths.ReadDaemonRecord(); err == nil {
+			*port = rec.Port
+		} else if *port, err = defaultPort(); err != nil {
+			return err
+		}
+	}
+	if opts.UserDataDir == "" {
+		opts.UserDataDir = paths.BrowserProfile()
+	}
+	opts.ExtensionDir = paths.Extension()
+	if err := launcher.WriteExtension(extension.Dist(), opts.ExtensionDir, launcher.ExtensionConfig{Port: *port, Label: *label}); err != nil {
+		return err
+	}
+	log.Info("extension written", "dir", opts.ExtensionDir, "port", *port)
+	err = launcher.Launch(ctx, opts)
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+

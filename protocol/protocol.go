@@ -1,0 +1,214 @@
+// Package protocol defines every frame exchanged between the Tether daemon and
+// its Manifest V3 extension over the extension WebSocket.
+//
+// This file is the single source of truth for the wire format: the
+// extension's TypeScript types (extension/src/protocol.gen.ts) are generated
+// from the JSON Schema that Schema() derives from these types, and a test fails
+// when the generated files are stale (run `make generate`).
+//
+// Every frame is one WebSocket text message holding one JSON object whose
+// "type" field names its kind:
+//
+//	extension → daemon: hello, response
+//	daemon → extension: hello_ack, request, refused
+//
+// The extension sends hello first; the daemon answers hello_ack (or refused,
+// then closes). Afterwards the daemon sends requests, each with a unique id,
+// and the extension answers each with exactly one response carrying that id.
+package protocol
+
+import "encoding/json"
+
+// Version is the protocol version spoken by this build. A hello with another
+// version is refused with a message naming both versions.
+const Version = 1
+
+// FrameType is the discriminator of every frame.
+type FrameType string
+
+// Frame kinds.
+const (
+	TypeHello    FrameType = "hello"
+	TypeHelloAck FrameType = "hello_ack"
+	TypeRequest  FrameType = "request"
+	TypeResponse FrameType = "response"
+	TypeRefused  FrameType = "refused"
+)
+
+// Envelope is decoded first to learn a frame's type; the frame is then decoded
+// again into its concrete struct.
+type Envelope struct {
+	Type FrameType `json:"type"`
+}
+
+// Hello is the extension's first frame on every connection.
+type Hello struct {
+	Type FrameType `json:"type" jsonschema:"enum=hello"`
+	// Protocol is the extension's protocol Version.
+	Protocol int `json:"protocol"`
+	// ProfileID is a random UUID the extension keeps in chrome.storage.local;
+	// it identifies one Chrome profile across restarts.
+	ProfileID string `json:"profileId"`
+	// Label is a human name for the profile, e.g. "Work".
+	Label string `json:"label"`
+	// ExtVersion is the extension's manifest version string.
+	ExtVersion string `json:"extVersion"`
+	// UserAgent is navigator.userAgent, for display.
+	UserAgent string `json:"userAgent,omitempty"`
+}
+
+// HelloAck accepts a hello.
+type HelloAck struct {
+	Type FrameType `json:"type" jsonschema:"enum=hello_ack"`
+	// DaemonVersion is the daemon's build version.
+	DaemonVersion string `json:"daemonVersion"`
+	// AssignedLabel is the label the daemon records for this profile.
+	AssignedLabel string `json:"assignedLabel"`
+	// AssignedSlug is the short address of the profile in tool calls, e.g. "work".
+	AssignedSlug string `json:"assignedSlug"`
+}
+
+// Refused is sent instead of HelloAck when the daemon will not accept the
+// connection; the daemon closes the socket right after it. The extension shows
+// Message to the user and does not reconnect until it is reloaded when Code is
+// "protocol_mismatch".
+type Refused struct {
+	Type    FrameType `json:"type" jsonschema:"enum=refused"`
+	Code    ErrorCode `json:"code"`
+	Message string    `json:"message"`
+}
+
+// Method names a request the daemon sends to the extension.
+type Method string
+
+// Methods. Each names its params and result type.
+const (
+	// MethodNavigate loads a URL: NavigateParams → PageResult.
+	MethodNavigate Method = "navigate"
+	// MethodSnapshot reads a tab's ARIA snapshot: TabParams → PageResult.
+	MethodSnapshot Method = "snapshot"
+	// MethodClick clicks an element: ClickParams → PageResult.
+	MethodClick Method = "click"
+	// MethodType types into an element: TypeParams → PageResult.
+	MethodType Method = "type"
+	// MethodTabsList lists the shared tabs: TabsListParams → TabsListResult.
+	MethodTabsList Method = "tabs_list"
+)
+
+// Request is a daemon → extension call.
+type Request struct {
+	Type FrameType `json:"type" jsonschema:"enum=request"`
+	// ID correlates the response; unique per connection.
+	ID     string `json:"id"`
+	Method Method `json:"method" jsonschema:"enum=navigate,enum=snapshot,enum=click,enum=type,enum=tabs_list"`
+	// Params is the method's params object (see Method).
+	Params json.RawMessage `json:"params" jsonschema:"type=object"`
+	// TimeoutMs is how long the daemon waits for the response; the extension
+	// should give up a little earlier and answer with code "timeout".
+	TimeoutMs int `json:"timeoutMs"`
+}
+
+// Response answers one Request: exactly one of Result and Error is set.
+type Response struct {
+	Type   FrameType       `json:"type" jsonschema:"enum=response"`
+	ID     string          `json:"id"`
+	Result json.RawMessage `json:"result,omitempty" jsonschema:"type=object"`
+	Error  *Error          `json:"error,omitempty"`
+}
+
+// ErrorCode classifies an error so the daemon can tell the agent what to do.
+type ErrorCode string
+
+// Error codes. The message that accompanies each says what to do next.
+const (
+	// CodeStaleRef: the ref no longer names an element in the document; take a new snapshot.
+	CodeStaleRef ErrorCode = "stale_ref"
+	// CodeUnknownRef: the ref was never issued in this tab.
+	CodeUnknownRef ErrorCode = "unknown_ref"
+	// CodeNoSharedTab: the profile has no shared tab to act on.
+	CodeNoSharedTab ErrorCode = "no_shared_tab"
+	// CodeUnknownTab: no shared tab has that number.
+	CodeUnknownTab ErrorCode = "unknown_tab"
+	// CodeRestrictedPage: Chrome does not let extensions script this page (chrome://, the Web Store…).
+	CodeRestrictedPage ErrorCode = "restricted_page"
+	// CodeNotInteractable: the element exists but cannot take this action (disabled, not editable…).
+	CodeNotInteractable ErrorCode = "not_interactable"
+	// CodeTimeout: the operation did not finish in time.
+	CodeTimeout ErrorCode = "timeout"
+	// CodeNavigationFailed: the page did not load (bad URL, network error).
+	CodeNavigationFailed ErrorCode = "navigation_failed"
+	// CodeBadRequest: the params did not validate.
+	CodeBadRequest ErrorCode = "bad_request"
+	// CodeProtocolMismatch: the extension and daemon speak different protocol versions.
+	CodeProtocolMismatch ErrorCode = "protocol_mismatch"
+	// CodeInternal: a bug or an unexpected browser failure.
+	CodeInternal ErrorCode = "internal"
+)
+
+// Error is a failed request.
+type Error struct {
+	Code    ErrorCode `json:"code" jsonschema:"enum=stale_ref,enum=unknown_ref,enum=no_shared_tab,enum=unknown_tab,enum=restricted_page,enum=not_interactable,enum=timeout,enum=navigation_failed,enum=bad_request,enum=protocol_mismatch,enum=internal"`
+	Message string    `json:"message"`
+}
+
+// TabParams addresses one shared tab. Tab is the tab's number as listed by
+// tabs_list; 0 or absent means the current tab: the shared tab used last, else
+// Chrome's active tab if it is shared.
+type TabParams struct {
+	Tab int `json:"tab,omitempty"`
+}
+
+// NavigateParams loads URL in a tab. With no shared tab at all, the extension
+// opens a new tab, shares it and loads URL there.
+type NavigateParams struct {
+	TabParams
+	// URL is absolute: http, https, file or about:blank.
+	URL string `json:"url"`
+	// NewTab opens URL in a new shared tab instead of the addressed one.
+	NewTab bool `json:"newTab,omitempty"`
+}
+
+// ClickParams clicks the element named by Ref.
+type ClickParams struct {
+	TabParams
+	Ref string `json:"ref"`
+}
+
+// TypeParams replaces the value of the editable element named by Ref with Text.
+type TypeParams struct {
+	TabParams
+	Ref  string `json:"ref"`
+	Text string `json:"text"`
+	// Submit presses Enter after typing (submits the element's form).
+	Submit bool `json:"submit,omitempty"`
+}
+
+// TabsListParams has no fields yet.
+type TabsListParams struct{}
+
+// PageResult describes a tab after a read or an action.
+type PageResult struct {
+	// Tab is the shared tab's number.
+	Tab   int    `json:"tab"`
+	URL   string `json:"url"`
+	Title string `json:"title"`
+	// Snapshot is the page's ARIA snapshot, Playwright aria-snapshot style:
+	// one "- role "name" [state] [ref=e7]" line per node, nested by two spaces.
+	Snapshot string `json:"snapshot"`
+}
+
+// TabInfo describes one shared tab.
+type TabInfo struct {
+	Tab   int    `json:"tab"`
+	URL   string `json:"url"`
+	Title string `json:"title"`
+	// Active is true for Chrome's active tab of its window.
+	Active bool `json:"active"`
+	// Current is true for the tab that tool calls without a tab number address.
+	Current bool `json:"current"`
+}
+
+// TabsListResult lists the shared tabs of the profile.
+type TabsListResult struct {
+	Tabs []TabInfo `json:"tabs"`
+}
