@@ -239,4 +239,3 @@ func runBrowser(ctx context.Context, args []string) error {
 	}
 	return err
 }
-

@@ -1,0 +1,54 @@
+# Tether — build, run and test. See README.md.
+#   make run    build everything and start the daemon (tether serve)
+#   make test   build everything and run every test, real Chromium included
+
+GO        ?= go
+BIN       := bin/tether
+EXT       := extension
+GOFILES   := $(shell find . -name '*.go' -not -path './$(EXT)/node_modules/*' 2>/dev/null)
+EXTSRC    := $(shell find $(EXT)/src $(EXT)/static -type f 2>/dev/null) $(EXT)/build.mjs $(EXT)/package.json
+
+.PHONY: all build run test test-go test-ext generate deps-build deps-test clean cross
+
+all: build
+
+deps-build:
+	@build/deps.sh nodejs:node npm:npm
+
+deps-test: deps-build
+	@build/deps.sh chromium:chromium
+
+$(EXT)/node_modules/.package-lock.json: $(EXT)/package-lock.json
+	cd $(EXT) && npm ci --no-audit --no-fund
+	@touch $@
+
+$(EXT)/dist/manifest.json: $(EXT)/node_modules/.package-lock.json $(EXTSRC)
+	cd $(EXT) && npm run build
+
+$(BIN): $(EXT)/dist/manifest.json $(GOFILES) go.mod go.sum
+	$(GO) build -o $(BIN) .
+
+build: deps-build $(BIN)
+
+run: build
+	./$(BIN) serve
+
+generate: $(EXT)/node_modules/.package-lock.json
+	$(GO) run ./build/genproto $(EXT)/src/protocol.schema.json
+	cd $(EXT) && npm run gen
+
+test: deps-test build test-ext test-go
+
+test-ext: $(EXT)/node_modules/.package-lock.json
+	cd $(EXT) && npm run typecheck && npm test
+
+test-go: $(BIN)
+	$(GO) vet ./...
+	TETHER_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 15m ./...
+
+# Windows must keep building although it cannot run here.
+cross: $(EXT)/dist/manifest.json
+	GOOS=windows GOARCH=amd64 $(GO) build -o bin/tether.exe .
+
+clean:
+	rm -rf bin $(EXT)/dist

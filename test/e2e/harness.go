@@ -1,0 +1,268 @@
+//go:build !windows
+
+// Package e2e is the end-to-end test harness: it runs the real tether binary,
+// real Chromium with the real extension (through `tether browser`), real
+// WebSockets and a real MCP client. Later suites reuse its helpers.
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tether-browser/tether/config"
+)
+
+// HostResolverRules keeps saved real pages from stalling on DNS for their
+// external hosts (DEVELOPERS.md).
+const HostResolverRules = "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"
+
+// Binary returns the tether binary under test: $TETHER_BIN (the Makefile sets
+// it), else one built into a temporary folder.
+func Binary(t testing.TB) string {
+	t.Helper()
+	if b := os.Getenv("TETHER_BIN"); b != "" {
+		return b
+	}
+	return BuildBinary(t, "")
+}
+
+// BuildBinary builds the tether binary with optional -ldflags.
+func BuildBinary(t testing.TB, ldflags string) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "tether")
+	args := []string{"build", "-o", out}
+	if ldflags != "" {
+		args = append(args, "-ldflags", ldflags)
+	}
+	cmd := exec.Command("go", append(args, ".")...)
+	cmd.Dir = moduleRoot(t)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, b)
+	}
+	return out
+}
+
+func moduleRoot(t testing.TB) string {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for d := wd; d != filepath.Dir(d); d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d
+		}
+	}
+	t.Fatal("go.mod not found above " + wd)
+	return ""
+}
+
+// RequireChromium returns the Chromium path. It fails the test in CI (CI is
+// set) and skips it elsewhere when Chromium is missing.
+func RequireChromium(t testing.TB) string {
+	t.Helper()
+	for _, c := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(c); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatal("chromium is not installed; .ci/run installs it (apt-get install chromium)")
+	}
+	t.Skip("chromium is not installed (apt-get install chromium); skipping the real-browser test")
+	return ""
+}
+
+// LogWatcher collects a process's output lines and lets tests wait for one.
+type LogWatcher struct {
+	mu    sync.Mutex
+	lines []string
+	ch    chan struct{} // closed and replaced on every new line
+	done  bool
+}
+
+// NewLogWatcher reads r until EOF.
+func NewLogWatcher(r io.Reader) *LogWatcher {
+	w := &LogWatcher{ch: make(chan struct{})}
+	go func() {
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 64<<10), 4<<20)
+		for sc.Scan() {
+			w.mu.Lock()
+			w.lines = append(w.lines, sc.Text())
+			close(w.ch)
+			w.ch = make(chan struct{})
+			w.mu.Unlock()
+		}
+		w.mu.Lock()
+		w.done = true
+		close(w.ch)
+		w.mu.Unlock()
+	}()
+	return w
+}
+
+// WaitFor waits for a line, after line index from, containing every one of
+// parts; it returns the line and its index. It fails after timeout.
+func (w *LogWatcher) WaitFor(from int, timeout time.Duration, parts ...string) (string, int, error) {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		w.mu.Lock()
+		for i := from; i < len(w.lines); i++ {
+			ok := true
+			for _, p := range parts {
+				if !strings.Contains(w.lines[i], p) {
+					ok = false
+					break
+				}
+			}
+			if ok {
+				l := w.lines[i]
+				w.mu.Unlock()
+				return l, i, nil
+			}
+		}
+		ch, done := w.ch, w.done
+		w.mu.Unlock()
+		if done {
+			return "", 0, fmt.Errorf("output ended without a line containing %q", parts)
+		}
+		select {
+		case <-ch:
+		case <-deadline.C:
+			return "", 0, fmt.Errorf("no line containing %q within %s", parts, timeout)
+		}
+	}
+}
+
+// Len is the number of lines so far.
+func (w *LogWatcher) Len() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.lines)
+}
+
+// String is every line so far.
+func (w *LogWatcher) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return strings.Join(w.lines, "\n")
+}
+
+// Daemon is a running `tether serve`.
+type Daemon struct {
+	Bin    string
+	Paths  config.Paths
+	Record config.DaemonRecord
+	Token  string
+	Log    *LogWatcher
+	cmd    *exec.Cmd
+}
+
+// Env is the environment for tether commands that share this daemon.
+func (d *Daemon) Env() []string {
+	return append(os.Environ(), config.EnvConfigDir+"="+d.Paths.Dir)
+}
+
+// StartDaemon runs `tether serve --port 0` in a fresh config dir and waits
+// until it listens.
+func StartDaemon(t testing.TB, bin string, args ...string) *Daemon {
+	t.Helper()
+	d := &Daemon{Bin: bin, Paths: config.Paths{Dir: filepath.Join(t.TempDir(), "config")}}
+	cmd := exec.Command(bin, append([]string{"serve", "--port", "0"}, args...)...)
+	cmd.Env = d.Env()
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	d.cmd = cmd
+	d.Log = NewLogWatcher(stderr)
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("daemon log:\n%s", d.Log.String())
+		}
+	})
+	if _, _, err := d.Log.WaitFor(0, 20*time.Second, "tether daemon listening"); err != nil {
+		t.Fatalf("daemon did not start: %v\n%s", err, d.Log.String())
+	}
+	if d.Record, err = d.Paths.ReadDaemonRecord(); err != nil {
+		t.Fatal(err)
+	}
+	if d.Token, err = d.Paths.ReadToken(); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// Stop stops the daemon and waits for it to exit.
+func (d *Daemon) Stop() error {
+	_ = d.cmd.Process.Signal(syscall.SIGTERM)
+	return d.cmd.Wait()
+}
+
+// Browser is a Chromium started by `tether browser --headless`.
+type Browser struct {
+	Log *LogWatcher
+	cmd *exec.Cmd
+}
+
+// StartBrowser launches headless Chromium with the extension through
+// `tether browser` and waits for the extension's hello to reach the daemon.
+func StartBrowser(t testing.TB, d *Daemon, extraArgs ...string) *Browser {
+	t.Helper()
+	RequireChromium(t)
+	from := d.Log.Len()
+	args := []string{"browser", "--headless", "--user-data-dir", filepath.Join(t.TempDir(), "chrome-profile"), "--", HostResolverRules}
+	cmd := exec.Command(d.Bin, append(args, extraArgs...)...)
+	cmd.Env = d.Env()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout = cmd.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	b := &Browser{Log: NewLogWatcher(out), cmd: cmd}
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		waited := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(waited) }()
+		select {
+		case <-waited:
+		case <-time.After(10 * time.Second):
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-waited
+		}
+		if t.Failed() {
+			t.Logf("browser output:\n%s", b.Log.String())
+		}
+	})
+	if _, _, err := d.Log.WaitFor(from, 60*time.Second, "extension connected"); err != nil {
+		t.Fatalf("the extension did not connect: %v\nbrowser output:\n%s", err, b.Log.String())
+	}
+	return b
+}
+
+// Context returns a context bounded by the test's deadline, minus a margin.
+func Context(t testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
