@@ -1,0 +1,72 @@
+package main
+
+import (
+	"go/parser"
+	"go/token"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/tether-browser/tether"
+
+// forbidden lists, per package, import path prefixes it must not depend on
+// (directly or not). It keeps the dependency direction of STYLE.md: main
+// wires everything; the broker knows nothing of MCP or UI; the tools reach
+// the browser only through their own Browser interface.
+var forbidden = map[string][]string{
+	"broker":   {"github.com/mark3labs/mcp-go", "github.com/wailsapp/", "fyne.io/systray", module + "/mcp", module + "/daemon", module + "/bridge"},
+	"protocol": {"github.com/mark3labs/mcp-go", "github.com/gorilla/websocket", module + "/broker", module + "/mcp"},
+	"mcp":      {module + "/broker", module + "/daemon", "github.com/gorilla/websocket", "github.com/wailsapp/", "fyne.io/systray"},
+	"bridge":   {module + "/broker", module + "/mcp", "github.com/mark3labs/mcp-go"},
+	"config":   {module + "/"},
+	"launcher": {module + "/broker", module + "/mcp", module + "/daemon"},
+}
+
+func TestDependencyDirection(t *testing.T) {
+	for pkg, bad := range forbidden {
+		out, err := exec.Command("go", "list", "-deps", "./"+pkg).Output()
+		if err != nil {
+			t.Fatalf("go list -deps ./%s: %v", pkg, err)
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			if dep == module+"/"+pkg {
+				continue
+			}
+			for _, b := range bad {
+				if strings.HasPrefix(dep, b) {
+					t.Errorf("package %s depends on %s; forbidden by the dependency direction in STYLE.md", pkg, dep)
+				}
+			}
+		}
+	}
+}
+
+// TestEveryPackageHasADocComment: every package says what it owns.
+func TestEveryPackageHasADocComment(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", "{{.Dir}}", "./...").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range strings.Fields(string(out)) {
+		pkgs, err := parser.ParseDir(token.NewFileSet(), dir, nil, parser.ParseComments|parser.PackageClauseOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, p := range pkgs {
+			if strings.HasSuffix(name, "_test") {
+				continue
+			}
+			documented := false
+			for _, f := range p.Files {
+				if f.Doc != nil && strings.HasPrefix(f.Doc.Text(), "Package "+name) || name == "main" && f.Doc != nil && strings.HasPrefix(f.Doc.Text(), "Command ") {
+					documented = true
+				}
+			}
+			if !documented {
+				t.Errorf("package %s (%s) has no doc comment starting \"Package %s\"", name, filepath.Base(dir), name)
+			}
+		}
+	}
+}

@@ -1,0 +1,90 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestResolveHonoursEnv(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(EnvConfigDir, dir)
+	p, err := Resolve()
+	if err != nil || p.Dir != dir {
+		t.Fatalf("Resolve() = %v, %v; want %s", p, err, dir)
+	}
+}
+
+func TestTokenCreatedOnceWithMode0600(t *testing.T) {
+	p := Paths{Dir: filepath.Join(t.TempDir(), "cfg")}
+	a, err := p.LoadOrCreateToken()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := p.LoadOrCreateToken()
+	if err != nil || a != b || len(a) != 64 {
+		t.Fatalf("second load %q (%v), first %q", b, err, a)
+	}
+	info, err := os.Stat(p.Token())
+	if err != nil || info.Mode().Perm() != 0o600 {
+		t.Fatalf("token mode %v (%v), want 0600", info.Mode(), err)
+	}
+	dirInfo, _ := os.Stat(p.Dir)
+	if dirInfo.Mode().Perm() != 0o700 {
+		t.Fatalf("config dir mode %v, want 0700", dirInfo.Mode())
+	}
+}
+
+func TestCorruptTokenIsNotReplaced(t *testing.T) {
+	p := Paths{Dir: t.TempDir()}
+	if err := os.WriteFile(p.Token(), []byte("not a token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := p.LoadOrCreateToken()
+	if err == nil || !strings.Contains(err.Error(), "delete it") {
+		t.Fatalf("got %v, want an error saying what to do", err)
+	}
+	if b, _ := os.ReadFile(p.Token()); string(b) != "not a token\n" {
+		t.Fatalf("the token file was changed: %q", b)
+	}
+}
+
+func TestDaemonRecordRoundTrip(t *testing.T) {
+	p := Paths{Dir: t.TempDir()}
+	want := DaemonRecord{PID: 42, Port: 47615, Version: "0.1.0+abc"}
+	if err := p.WriteDaemonRecord(want); err != nil {
+		t.Fatal(err)
+	}
+	got, err := p.ReadDaemonRecord()
+	if err != nil || got != want {
+		t.Fatalf("got %+v, %v", got, err)
+	}
+	if got.URL() != "http://127.0.0.1:47615" {
+		t.Fatalf("URL %s", got.URL())
+	}
+	p.RemoveDaemonRecord(7) // another pid: kept
+	if _, err := p.ReadDaemonRecord(); err != nil {
+		t.Fatal("record of pid 42 removed by pid 7")
+	}
+	p.RemoveDaemonRecord(42)
+	if _, err := p.ReadDaemonRecord(); !os.IsNotExist(unwrapAll(err)) {
+		t.Fatalf("record still there: %v", err)
+	}
+	if err := os.WriteFile(p.Daemon(), []byte("{"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.ReadDaemonRecord(); err == nil || !strings.Contains(err.Error(), "corrupt") {
+		t.Fatalf("corrupt record: %v", err)
+	}
+}
+
+func unwrapAll(err error) error {
+	for {
+		u, ok := err.(interface{ Unwrap() error })
+		if !ok {
+			return err
+		}
+		err = u.Unwrap()
+	}
+}
