@@ -74,7 +74,7 @@ type HelloAck struct {
 // "protocol_mismatch".
 type Refused struct {
 	Type    FrameType `json:"type" jsonschema:"enum=refused"`
-	Code    ErrorCode `json:"code"`
+	Code    ErrorCode `json:"code" jsonschema:"enum=stale_ref,enum=unknown_ref,enum=no_shared_tab,enum=unknown_tab,enum=restricted_page,enum=not_interactable,enum=timeout,enum=navigation_failed,enum=bad_request,enum=protocol_mismatch,enum=internal"`
 	Message string    `json:"message"`
 }
 

@@ -1,0 +1,182 @@
+// The daemon's methods, one handler each. HANDLERS is the allow-list: a method
+// not in it is refused before anything runs.
+import type { ClickParams, NavigateParams, PageResult, Request, TabParams, TabsListResult, TypeParams } from '../protocol.gen';
+import { TetherError, restrictedPage, toWireError } from '../shared/errors';
+import type { ContentMessage, ContentReply, Method, Outcome } from '../shared/messages';
+import { callContent, isChannelClosed, isRestrictedUrl } from './content-bridge';
+import { NavigationWatcher } from './navigation';
+import { documentsIssued, listTabs, requireTab, resolveTab, share, touch } from './shared-tabs';
+import { readState } from './state';
+
+type Handler = (params: Record<string, unknown>, deadline: number) => Promise<object>;
+
+export const HANDLERS: Readonly<Record<Method, Handler>> = {
+  navigate: (p, d) => navigate(navigateParams(p), d),
+  snapshot: (p, d) => snapshot(tabParams(p), d),
+  click: (p, d) => click(clickParams(p), d),
+  type: (p, d) => type(typeParams(p), d),
+  tabs_list: () => tabsList(),
+};
+
+/** Runs one daemon request; never throws. deadline is a Date.now() value. */
+export async function handleRequest(req: Request, deadline: number): Promise<Outcome> {
+  try {
+    const handler = Object.hasOwn(HANDLERS, req.method) ? HANDLERS[req.method] : undefined;
+    if (!handler) throw new TetherError('bad_request', `Unknown method ${JSON.stringify(req.method)}.`);
+    const params = (typeof req.params === 'object' && req.params !== null ? req.params : {}) as Record<string, unknown>;
+    return { ok: true, value: await handler(params, deadline) };
+  } catch (err) {
+    return { ok: false, error: toWireError(err) };
+  }
+}
+
+// Time kept back from a load wait for the snapshot that follows it.
+const SNAPSHOT_RESERVE_MS = 1500;
+
+async function navigate(p: NavigateParams, deadline: number): Promise<PageResult> {
+  const url = checkUrl(p.url);
+  const watcher = new NavigationWatcher();
+  try {
+    const target = p.newTab ? undefined : await resolveTab(p.tab);
+    let tabId: number;
+    if (target) {
+      tabId = target.tabId;
+      await touch(tabId);
+      await chrome.tabs.update(tabId, { url });
+    } else {
+      const tab = await chrome.tabs.create({ url, active: true });
+      tabId = tab.id!;
+      await share(tabId, true);
+    }
+    if (url !== 'about:blank') await waitForPage(watcher, tabId, url, deadline);
+    return await pageResult(tabId, deadline);
+  } finally {
+    watcher.dispose();
+  }
+}
+
+async function snapshot(p: TabParams, deadline: number): Promise<PageResult> {
+  const t = await requireTab(p.tab);
+  await touch(t.tabId);
+  return pageResult(t.tabId, deadline);
+}
+
+function click(p: ClickParams, deadline: number): Promise<PageResult> {
+  return act(p.tab, { target: 'content', kind: 'click', ref: p.ref, docsIssued: 0 }, deadline);
+}
+
+function type(p: TypeParams, deadline: number): Promise<PageResult> {
+  return act(p.tab, { target: 'content', kind: 'type', ref: p.ref, text: p.text, submit: p.submit === true, docsIssued: 0 }, deadline);
+}
+
+async function tabsList(): Promise<TabsListResult> {
+  return { tabs: await listTabs() };
+}
+
+/** Runs a click or type in the page; when it navigates, waits for the new page and snapshots that. */
+async function act(tab: number | undefined, msg: ContentMessage & { docsIssued: number }, deadline: number): Promise<PageResult> {
+  const t = await requireTab(tab);
+  await touch(t.tabId);
+  const watcher = new NavigationWatcher();
+  try {
+    msg.docsIssued = await documentsIssued(t.tabId);
+    let reply: ContentReply | undefined;
+    try {
+      reply = await callContent(t.tabId, msg, deadline);
+    } catch (err) {
+      // The page was replaced while answering: the action navigated.
+      if (!(watcher.started(t.tabId) && isChannelClosed(err))) throw err;
+    }
+    if (reply && !reply.ok) throw new TetherError(reply.error.code, reply.error.message);
+    const navigated = !reply || ('navigating' in reply && reply.navigating === true) || watcher.started(t.tabId);
+    if (navigated) {
+      // Wait for the new page; give up early when no navigation actually starts.
+      await waitForPage(watcher, t.tabId, 'the new page', deadline, Date.now() + 1000);
+      return await pageResult(t.tabId, deadline);
+    }
+    if (reply && 'page' in reply) return { tab: t.number, ...reply.page };
+    throw new Error('the content script answered without a page');
+  } finally {
+    watcher.dispose();
+  }
+}
+
+async function pageResult(tabId: number, deadline: number): Promise<PageResult> {
+  const number = (await readState()).shared[tabId];
+  if (number === undefined) throw new TetherError('unknown_tab', 'The tab was closed. Call browser_tabs to list the shared tabs.');
+  const tab = await chrome.tabs.get(tabId);
+  const url = tab.url || tab.pendingUrl || '';
+  if (url === 'about:blank' || url === '') return { tab: number, url, title: tab.title ?? '', snapshot: '' };
+  const reply = await callContent(tabId, { target: 'content', kind: 'snapshot', docsIssued: await documentsIssued(tabId) }, deadline);
+  if (!reply.ok) throw new TetherError(reply.error.code, reply.error.message);
+  if (!('page' in reply)) throw new Error('the content script answered without a page');
+  return { tab: number, ...reply.page };
+}
+
+/**
+ * Waits for the tab's navigation to load. A page that has committed but is
+ * still loading subresources is snapshotted as it is; one that has not even
+ * committed by then is a timeout.
+ */
+async function waitForPage(watcher: NavigationWatcher, tabId: number, what: string, deadline: number, startBy?: number): Promise<void> {
+  if (await watcher.waitForLoad(tabId, loadDeadline(deadline), startBy)) return;
+  if (watcher.committed(tabId)) return;
+  throw new TetherError('timeout', `Loading ${what} did not get a response in time; the tab is still loading it. Call browser_snapshot in a few seconds to see whether it arrived, or try another URL.`);
+}
+
+function loadDeadline(deadline: number): number {
+  const budget = deadline - Date.now();
+  return Date.now() + Math.max(budget - Math.min(SNAPSHOT_RESERVE_MS, budget / 4), 0);
+}
+
+// Params validation: the wire types say what is allowed; these check it.
+
+function checkUrl(raw: string): string {
+  const url = raw.trim();
+  if (url === 'about:blank') return url;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new TetherError('bad_request', `${JSON.stringify(raw)} is not an absolute URL. Pass a full URL with its scheme, e.g. https://${url.replace(/^\/+/, '') || 'example.com'}.`);
+  }
+  if (parsed.protocol === 'http:' || parsed.protocol === 'https:' || parsed.protocol === 'file:') return parsed.href;
+  if (isRestrictedUrl(url)) throw restrictedPage(url);
+  throw new TetherError('bad_request', `Cannot open ${JSON.stringify(raw)}: only http, https, file and about:blank URLs can be opened. Pass an http(s) URL.`);
+}
+
+function tabParams(p: Record<string, unknown>): TabParams {
+  const tab = p.tab;
+  if (tab === undefined || tab === null) return {};
+  if (typeof tab !== 'number' || !Number.isInteger(tab) || tab < 0) {
+    throw new TetherError('bad_request', `tab must be a tab number from browser_tabs (a positive integer), not ${JSON.stringify(tab)}.`);
+  }
+  return tab === 0 ? {} : { tab };
+}
+
+function str(p: Record<string, unknown>, key: string, allowEmpty = false): string {
+  const v = p[key];
+  if (typeof v !== 'string' || (!allowEmpty && v.trim() === '')) {
+    throw new TetherError('bad_request', `${key} must be a ${allowEmpty ? '' : 'non-empty '}string.`);
+  }
+  return v;
+}
+
+function bool(p: Record<string, unknown>, key: string): boolean {
+  const v = p[key];
+  if (v === undefined || v === null) return false;
+  if (typeof v !== 'boolean') throw new TetherError('bad_request', `${key} must be true or false.`);
+  return v;
+}
+
+function navigateParams(p: Record<string, unknown>): NavigateParams {
+  return { ...tabParams(p), url: str(p, 'url'), newTab: bool(p, 'newTab') };
+}
+
+function clickParams(p: Record<string, unknown>): ClickParams {
+  return { ...tabParams(p), ref: str(p, 'ref') };
+}
+
+function typeParams(p: Record<string, unknown>): TypeParams {
+  return { ...tabParams(p), ref: str(p, 'ref'), text: str(p, 'text', true), submit: bool(p, 'submit') };
+}

@@ -1,0 +1,98 @@
+// Watches top-frame navigations of tabs through chrome.webNavigation, so a
+// request can wait for the page it started (or that a click started) to load.
+import { TetherError } from '../shared/errors';
+
+type NavEvent =
+  | { kind: 'start'; tabId: number; url: string }
+  | { kind: 'commit'; tabId: number; url: string }
+  | { kind: 'done'; tabId: number; url: string }
+  | { kind: 'error'; tabId: number; url: string; error: string };
+
+/**
+ * Records every top-frame navigation event from creation on, so events that
+ * fire before the caller knows the tab id (a new tab) are not missed.
+ * Call dispose() when done.
+ */
+export class NavigationWatcher {
+  private readonly events: NavEvent[] = [];
+  private wake?: () => void;
+
+  private readonly onBefore = (d: chrome.webNavigation.WebNavigationBaseCallbackDetails) => {
+    if (d.frameId === 0) this.push({ kind: 'start', tabId: d.tabId, url: d.url });
+  };
+  private readonly onCommitted = (d: chrome.webNavigation.WebNavigationTransitionCallbackDetails) => {
+    if (d.frameId === 0) this.push({ kind: 'commit', tabId: d.tabId, url: d.url });
+  };
+  private readonly onCompleted = (d: chrome.webNavigation.WebNavigationFramedCallbackDetails) => {
+    if (d.frameId === 0) this.push({ kind: 'done', tabId: d.tabId, url: d.url });
+  };
+  private readonly onFragment = (d: chrome.webNavigation.WebNavigationTransitionCallbackDetails) => {
+    if (d.frameId === 0) this.push({ kind: 'done', tabId: d.tabId, url: d.url });
+  };
+  private readonly onError = (d: chrome.webNavigation.WebNavigationFramedErrorCallbackDetails) => {
+    if (d.frameId === 0) this.push({ kind: 'error', tabId: d.tabId, url: d.url, error: d.error });
+  };
+
+  constructor() {
+    chrome.webNavigation.onBeforeNavigate.addListener(this.onBefore);
+    chrome.webNavigation.onCommitted.addListener(this.onCommitted);
+    chrome.webNavigation.onCompleted.addListener(this.onCompleted);
+    chrome.webNavigation.onReferenceFragmentUpdated.addListener(this.onFragment);
+    chrome.webNavigation.onErrorOccurred.addListener(this.onError);
+  }
+
+  dispose(): void {
+    chrome.webNavigation.onBeforeNavigate.removeListener(this.onBefore);
+    chrome.webNavigation.onCommitted.removeListener(this.onCommitted);
+    chrome.webNavigation.onCompleted.removeListener(this.onCompleted);
+    chrome.webNavigation.onReferenceFragmentUpdated.removeListener(this.onFragment);
+    chrome.webNavigation.onErrorOccurred.removeListener(this.onError);
+    this.wake?.();
+  }
+
+  private push(e: NavEvent): void {
+    this.events.push(e);
+    this.wake?.();
+  }
+
+  /** True once a top-frame navigation of tabId has started since creation. */
+  started(tabId: number): boolean {
+    return this.events.some((e) => e.tabId === tabId);
+  }
+
+  /** True when the last navigation of tabId has committed (its new document exists). */
+  committed(tabId: number): boolean {
+    const mine = this.events.filter((e) => e.tabId === tabId);
+    const last = mine[mine.length - 1];
+    return last === undefined || last.kind === 'commit' || last.kind === 'done';
+  }
+
+  /**
+   * Waits until the last navigation of tabId completes. Resolves false when
+   * deadline passes first (the page is still loading). Throws
+   * navigation_failed when it fails with a network error.
+   */
+  async waitForLoad(tabId: number, deadline: number, startBy = deadline): Promise<boolean> {
+    for (;;) {
+      const mine = this.events.filter((e) => e.tabId === tabId);
+      const last = mine[mine.length - 1];
+      // No navigation began in time: the page stays as it is.
+      if (!last && Date.now() >= startBy) return true;
+      if (last?.kind === 'done') return true;
+      if (last?.kind === 'error') {
+        // ERR_ABORTED: replaced by another navigation, a download or a 204; the tab keeps its page.
+        if (last.error === 'net::ERR_ABORTED') return true;
+        throw new TetherError('navigation_failed', `Loading ${last.url} failed with ${last.error}. Check the URL (spelling, scheme, host) and that the site is reachable, then call browser_navigate again.`);
+      }
+      const left = (last ? deadline : Math.min(deadline, startBy)) - Date.now();
+      if (left <= 0) return !last;
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, left);
+        this.wake = () => {
+          clearTimeout(t);
+          resolve();
+        };
+      });
+    }
+  }
+}

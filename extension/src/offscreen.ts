@@ -1,0 +1,23 @@
+// Offscreen document entry: holds the daemon WebSocket (service workers are
+// stopped when idle, offscreen documents are not). Only wires things up.
+import { DaemonConnection } from './offscreen/connection';
+import type { BackgroundMessage, DaemonConfig, Outcome } from './shared/messages';
+
+function toBackground<T>(msg: BackgroundMessage): Promise<T> {
+  return chrome.runtime.sendMessage(msg) as Promise<T>;
+}
+
+const connection = new DaemonConnection({
+  openSocket: (url) => new WebSocket(url),
+  getConfig: () => toBackground<DaemonConfig>({ target: 'background', kind: 'daemon-config' }),
+  relay: async (request, deadline) => {
+    const outcome = await toBackground<Outcome | undefined>({ target: 'background', kind: 'daemon-request', request, deadline });
+    if (!outcome) throw new Error('the service worker gave no answer');
+    return outcome;
+  },
+  reportStatus: (status) => void toBackground({ target: 'background', kind: 'connection-status', status }).catch(() => undefined),
+  reportAck: (ack) => void toBackground({ target: 'background', kind: 'hello-ack', ack }).catch(() => undefined),
+  userAgent: navigator.userAgent,
+});
+
+connection.start();

@@ -1,0 +1,79 @@
+// Messages between the extension's own contexts (offscreen document, service
+// worker, content script). Every message names its target context and kind,
+// so each listener ignores what is not addressed to it.
+import type { Error as WireError, HelloAck, Request } from '../protocol.gen';
+
+export type Method = Request['method'];
+
+/** The methods the daemon may call: an explicit allow-list. */
+export const METHODS: readonly Method[] = ['navigate', 'snapshot', 'click', 'type', 'tabs_list'];
+
+export function isMethod(m: unknown): m is Method {
+  return typeof m === 'string' && (METHODS as readonly string[]).includes(m);
+}
+
+/** What the offscreen document needs to open and greet the daemon. */
+export interface DaemonConfig {
+  port: number;
+  label: string;
+  profileId: string;
+  extVersion: string;
+  /** True after a protocol_mismatch refusal: do not connect until the extension reloads. */
+  halted: boolean;
+}
+
+/** The connection state shown in the popup (chrome.storage.session key "status"). */
+export interface ConnectionStatus {
+  state: 'connecting' | 'connected' | 'disconnected';
+  port: number;
+  /** Date.now() of the last state change. */
+  since: number;
+  /** The last refused frame from the daemon, if any. */
+  lastRefusal?: { code: string; message: string; at: number };
+}
+
+/** Messages handled by the service worker. */
+export type BackgroundMessage =
+  | { target: 'background'; kind: 'daemon-config' }
+  | { target: 'background'; kind: 'connection-status'; status: ConnectionStatus }
+  | { target: 'background'; kind: 'hello-ack'; ack: HelloAck }
+  | { target: 'background'; kind: 'daemon-request'; request: Request; deadline: number }
+  | { target: 'background'; kind: 'register-document' };
+
+/** The answer to a daemon-request: the result object, or an error. */
+export type Outcome<T = object> = { ok: true; value: T } | { ok: false; error: WireError };
+
+/** The page part of a PageResult, as read by the content script. */
+export interface PageSnapshot {
+  url: string;
+  title: string;
+  snapshot: string;
+}
+
+/** Messages handled by the content script of a tab's top frame. */
+export type ContentMessage =
+  | { target: 'content'; kind: 'ping' }
+  | { target: 'content'; kind: 'snapshot'; docsIssued: number }
+  | { target: 'content'; kind: 'click'; ref: string; docsIssued: number }
+  | { target: 'content'; kind: 'type'; ref: string; text: string; submit: boolean; docsIssued: number };
+
+/** A content script's answer. navigating: the action started a navigation of the page. */
+export type ContentReply =
+  | { ok: true; page: PageSnapshot; navigating?: boolean }
+  | { ok: true; pong: true }
+  | { ok: false; error: WireError };
+
+export function isBackgroundMessage(m: unknown): m is BackgroundMessage {
+  return typeof m === 'object' && m !== null && (m as { target?: unknown }).target === 'background';
+}
+
+export function isContentMessage(m: unknown): m is ContentMessage {
+  return typeof m === 'object' && m !== null && (m as { target?: unknown }).target === 'content';
+}
+
+/** Default daemon port when the extension folder has no tether.json. */
+export const DEFAULT_PORT = 47615;
+/** Default profile label when neither tether.json nor storage names one. */
+export const DEFAULT_LABEL = 'Chrome';
+/** The protocol version this build speaks (protocol.Version in Go). */
+export const PROTOCOL_VERSION = 1;

@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'vitest';
+import { parseFileConfig } from '../src/background/config';
+import { popupView } from '../src/popup/view';
+
+describe('parseFileConfig (tether.json)', () => {
+  it('takes port and label when well-formed', () => {
+    expect(parseFileConfig({ port: 12345, label: ' Tether browser ' })).toEqual({ port: 12345, label: 'Tether browser' });
+  });
+  it('ignores missing or malformed fields', () => {
+    expect(parseFileConfig({})).toEqual({});
+    expect(parseFileConfig({ port: '12345', label: '' })).toEqual({});
+    expect(parseFileConfig({ port: 70000 })).toEqual({});
+    expect(parseFileConfig(null)).toEqual({});
+  });
+});
+
+describe('popupView', () => {
+  it('shows the port, assigned label and slug when connected', () => {
+    const v = popupView({ state: 'connected', port: 47615, since: 0 }, { assignedLabel: 'Work', assignedSlug: 'work' });
+    expect(v).toEqual({ stateClass: 'connected', stateText: 'Connected to Tether (port 47615)', label: 'Work', slug: 'work' });
+  });
+  it('shows the last refusal', () => {
+    const v = popupView(
+      { state: 'disconnected', port: 1, since: 0, lastRefusal: { code: 'protocol_mismatch', message: 'Reload the extension.', at: 0 } },
+      {},
+    );
+    expect(v.stateText).toBe('Not connected (port 1)');
+    expect(v.refusal).toBe('Tether refused this browser: Reload the extension.');
+  });
+});

@@ -1,0 +1,131 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { BACKOFF_CAP_MS, DaemonConnection, backoffDelay, type ConnectionDeps, type SocketLike } from '../src/offscreen/connection';
+import type { Request } from '../src/protocol.gen';
+import type { ConnectionStatus, DaemonConfig, Outcome } from '../src/shared/messages';
+
+class FakeSocket implements SocketLike {
+  readyState = 0;
+  sent: unknown[] = [];
+  onopen: SocketLike['onopen'] = null;
+  onmessage: SocketLike['onmessage'] = null;
+  onclose: SocketLike['onclose'] = null;
+  onerror: SocketLike['onerror'] = null;
+  constructor(readonly url: string) {}
+  send(data: string) {
+    this.sent.push(JSON.parse(data));
+  }
+  close() {
+    this.readyState = 3;
+    this.onclose?.({} as CloseEvent);
+  }
+  open() {
+    this.readyState = 1;
+    this.onopen?.({} as Event);
+  }
+  receive(frame: object) {
+    this.onmessage?.({ data: JSON.stringify(frame) } as MessageEvent);
+  }
+}
+
+const config: DaemonConfig = { port: 12345, label: 'Work', profileId: 'p-1', extVersion: '0.1.0', halted: false };
+
+function setup(relay: ConnectionDeps['relay'] = async () => ({ ok: true, value: {} })) {
+  const sockets: FakeSocket[] = [];
+  const statuses: ConnectionStatus[] = [];
+  const conn = new DaemonConnection({
+    openSocket: (url) => {
+      const s = new FakeSocket(url);
+      sockets.push(s);
+      return s;
+    },
+    getConfig: async () => config,
+    relay,
+    reportStatus: (s) => statuses.push(s),
+    reportAck: () => undefined,
+    userAgent: 'UA',
+    random: () => 1,
+  });
+  return { conn, sockets, statuses };
+}
+
+const flush = () => vi.advanceTimersByTimeAsync(0);
+
+describe('DaemonConnection', () => {
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => vi.useRealTimers());
+
+  it('says hello on open and answers requests with the relayed result', async () => {
+    const relay = vi.fn(async (_r: Request, _d: number): Promise<Outcome> => ({ ok: true, value: { tabs: [] } }));
+    const { conn, sockets, statuses } = setup(relay);
+    conn.start();
+    await flush();
+    const s = sockets[0]!;
+    expect(s.url).toBe('ws://127.0.0.1:12345/extension');
+    s.open();
+    expect(s.sent).toEqual([{ type: 'hello', protocol: 1, profileId: 'p-1', label: 'Work', extVersion: '0.1.0', userAgent: 'UA' }]);
+    s.receive({ type: 'hello_ack', daemonVersion: 'x', assignedLabel: 'Work', assignedSlug: 'work' });
+    expect(statuses.at(-1)?.state).toBe('connected');
+    s.receive({ type: 'request', id: '7', method: 'tabs_list', params: {}, timeoutMs: 5000 });
+    await flush();
+    expect(s.sent.at(-1)).toEqual({ type: 'response', id: '7', result: { tabs: [] } });
+    expect(relay.mock.calls[0]![1]).toBeLessThan(Date.now() + 5000);
+  });
+
+  it('refuses methods outside the allow-list without relaying them', async () => {
+    const relay = vi.fn();
+    const { conn, sockets } = setup(relay);
+    conn.start();
+    await flush();
+    sockets[0]!.open();
+    sockets[0]!.receive({ type: 'request', id: '1', method: 'eval', params: {}, timeoutMs: 5000 });
+    await flush();
+    expect(relay).not.toHaveBeenCalled();
+    expect(sockets[0]!.sent.at(-1)).toMatchObject({ type: 'response', id: '1', error: { code: 'bad_request' } });
+  });
+
+  it('answers timeout a little before the daemon gives up', async () => {
+    const { conn, sockets } = setup(() => new Promise<Outcome>(() => undefined));
+    conn.start();
+    await flush();
+    sockets[0]!.open();
+    sockets[0]!.receive({ type: 'request', id: '2', method: 'snapshot', params: {}, timeoutMs: 2000 });
+    await vi.advanceTimersByTimeAsync(1700);
+    expect(sockets[0]!.sent).toHaveLength(1); // only the hello
+    await vi.advanceTimersByTimeAsync(150);
+    expect(sockets[0]!.sent.at(-1)).toMatchObject({ type: 'response', id: '2', error: { code: 'timeout' } });
+  });
+
+  it('reconnects with capped exponential backoff', async () => {
+    const { conn, sockets } = setup();
+    conn.start();
+    await flush();
+    const delays = [250, 500, 1000, 2000, 4000, 5000, 5000];
+    for (const [i, d] of delays.entries()) {
+      sockets[i]!.close();
+      await vi.advanceTimersByTimeAsync(d - 1);
+      expect(sockets).toHaveLength(i + 1);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(sockets).toHaveLength(i + 2);
+    }
+  });
+
+  it('stops reconnecting after a protocol_mismatch refusal and keeps the message', async () => {
+    const { conn, sockets, statuses } = setup();
+    conn.start();
+    await flush();
+    sockets[0]!.open();
+    sockets[0]!.receive({ type: 'refused', code: 'protocol_mismatch', message: 'Reload the extension at chrome://extensions.' });
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(sockets).toHaveLength(1);
+    expect(conn.isHalted).toBe(true);
+    expect(statuses.at(-1)).toMatchObject({ state: 'disconnected', lastRefusal: { code: 'protocol_mismatch', message: 'Reload the extension at chrome://extensions.' } });
+  });
+});
+
+describe('backoffDelay', () => {
+  it('jitters between half and all of the capped delay', () => {
+    expect(backoffDelay(0, () => 0)).toBe(125);
+    expect(backoffDelay(0, () => 1)).toBe(250);
+    expect(backoffDelay(30, () => 1)).toBe(BACKOFF_CAP_MS);
+  });
+});

@@ -1,0 +1,122 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+import { RefRegistry } from '../src/content/refs';
+import { snapshot } from '../src/content/snapshot';
+import { TetherError } from '../src/shared/errors';
+
+function page(html: string): void {
+  document.body.innerHTML = html;
+}
+
+describe('snapshot', () => {
+  let refs: RefRegistry;
+  beforeEach(() => {
+    refs = new RefRegistry(1);
+  });
+
+  it('prints a small form with roles, names, values and states', () => {
+    page(`
+      <h1>Sign in</h1>
+      <nav aria-label="Main"><a href="/docs">Docs</a></nav>
+      <form>
+        <label>Email <input type="email" value="a@b.c"></label>
+        <label>Password <input type="password" value="hunter2"></label>
+        <label><input type="checkbox" checked> Remember me</label>
+        <button disabled>Sign in</button>
+        <button aria-expanded="true">Options</button>
+        <div aria-hidden="true">secret aria-hidden text</div>
+        <div style="display:none">display none text</div>
+        <p hidden>hidden attribute text</p>
+        <div inert><button>Inert</button></div>
+      </form>
+      <div><div><div><p>Hello <b>world</b></p></div></div></div>`);
+    const snap = snapshot(document, refs);
+    expect(snap.split('\n')).toEqual([
+      '- heading "Sign in" [level=1]',
+      '- navigation "Main":',
+      '  - link "Docs" [ref=e1]:',
+      '    - /url: /docs',
+      '- form:',
+      '  - text: Email',
+      '  - textbox "Email" [ref=e2]: a@b.c',
+      '  - text: Password',
+      '  - textbox "Password" [ref=e3]: ••••',
+      '  - checkbox "Remember me" [checked] [ref=e4]',
+      '  - text: Remember me',
+      '  - button "Sign in" [disabled] [ref=e5]',
+      '  - button "Options" [expanded] [ref=e6]',
+      '- paragraph: Hello world',
+    ]);
+    expect(snap).not.toContain('hunter2');
+    expect(snap).not.toMatch(/hidden text|Inert/);
+  });
+
+  it('nests landmarks, flattens wrappers and trims long text', () => {
+    page(`<main><div><div><section aria-label="Intro"><div><span>${'x'.repeat(300)}</span></div></section></div></div></main>`);
+    const lines = snapshot(document, refs).split('\n');
+    expect(lines[0]).toBe('- main:');
+    expect(lines[1]).toMatch(/^ {2}- region "Intro": x+…$/);
+    expect(lines[1]!.length).toBe('  - region "Intro": '.length + 200);
+    expect(lines).toHaveLength(2);
+  });
+
+  it('keeps a ref for an element across snapshots and issues new ones only for new elements', () => {
+    page('<button id="a">A</button><button id="b">B</button>');
+    const first = snapshot(document, refs);
+    const b = document.getElementById('b')!;
+    b.before(Object.assign(document.createElement('button'), { textContent: 'New' }));
+    const second = snapshot(document, refs);
+    expect(first).toBe('- button "A" [ref=e1]\n- button "B" [ref=e2]');
+    expect(second).toBe('- button "A" [ref=e1]\n- button "New" [ref=e3]\n- button "B" [ref=e2]');
+    expect(refs.resolve('e2', 1)).toBe(b);
+  });
+
+  it('reports stale_ref for a removed element and never resolves the ref to another one', () => {
+    page('<ul><li><button>Row 1</button></li></ul>');
+    snapshot(document, refs);
+    document.querySelector('ul')!.innerHTML = '<li><button>Row 1</button></li>'; // re-rendered: same text, new element
+    const err = catchError(() => refs.resolve('e1', 1));
+    expect(err.code).toBe('stale_ref');
+    expect(err.message).toBe('Element ref e1 is no longer in the page (it was re-rendered or the page navigated). Call browser_snapshot again and use a fresh ref.');
+    expect(snapshot(document, refs)).toBe('- list:\n  - listitem:\n    - button "Row 1" [ref=e2]');
+  });
+
+  it('tells refs of earlier documents (stale) from refs never issued (unknown)', () => {
+    const second = new RefRegistry(2);
+    page('<button>A</button>');
+    expect(snapshot(document, second)).toBe('- button "A" [ref=d2e1]');
+    expect(catchError(() => second.resolve('e1', 2)).code).toBe('stale_ref');
+    expect(catchError(() => second.resolve('d3e1', 2)).code).toBe('unknown_ref');
+    expect(catchError(() => second.resolve('d2e9', 2)).code).toBe('unknown_ref');
+    expect(catchError(() => second.resolve('button', 2)).code).toBe('unknown_ref');
+    expect(second.resolve('d2e1', 2)).toBe(document.querySelector('button'));
+  });
+
+  it('prints select options, radio state and headings levels', () => {
+    page(`
+      <h3>Prefs</h3>
+      <label>Size <select><option>S</option><option selected>M</option></select></label>
+      <input type="radio" name="r" aria-label="Red" checked>
+      <div role="button" tabindex="0" aria-pressed="true">Bold</div>
+      <div contenteditable="true">Draft text</div>`);
+    expect(snapshot(document, refs).split('\n')).toEqual([
+      '- heading "Prefs" [level=3]',
+      '- text: Size',
+      '- combobox "Size" [ref=e1]:',
+      '  - option "S" [ref=e2]',
+      '  - option "M" [selected] [ref=e3]',
+      '- radio "Red" [checked] [ref=e4]',
+      '- button "Bold" [pressed] [ref=e5]',
+      '- textbox [ref=e6]: Draft text',
+    ]);
+  });
+});
+
+function catchError(fn: () => unknown): TetherError {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof TetherError) return err;
+    throw err;
+  }
+  throw new Error('expected an error');
+}
