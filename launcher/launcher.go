@@ -18,6 +18,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"syscall"
+	"time"
 )
 
 // ExtensionConfig is written next to the extension's manifest as
@@ -172,6 +174,15 @@ func Launch(ctx context.Context, opts Options) error {
 	args := Args(opts)
 	log.Info("launching browser", "browser", opts.Browser, "args", args)
 	cmd := exec.CommandContext(ctx, opts.Browser, args...)
+	// On cancel, ask the browser to quit (it then ends its own child
+	// processes and saves its profile); kill it if it has not after 5 s.
+	cmd.Cancel = func() error {
+		if runtime.GOOS == "windows" {
+			return cmd.Process.Kill()
+		}
+		return cmd.Process.Signal(syscall.SIGTERM)
+	}
+	cmd.WaitDelay = 5 * time.Second
 	cmd.Stdout = os.Stderr
 	cmd.Stderr = os.Stderr
 	if err := cmd.Run(); err != nil && ctx.Err() == nil {
