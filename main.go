@@ -31,10 +31,12 @@ import (
 const usage = `Tether lets AI apps drive your own Chrome through an extension.
 
 Usage:
-  tether serve [--port N] [--allow-extension ID]...   run the daemon (no tray)
+  tether serve [--port N] [--allow-extension ID]... [--auto-approve-profiles]
+                                                      run the daemon (no tray)
   tether mcp                                          MCP over stdio, for AI apps
   tether browser [--headless] [--browser PATH] [--user-data-dir DIR] [-- CHROME_ARGS...]
                                                       launch Chromium with the extension
+  tether profiles [approve|deny|forget NAME]          list, pair and forget browser profiles
   tether version                                      print the version
 
 Environment:
@@ -57,6 +59,8 @@ func main() {
 		err = runMCP(ctx, args)
 	case "browser":
 		err = runBrowser(ctx, args)
+	case "profiles":
+		err = runProfiles(ctx, args)
 	case "version", "--version":
 		fmt.Println(versionString())
 	case "help", "-h", "--help":
@@ -126,6 +130,7 @@ func runServe(ctx context.Context, args []string) error {
 	fs.IntVar(&port, "port", port, "TCP port on 127.0.0.1 (0 picks a free one)")
 	var allow stringList
 	fs.Var(&allow, "allow-extension", "also accept the extension with this id (repeatable)")
+	autoApprove := fs.Bool("auto-approve-profiles", false, "pair new browser profiles without asking (tests and servers)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -142,11 +147,12 @@ func runServe(ctx context.Context, args []string) error {
 	}
 	defer closeLog()
 	return daemon.Run(ctx, daemon.Config{
-		Paths:        paths,
-		Port:         port,
-		Version:      versionString(),
-		ExtensionIDs: allow,
-		Logger:       log,
+		Paths:               paths,
+		Port:                port,
+		Version:             versionString(),
+		ExtensionIDs:        allow,
+		Logger:              log,
+		AutoApproveProfiles: *autoApprove,
 	})
 }
 

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,7 +26,10 @@ func newTestBroker(t *testing.T, cfg Config) (*Broker, string) {
 	if cfg.ConnectWait == 0 {
 		cfg.ConnectWait = 200 * time.Millisecond
 	}
-	b := New(cfg)
+	b, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv := httptest.NewServer(b)
 	t.Cleanup(func() { b.Close(); srv.Close() })
 	return b, "ws" + strings.TrimPrefix(srv.URL, "http")
@@ -46,8 +50,29 @@ func dial(t *testing.T, url, origin string) (*websocket.Conn, *http.Response, er
 	return websocket.DefaultDialer.Dial(url, h)
 }
 
-// connect dials, says hello and reads the hello_ack.
-func connect(t *testing.T, b *Broker, url, profileID, label string) (*fakeExt, protocol.HelloAck) {
+// secrets remembers the secret each fake profile was issued, as the
+// extension's chrome.storage.local does.
+var secrets sync.Map
+
+// connect dials, says hello (with the profile's secret, if it has one) and
+// reads the hello_ack.
+func connect(t *testing.T, b *Broker, url, profileID, label string, tabs ...protocol.TabInfo) (*fakeExt, protocol.HelloAck) {
+	t.Helper()
+	f := hello(t, url, profileID, label, tabs...)
+	var ack protocol.HelloAck
+	f.read(&ack)
+	if ack.Type != protocol.TypeHelloAck {
+		t.Fatalf("got %+v, want hello_ack", ack)
+	}
+	if ack.Secret != "" {
+		secrets.Store(profileID, ack.Secret)
+	}
+	// The ack is sent after registration, so the profile is visible now.
+	return f, ack
+}
+
+// hello dials and sends a hello, returning before any answer.
+func hello(t *testing.T, url, profileID, label string, tabs ...protocol.TabInfo) *fakeExt {
 	t.Helper()
 	ws, _, err := dial(t, url, testOrigin)
 	if err != nil {
@@ -55,14 +80,11 @@ func connect(t *testing.T, b *Broker, url, profileID, label string) (*fakeExt, p
 	}
 	t.Cleanup(func() { ws.Close() })
 	f := &fakeExt{t: t, ws: ws}
-	f.send(protocol.Hello{Type: protocol.TypeHello, Protocol: protocol.Version, ProfileID: profileID, Label: label, ExtVersion: "test"})
-	var ack protocol.HelloAck
-	f.read(&ack)
-	if ack.Type != protocol.TypeHelloAck {
-		t.Fatalf("got %+v, want hello_ack", ack)
-	}
-	// The ack is sent after registration, so the profile is visible now.
-	return f, ack
+	secret, _ := secrets.Load(profileID)
+	s, _ := secret.(string)
+	f.send(protocol.Hello{Type: protocol.TypeHello, Protocol: protocol.Version, ProfileID: profileID,
+		Label: label, ExtVersion: "test", Secret: s, Tabs: tabs})
+	return f
 }
 
 func (f *fakeExt) send(v any) {
@@ -97,7 +119,7 @@ func (f *fakeExt) answer(id string, result any) {
 }
 
 func TestOriginGate(t *testing.T) {
-	_, url := newTestBroker(t, Config{})
+	_, url := newTestBroker(t, Config{AutoApprove: true})
 	for _, origin := range []string{"", "http://evil.example", "chrome-extension://abcdefghijklmnopabcdefghijklmnop", testOrigin + ".evil", "null"} {
 		ws, resp, err := dial(t, url, origin)
 		if err == nil {
@@ -117,7 +139,7 @@ func TestOriginGate(t *testing.T) {
 }
 
 func TestCallCorrelatesOutOfOrderResponses(t *testing.T) {
-	b, url := newTestBroker(t, Config{})
+	b, url := newTestBroker(t, Config{AutoApprove: true})
 	f, ack := connect(t, b, url, "11111111-aaaa", "Work Laptop 💻")
 	if ack.AssignedSlug != "work-laptop" || ack.AssignedLabel != "Work Laptop 💻" {
 		t.Fatalf("ack = %+v", ack)
@@ -158,7 +180,7 @@ func TestCallCorrelatesOutOfOrderResponses(t *testing.T) {
 }
 
 func TestRemoteErrorAndTimeout(t *testing.T) {
-	b, url := newTestBroker(t, Config{})
+	b, url := newTestBroker(t, Config{AutoApprove: true})
 	f, _ := connect(t, b, url, "p1", "Home")
 	errc := make(chan error, 1)
 	go func() {
@@ -190,7 +212,7 @@ func TestRemoteErrorAndTimeout(t *testing.T) {
 }
 
 func TestDisconnectFailsInFlightCalls(t *testing.T) {
-	b, url := newTestBroker(t, Config{})
+	b, url := newTestBroker(t, Config{AutoApprove: true})
 	f, _ := connect(t, b, url, "p1", "Home")
 	errc := make(chan error, 3)
 	for range 3 {
@@ -214,7 +236,7 @@ func TestDisconnectFailsInFlightCalls(t *testing.T) {
 }
 
 func TestMalformedFrameKeepsConnection(t *testing.T) {
-	b, url := newTestBroker(t, Config{})
+	b, url := newTestBroker(t, Config{AutoApprove: true})
 	f, _ := connect(t, b, url, "p1", "Home")
 	if err := f.ws.WriteMessage(websocket.TextMessage, []byte("{not json")); err != nil {
 		t.Fatal(err)
@@ -233,7 +255,7 @@ func TestMalformedFrameKeepsConnection(t *testing.T) {
 }
 
 func TestHelloRefusals(t *testing.T) {
-	b, url := newTestBroker(t, Config{DaemonVersion: "9.9"})
+	b, url := newTestBroker(t, Config{DaemonVersion: "9.9", AutoApprove: true})
 	cases := []struct {
 		name  string
 		hello any
@@ -284,7 +306,7 @@ func TestHelloTimeout(t *testing.T) {
 }
 
 func TestCallWaitsForAProfile(t *testing.T) {
-	b, url := newTestBroker(t, Config{ConnectWait: 5 * time.Second})
+	b, url := newTestBroker(t, Config{ConnectWait: 5 * time.Second, AutoApprove: true})
 	errc := make(chan error, 1)
 	go func() {
 		errc <- b.Call(context.Background(), "", protocol.MethodTabsList, protocol.TabsListParams{}, nil, 5*time.Second)
@@ -296,7 +318,7 @@ func TestCallWaitsForAProfile(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	b2, _ := newTestBroker(t, Config{ConnectWait: 50 * time.Millisecond})
+	b2, _ := newTestBroker(t, Config{ConnectWait: 50 * time.Millisecond, AutoApprove: true})
 	err := b2.Call(context.Background(), "", protocol.MethodTabsList, protocol.TabsListParams{}, nil, time.Second)
 	if !errors.Is(err, ErrNoProfile) || !strings.Contains(err.Error(), "tether browser") {
 		t.Fatalf("got %v, want ErrNoProfile with advice", err)
@@ -304,7 +326,7 @@ func TestCallWaitsForAProfile(t *testing.T) {
 }
 
 func TestReconnectReplacesSocket(t *testing.T) {
-	b, url := newTestBroker(t, Config{})
+	b, url := newTestBroker(t, Config{AutoApprove: true})
 	old, _ := connect(t, b, url, "p1", "Home")
 	errc := make(chan error, 1)
 	go func() {
@@ -332,7 +354,7 @@ func TestReconnectReplacesSocket(t *testing.T) {
 }
 
 func TestProfileResolution(t *testing.T) {
-	b, url := newTestBroker(t, Config{})
+	b, url := newTestBroker(t, Config{AutoApprove: true})
 	connect(t, b, url, "aaaa-1111", "Work")
 	connect(t, b, url, "bbbb-2222", "Work")
 	connect(t, b, url, "cccc-3333", "Home")
@@ -354,7 +376,7 @@ func TestProfileResolution(t *testing.T) {
 		{"wo", "", "ambiguous"},
 		{"nope", "", "unknown"},
 	} {
-		c, err := b.resolveLocked(tc.name)
+		c, err := b.resolveNamedLocked(tc.name)
 		switch {
 		case tc.wantErr != "":
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
@@ -362,8 +384,8 @@ func TestProfileResolution(t *testing.T) {
 			}
 		case err != nil:
 			t.Errorf("%q: %v", tc.name, err)
-		case c.hello.ProfileID != tc.wantID:
-			t.Errorf("%q resolved to %s, want %s", tc.name, c.hello.ProfileID, tc.wantID)
+		case c.stored.ID != tc.wantID:
+			t.Errorf("%q resolved to %s, want %s", tc.name, c.stored.ID, tc.wantID)
 		}
 	}
 }

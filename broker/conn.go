@@ -24,9 +24,9 @@ type conn struct {
 	cfg     *Config
 	log     *slog.Logger
 	hello   protocol.Hello
-	slug    string
-	label   string
 	started time.Time
+	// onTabs receives the extension's tabs_changed reports.
+	onTabs func(*conn, protocol.TabsChanged)
 
 	send      chan []byte
 	closed    chan struct{} // closed once the connection is finished
@@ -82,6 +82,11 @@ func (c *conn) writeLoop() {
 	for {
 		select {
 		case msg := <-c.send:
+			if msg == nil { // closeAfterFlush's marker: everything before it is written
+				_ = c.ws.WriteControl(websocket.CloseMessage,
+					websocket.FormatCloseMessage(websocket.ClosePolicyViolation, ""), time.Now().Add(time.Second))
+				return
+			}
 			_ = c.ws.SetWriteDeadline(time.Now().Add(c.cfg.WriteTimeout))
 			if err := c.ws.WriteMessage(websocket.TextMessage, msg); err != nil {
 				c.log.Info("extension socket write failed", "profile", shortID(c.hello.ProfileID), "err", err)
@@ -133,6 +138,15 @@ func (c *conn) readLoop() {
 				continue
 			}
 			c.deliver(resp)
+		case protocol.TypeTabsChanged:
+			var tc protocol.TabsChanged
+			if err := json.Unmarshal(data, &tc); err != nil {
+				c.log.Warn("malformed tabs_changed from extension dropped", "profile", shortID(c.hello.ProfileID), "bytes", len(data), "err", err)
+				continue
+			}
+			if c.onTabs != nil {
+				c.onTabs(c, tc)
+			}
 		default:
 			c.log.Warn("unexpected frame from extension dropped", "profile", shortID(c.hello.ProfileID), "type", string(env.Type))
 		}
@@ -231,5 +245,29 @@ func (c *conn) sendNow(v any) error {
 		return nil
 	case <-c.closed:
 		return ErrDisconnected
+	}
+}
+
+// closeAfterFlush closes the connection once every frame queued before this
+// call has been written.
+func (c *conn) closeAfterFlush() {
+	select {
+	case c.send <- nil:
+	case <-c.closed:
+	}
+}
+
+// queueFirst queues v without blocking; used for hello_ack, which is queued
+// before the connection becomes visible to callers, so the buffer has room.
+func (c *conn) queueFirst(v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return
+	}
+	select {
+	case c.send <- b:
+	case <-c.closed:
+	default:
+		c.log.Error("hello_ack could not be queued", "profile", shortID(c.hello.ProfileID))
 	}
 }

@@ -16,6 +16,8 @@ var (
 	ErrUnknownProfile = errors.New("unknown browser profile")
 	// ErrAmbiguousProfile: the name matches more than one profile.
 	ErrAmbiguousProfile = errors.New("ambiguous browser profile")
+	// ErrProfileDisconnected: the named profile is known but not connected.
+	ErrProfileDisconnected = errors.New("browser profile is disconnected")
 	// ErrDisconnected: the extension's socket closed while the call was in flight.
 	ErrDisconnected = errors.New("the browser extension disconnected during the call (Chrome closed, the extension reloaded, or its offscreen document died); retry once it reconnects")
 	// ErrTimeout: the extension did not answer in time.

@@ -78,6 +78,10 @@ func (p Paths) Lock() string { return filepath.Join(p.Dir, "daemon.lock") }
 // Daemon is the JSON record of the running daemon (see DaemonRecord).
 func (p Paths) Daemon() string { return filepath.Join(p.Dir, "daemon.json") }
 
+// Profiles is the registry of paired browser profiles (ids, labels, slugs,
+// secret hashes, last seen).
+func (p Paths) Profiles() string { return filepath.Join(p.Dir, "profiles.json") }
+
 // LogFile is the daemon's log file.
 func (p Paths) LogFile() string { return filepath.Join(p.Dir, "tether.log") }
 

@@ -30,6 +30,8 @@ const (
 	PathMCP       = "/mcp"
 	PathHealth    = "/health"
 	PathShutdown  = "/shutdown"
+	// PathProfiles is the control API behind `tether profiles`.
+	PathProfiles = "/control/profiles"
 )
 
 // ErrAlreadyRunning is returned when another daemon holds the lock.
@@ -47,6 +49,8 @@ type Config struct {
 	ExtensionIDs []string
 	// UI is recorded in the daemon record: true when the tray runs too.
 	UI bool
+	// AutoApproveProfiles pairs new browser profiles without asking.
+	AutoApproveProfiles bool
 	// Logger receives every log line.
 	Logger *slog.Logger
 	// Ready, if set, is called once the daemon is listening.
@@ -100,13 +104,19 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 
-	b := broker.New(broker.Config{
+	b, err := broker.New(broker.Config{
 		ExtensionIDs:  append([]string{broker.DefaultExtensionID}, cfg.ExtensionIDs...),
 		DaemonVersion: cfg.Version,
 		Logger:        log,
+		StorePath:     p.Profiles(),
+		AutoApprove:   cfg.AutoApproveProfiles,
 	})
+	if err != nil {
+		ln.Close()
+		return err
+	}
 	defer b.Close()
-	mcpServer := tmcp.NewServer(b, tmcp.Config{Version: cfg.Version})
+	mcpServer := tmcp.NewServer(browserAdapter{b}, tmcp.Config{Version: cfg.Version})
 	streamable := server.NewStreamableHTTPServer(mcpServer,
 		server.WithEndpointPath(PathMCP),
 		server.WithStreamableHTTPLogger(log.With("component", "mcp-http")),
@@ -131,6 +141,8 @@ func Run(ctx context.Context, cfg Config) error {
 		w.WriteHeader(http.StatusNoContent)
 		cancel()
 	})))
+	mux.Handle(PathProfiles, apiGuard(log, token, profilesHandler(b)))
+	mux.Handle(PathProfiles+"/", apiGuard(log, token, profilesHandler(b)))
 	srv := &http.Server{
 		Handler:           loopbackOnly(log, mux),
 		ReadHeaderTimeout: 10 * time.Second,

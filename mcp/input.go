@@ -39,7 +39,7 @@ func (h *handlers) click(ctx context.Context, _ mcpgo.CallToolRequest, args Clic
 		return mcpgo.NewToolResultError("ref is required: take a browser_snapshot and pass an element's ref, e.g. e12"), nil
 	}
 	var res protocol.PageResult
-	params := protocol.ClickParams{TabParams: protocol.TabParams{Tab: args.Tab}, Ref: args.Ref}
+	params := &protocol.ClickParams{TabParams: protocol.TabParams{Tab: args.Tab}, Ref: args.Ref}
 	if err := h.browser.Call(ctx, args.Profile, protocol.MethodClick, params, &res, h.cfg.ActionTimeout); err != nil {
 		return browserError("browser_click", err), nil
 	}
@@ -62,7 +62,7 @@ func (h *handlers) typeText(ctx context.Context, _ mcpgo.CallToolRequest, args T
 		return mcpgo.NewToolResultError("ref is required: take a browser_snapshot and pass an editable element's ref, e.g. e3"), nil
 	}
 	var res protocol.PageResult
-	params := protocol.TypeParams{TabParams: protocol.TabParams{Tab: args.Tab}, Ref: args.Ref, Text: args.Text, Submit: args.Submit}
+	params := &protocol.TypeParams{TabParams: protocol.TabParams{Tab: args.Tab}, Ref: args.Ref, Text: args.Text, Submit: args.Submit}
 	if err := h.browser.Call(ctx, args.Profile, protocol.MethodType, params, &res, h.cfg.ActionTimeout); err != nil {
 		return browserError("browser_type", err), nil
 	}

@@ -29,19 +29,28 @@ func (h *handlers) navigateTool() tool {
 }
 
 func (h *handlers) navigate(ctx context.Context, _ mcpgo.CallToolRequest, args NavigateArgs) (*mcpgo.CallToolResult, error) {
-	u, err := url.Parse(args.URL)
-	if err != nil || !u.IsAbs() {
-		return mcpgo.NewToolResultError(fmt.Sprintf("url %q is not an absolute URL; pass one like https://example.com/", args.URL)), nil
-	}
-	switch u.Scheme {
-	case "http", "https", "file", "about":
-	default:
-		return mcpgo.NewToolResultError(fmt.Sprintf("url scheme %q is not supported; use http, https or file", u.Scheme)), nil
+	u, msg := checkURL(args.URL)
+	if msg != "" {
+		return mcpgo.NewToolResultError(msg), nil
 	}
 	var res protocol.PageResult
-	params := protocol.NavigateParams{TabParams: protocol.TabParams{Tab: args.Tab}, URL: u.String()}
+	params := &protocol.NavigateParams{TabParams: protocol.TabParams{Tab: args.Tab}, URL: u.String()}
 	if err := h.browser.Call(ctx, args.Profile, protocol.MethodNavigate, params, &res, h.cfg.NavigateTimeout); err != nil {
 		return browserError("browser_navigate", err), nil
 	}
 	return mcpgo.NewToolResultText(h.pageText("Navigated.", res)), nil
+}
+
+// checkURL accepts absolute http, https, file and about: URLs; otherwise it
+// returns the message for the model.
+func checkURL(raw string) (*url.URL, string) {
+	u, err := url.Parse(raw)
+	if err != nil || !u.IsAbs() {
+		return nil, fmt.Sprintf("url %q is not an absolute URL; pass one like https://example.com/", raw)
+	}
+	switch u.Scheme {
+	case "http", "https", "file", "about":
+		return u, ""
+	}
+	return nil, fmt.Sprintf("url scheme %q is not supported; use http, https or file", u.Scheme)
 }

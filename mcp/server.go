@@ -15,12 +15,25 @@ import (
 	"github.com/tether-browser/tether/protocol"
 )
 
-// Browser routes one request to a connected browser profile's extension.
-// profile "" means the default profile; result is a pointer to decode the
-// answer into. Every error it returns is about the browser's state and is
-// shown to the model as a tool error whose text says what to do next.
+// Browser routes requests to the extensions of the user's browser profiles.
 type Browser interface {
+	// Call sends one request to a profile's extension. profile "" means the
+	// default profile; params is a pointer to the method's params (its tab
+	// may be filled in); result is a pointer to decode the answer into.
+	// Every error it returns is about the browser's state and is shown to
+	// the model as a tool error whose text says what to do next.
 	Call(ctx context.Context, profile string, method protocol.Method, params, result any, timeout time.Duration) error
+	// Profiles lists the known profiles and their shared tabs.
+	Profiles() []Profile
+}
+
+// Profile is one browser profile as the tools show it.
+type Profile struct {
+	ID        string
+	Label     string
+	Slug      string
+	Connected bool
+	Tabs      []protocol.TabInfo
 }
 
 // Config configures the MCP server.

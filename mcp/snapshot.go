@@ -26,7 +26,7 @@ func (h *handlers) snapshotTool() tool {
 
 func (h *handlers) snapshot(ctx context.Context, _ mcpgo.CallToolRequest, args SnapshotArgs) (*mcpgo.CallToolResult, error) {
 	var res protocol.PageResult
-	if err := h.browser.Call(ctx, args.Profile, protocol.MethodSnapshot, protocol.TabParams{Tab: args.Tab}, &res, h.cfg.ActionTimeout); err != nil {
+	if err := h.browser.Call(ctx, args.Profile, protocol.MethodSnapshot, &protocol.TabParams{Tab: args.Tab}, &res, h.cfg.ActionTimeout); err != nil {
 		return browserError("browser_snapshot", err), nil
 	}
 	return mcpgo.NewToolResultText(h.pageText("", res)), nil

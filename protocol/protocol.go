@@ -9,19 +9,23 @@
 // Every frame is one WebSocket text message holding one JSON object whose
 // "type" field names its kind:
 //
-//	extension → daemon: hello, response
-//	daemon → extension: hello_ack, request, refused
+//	extension → daemon: hello, response, tabs_changed
+//	daemon → extension: hello_ack, pairing, request, refused
 //
-// The extension sends hello first; the daemon answers hello_ack (or refused,
-// then closes). Afterwards the daemon sends requests, each with a unique id,
-// and the extension answers each with exactly one response carrying that id.
+// The extension sends hello first. The daemon answers hello_ack, or refused
+// and closes. A profile the daemon has never seen must first be approved by
+// the user: the daemon answers pairing, holds the socket, and sends hello_ack
+// (with the profile's new secret) once the user approves, or refused if the
+// user denies. Afterwards the daemon sends requests, each with a unique id,
+// and the extension answers each with exactly one response carrying that id;
+// the extension pushes tabs_changed whenever its shared tabs change.
 package protocol
 
 import "encoding/json"
 
 // Version is the protocol version spoken by this build. A hello with another
 // version is refused with a message naming both versions.
-const Version = 1
+const Version = 2
 
 // FrameType is the discriminator of every frame.
 type FrameType string
@@ -33,6 +37,9 @@ const (
 	TypeRequest  FrameType = "request"
 	TypeResponse FrameType = "response"
 	TypeRefused  FrameType = "refused"
+	TypePairing  FrameType = "pairing"
+	// TypeTabsChanged is pushed by the extension when its shared tabs change.
+	TypeTabsChanged FrameType = "tabs_changed"
 )
 
 // Envelope is decoded first to learn a frame's type; the frame is then decoded
@@ -55,6 +62,15 @@ type Hello struct {
 	ExtVersion string `json:"extVersion"`
 	// UserAgent is navigator.userAgent, for display.
 	UserAgent string `json:"userAgent,omitempty"`
+	// Slug is the slug the daemon last assigned (from hello_ack), so slugs
+	// survive a daemon that lost its records; empty on first contact.
+	Slug string `json:"slug,omitempty"`
+	// Secret is the per-profile secret the daemon issued at pairing; empty
+	// before pairing. A hello that claims a known ProfileID without its
+	// secret is refused.
+	Secret string `json:"secret,omitempty"`
+	// Tabs are the currently shared tabs.
+	Tabs []TabInfo `json:"tabs"`
 }
 
 // HelloAck accepts a hello.
@@ -66,6 +82,43 @@ type HelloAck struct {
 	AssignedLabel string `json:"assignedLabel"`
 	// AssignedSlug is the short address of the profile in tool calls, e.g. "work".
 	AssignedSlug string `json:"assignedSlug"`
+	// Secret is set only when the daemon issues a new secret (at pairing);
+	// the extension stores it in chrome.storage.local and sends it in every
+	// later hello. It is never shown to the user or logged.
+	Secret string `json:"secret,omitempty"`
+}
+
+// Pairing tells an extension that the user must approve this profile before
+// it can be used. The socket stays open; hello_ack or refused follows.
+type Pairing struct {
+	Type FrameType `json:"type" jsonschema:"enum=pairing"`
+	// Message tells the user how to approve, for the popup.
+	Message string `json:"message"`
+}
+
+// TabChange names what changed in a tabs_changed frame.
+type TabChange string
+
+// Tab changes.
+const (
+	TabOpened    TabChange = "opened"
+	TabClosed    TabChange = "closed"
+	TabNavigated TabChange = "navigated"
+	TabTitle     TabChange = "title"
+	TabShared    TabChange = "shared"
+	TabUnshared  TabChange = "unshared"
+	TabActivated TabChange = "activated"
+)
+
+// TabsChanged is pushed by the extension whenever a shared tab is opened,
+// closed, navigated, retitled, shared, unshared or activated, so the daemon
+// never polls. Tabs is the complete list after the change.
+type TabsChanged struct {
+	Type   FrameType `json:"type" jsonschema:"enum=tabs_changed"`
+	Change TabChange `json:"change" jsonschema:"enum=opened,enum=closed,enum=navigated,enum=title,enum=shared,enum=unshared,enum=activated"`
+	// Tab is the number of the tab that changed.
+	Tab  int       `json:"tab"`
+	Tabs []TabInfo `json:"tabs"`
 }
 
 // Refused is sent instead of HelloAck when the daemon will not accept the
@@ -74,7 +127,7 @@ type HelloAck struct {
 // "protocol_mismatch".
 type Refused struct {
 	Type    FrameType `json:"type" jsonschema:"enum=refused"`
-	Code    ErrorCode `json:"code" jsonschema:"enum=stale_ref,enum=unknown_ref,enum=no_shared_tab,enum=unknown_tab,enum=restricted_page,enum=not_interactable,enum=timeout,enum=navigation_failed,enum=bad_request,enum=protocol_mismatch,enum=internal"`
+	Code    ErrorCode `json:"code" jsonschema:"enum=stale_ref,enum=unknown_ref,enum=no_shared_tab,enum=unknown_tab,enum=restricted_page,enum=not_interactable,enum=timeout,enum=navigation_failed,enum=bad_request,enum=protocol_mismatch,enum=unauthorized,enum=pairing_denied,enum=too_many_profiles,enum=internal"`
 	Message string    `json:"message"`
 }
 
@@ -93,14 +146,30 @@ const (
 	MethodType Method = "type"
 	// MethodTabsList lists the shared tabs: TabsListParams → TabsListResult.
 	MethodTabsList Method = "tabs_list"
+	// MethodTabNew opens a new shared tab: TabNewParams → PageResult.
+	MethodTabNew Method = "tab_new"
+	// MethodTabClose closes a shared tab: TabParams → TabsListResult.
+	MethodTabClose Method = "tab_close"
+	// MethodTabSelect brings a shared tab to the front: TabParams → TabsListResult.
+	MethodTabSelect Method = "tab_select"
 )
+
+// Mutates reports whether a method changes a tab. Mutating calls on one tab
+// are serialized by the daemon; reads may run alongside them.
+func (m Method) Mutates() bool {
+	switch m {
+	case MethodSnapshot, MethodTabsList:
+		return false
+	}
+	return true
+}
 
 // Request is a daemon → extension call.
 type Request struct {
 	Type FrameType `json:"type" jsonschema:"enum=request"`
 	// ID correlates the response; unique per connection.
 	ID     string `json:"id"`
-	Method Method `json:"method" jsonschema:"enum=navigate,enum=snapshot,enum=click,enum=type,enum=tabs_list"`
+	Method Method `json:"method" jsonschema:"enum=navigate,enum=snapshot,enum=click,enum=type,enum=tabs_list,enum=tab_new,enum=tab_close,enum=tab_select"`
 	// Params is the method's params object (see Method).
 	Params json.RawMessage `json:"params" jsonschema:"type=object"`
 	// TimeoutMs is how long the daemon waits for the response; the extension
@@ -141,15 +210,34 @@ const (
 	CodeBadRequest ErrorCode = "bad_request"
 	// CodeProtocolMismatch: the extension and daemon speak different protocol versions.
 	CodeProtocolMismatch ErrorCode = "protocol_mismatch"
+	// CodeUnauthorized: the hello claimed a known profile without its secret.
+	CodeUnauthorized ErrorCode = "unauthorized"
+	// CodePairingDenied: the user denied this profile.
+	CodePairingDenied ErrorCode = "pairing_denied"
+	// CodeTooManyProfiles: the daemon already has its maximum of connected profiles.
+	CodeTooManyProfiles ErrorCode = "too_many_profiles"
 	// CodeInternal: a bug or an unexpected browser failure.
 	CodeInternal ErrorCode = "internal"
 )
 
 // Error is a failed request.
 type Error struct {
-	Code    ErrorCode `json:"code" jsonschema:"enum=stale_ref,enum=unknown_ref,enum=no_shared_tab,enum=unknown_tab,enum=restricted_page,enum=not_interactable,enum=timeout,enum=navigation_failed,enum=bad_request,enum=protocol_mismatch,enum=internal"`
+	Code    ErrorCode `json:"code" jsonschema:"enum=stale_ref,enum=unknown_ref,enum=no_shared_tab,enum=unknown_tab,enum=restricted_page,enum=not_interactable,enum=timeout,enum=navigation_failed,enum=bad_request,enum=protocol_mismatch,enum=unauthorized,enum=pairing_denied,enum=too_many_profiles,enum=internal"`
 	Message string    `json:"message"`
 }
+
+// TabScoped is implemented by the params of every method that addresses a
+// tab, so the daemon can route and serialize calls per tab.
+type TabScoped interface {
+	TabNumber() int
+	SetTabNumber(int)
+}
+
+// TabNumber returns the addressed tab number (0: the current tab).
+func (p *TabParams) TabNumber() int { return p.Tab }
+
+// SetTabNumber addresses tab n.
+func (p *TabParams) SetTabNumber(n int) { p.Tab = n }
 
 // TabParams addresses one shared tab. Tab is the tab's number as listed by
 // tabs_list; 0 or absent means the current tab: the shared tab used last, else
@@ -186,6 +274,12 @@ type TypeParams struct {
 // TabsListParams has no fields yet.
 type TabsListParams struct{}
 
+// TabNewParams opens URL in a new tab, which is shared automatically.
+type TabNewParams struct {
+	// URL is absolute; empty opens about:blank.
+	URL string `json:"url,omitempty"`
+}
+
 // PageResult describes a tab after a read or an action.
 type PageResult struct {
 	// Tab is the shared tab's number.
@@ -195,6 +289,9 @@ type PageResult struct {
 	// Snapshot is the page's ARIA snapshot, Playwright aria-snapshot style:
 	// one "- role "name" [state] [ref=e7]" line per node, nested by two spaces.
 	Snapshot string `json:"snapshot"`
+	// OpenedTabs lists tabs the action opened (target=_blank links,
+	// window.open, OAuth popups); they are shared automatically.
+	OpenedTabs []TabInfo `json:"openedTabs,omitempty"`
 }
 
 // TabInfo describes one shared tab.

@@ -10,8 +10,8 @@ import (
 // frameTypes lists every type that appears on the wire, in the order their
 // definitions are emitted. Add a type here when you add it to the protocol.
 var frameTypes = []any{
-	Hello{}, HelloAck{}, Refused{}, Request{}, Response{}, Error{},
-	TabParams{}, NavigateParams{}, ClickParams{}, TypeParams{}, TabsListParams{},
+	Hello{}, HelloAck{}, Pairing{}, TabsChanged{}, Refused{}, Request{}, Response{}, Error{},
+	TabParams{}, NavigateParams{}, ClickParams{}, TypeParams{}, TabsListParams{}, TabNewParams{},
 	PageResult{}, TabInfo{}, TabsListResult{},
 }
 

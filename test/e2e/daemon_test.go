@@ -144,7 +144,7 @@ func TestStaleDaemonIsReplaced(t *testing.T) {
 
 func TestSecondDaemonSaysWhichIsRunning(t *testing.T) {
 	bin := Binary(t)
-	d := StartDaemon(t, bin)
+	d := StartDaemon(t, bin, "--auto-approve-profiles")
 	cmd := exec.Command(bin, "serve", "--port", "0")
 	cmd.Env = d.Env()
 	out, err := cmd.CombinedOutput()

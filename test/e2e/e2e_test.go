@@ -157,7 +157,7 @@ func greeterFlow(t *testing.T, ctx context.Context, c *client.Client, pageURL st
 func TestEndToEnd(t *testing.T) {
 	RequireChromium(t)
 	bin := Binary(t)
-	d := StartDaemon(t, bin)
+	d := StartDaemon(t, bin, "--auto-approve-profiles")
 	fixtures := httptest.NewServer(http.FileServer(http.Dir("testdata")))
 	defer fixtures.Close()
 	StartBrowser(t, d)

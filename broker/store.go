@@ -1,0 +1,104 @@
+package broker
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/tether-browser/tether/config"
+)
+
+// storedProfile is one profile as persisted in profiles.json. Slugs are
+// persisted so they do not depend on reconnect order after a restart.
+type storedProfile struct {
+	ID    string `json:"id"`
+	Label string `json:"label"`
+	Slug  string `json:"slug"`
+	// SecretHash is the hex SHA-256 of the profile's secret; the secret
+	// itself is never stored by the daemon.
+	SecretHash string    `json:"secretHash"`
+	LastSeen   time.Time `json:"lastSeen"`
+}
+
+type storeFile struct {
+	// Version of this file's format.
+	Version  int             `json:"version"`
+	Profiles []storedProfile `json:"profiles"`
+}
+
+// loadStore reads path; a missing file is an empty registry. A corrupt file
+// is an error naming the file: it is never silently replaced.
+func loadStore(path string) ([]storedProfile, error) {
+	if path == "" {
+		return nil, nil
+	}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read profile registry: %w", err)
+	}
+	var f storeFile
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, fmt.Errorf("profile registry %s is corrupt (%v); move it aside to start with no paired profiles", path, err)
+	}
+	return f.Profiles, nil
+}
+
+func saveStore(path string, profiles []storedProfile) error {
+	if path == "" {
+		return nil
+	}
+	b, err := json.MarshalIndent(storeFile{Version: 1, Profiles: profiles}, "", "  ")
+	if err != nil {
+		return err
+	}
+	return config.WriteFileAtomic(path, append(b, '\n'), 0o600)
+}
+
+// newSecret returns a random per-profile secret (32 bytes, hex).
+func newSecret() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func hashSecret(secret string) string {
+	sum := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(sum[:])
+}
+
+// secretMatches compares in constant time.
+func secretMatches(secret, hash string) bool {
+	if secret == "" || hash == "" {
+		return false
+	}
+	return subtle.ConstantTimeCompare([]byte(hashSecret(secret)), []byte(hash)) == 1
+}
+
+// ForgetStored removes a profile from the registry file at path while no
+// daemon runs (the caller holds the daemon lock). name matches as in tool
+// calls.
+func ForgetStored(path, name string) (Profile, error) {
+	b, err := New(Config{StorePath: path})
+	if err != nil {
+		return Profile{}, err
+	}
+	return b.Forget(name)
+}
+
+// ListStored reads the registry file at path while no daemon runs.
+func ListStored(path string) ([]Profile, error) {
+	b, err := New(Config{StorePath: path})
+	if err != nil {
+		return nil, err
+	}
+	return b.Profiles(), nil
+}

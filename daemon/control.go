@@ -1,0 +1,139 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/tether-browser/tether/broker"
+	tmcp "github.com/tether-browser/tether/mcp"
+	"github.com/tether-browser/tether/protocol"
+)
+
+// browserAdapter lets the MCP tools reach the broker through their own
+// Browser interface.
+type browserAdapter struct{ b *broker.Broker }
+
+func (a browserAdapter) Call(ctx context.Context, profile string, method protocol.Method, params, result any, timeout time.Duration) error {
+	return a.b.Call(ctx, profile, method, params, result, timeout)
+}
+
+func (a browserAdapter) Profiles() []tmcp.Profile {
+	ps := a.b.Profiles()
+	out := make([]tmcp.Profile, len(ps))
+	for i, p := range ps {
+		out[i] = tmcp.Profile{ID: p.ID, Label: p.Label, Slug: p.Slug, Connected: p.Connected, Tabs: p.Tabs}
+	}
+	return out
+}
+
+// ProfileJSON is one profile in the control API. Secrets never appear.
+type ProfileJSON struct {
+	ID         string             `json:"id"`
+	Label      string             `json:"label"`
+	Slug       string             `json:"slug,omitempty"`
+	Status     string             `json:"status"` // connected, disconnected or pending
+	ExtVersion string             `json:"extVersion,omitempty"`
+	LastSeen   time.Time          `json:"lastSeen,omitzero"`
+	Since      time.Time          `json:"since,omitzero"`
+	Tabs       []protocol.TabInfo `json:"tabs,omitempty"`
+}
+
+// ProfilesJSON is GET /control/profiles's body.
+type ProfilesJSON struct {
+	Profiles []ProfileJSON `json:"profiles"`
+	Pending  []ProfileJSON `json:"pending"`
+}
+
+// ControlError is the body of a failed control request.
+type ControlError struct {
+	Error string `json:"error"`
+}
+
+func profileJSON(p broker.Profile) ProfileJSON {
+	status := "disconnected"
+	if p.Connected {
+		status = "connected"
+	}
+	return ProfileJSON{ID: p.ID, Label: p.Label, Slug: p.Slug, Status: status,
+		ExtVersion: p.ExtVersion, LastSeen: p.LastSeen, Tabs: p.Tabs}
+}
+
+// profilesHandler serves the control API behind `tether profiles`:
+//
+//	GET  /control/profiles                 → ProfilesJSON
+//	POST /control/profiles/approve {name}  → ProfileJSON
+//	POST /control/profiles/deny    {name}  → 204
+//	POST /control/profiles/forget  {name}  → ProfileJSON
+func profilesHandler(b *broker.Broker) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reply := func(code int, v any) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(code)
+			_ = json.NewEncoder(w).Encode(v)
+		}
+		action := strings.TrimPrefix(strings.TrimPrefix(r.URL.Path, PathProfiles), "/")
+		if action == "" {
+			if r.Method != http.MethodGet {
+				reply(http.StatusMethodNotAllowed, ControlError{"use GET"})
+				return
+			}
+			out := ProfilesJSON{Profiles: []ProfileJSON{}, Pending: []ProfileJSON{}}
+			for _, p := range b.Profiles() {
+				out.Profiles = append(out.Profiles, profileJSON(p))
+			}
+			for _, p := range b.Pending() {
+				out.Pending = append(out.Pending, ProfileJSON{ID: p.ID, Label: p.Label, Status: "pending", Since: p.Since})
+			}
+			reply(http.StatusOK, out)
+			return
+		}
+		if r.Method != http.MethodPost {
+			reply(http.StatusMethodNotAllowed, ControlError{"use POST"})
+			return
+		}
+		var req struct {
+			Name string `json:"name"`
+		}
+		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096)).Decode(&req); err != nil || req.Name == "" {
+			reply(http.StatusBadRequest, ControlError{`send {"name": "<slug, label or id prefix>"}`})
+			return
+		}
+		fail := func(err error) {
+			code := http.StatusInternalServerError
+			if errors.Is(err, broker.ErrUnknownProfile) {
+				code = http.StatusNotFound
+			} else if errors.Is(err, broker.ErrAmbiguousProfile) {
+				code = http.StatusConflict
+			}
+			reply(code, ControlError{err.Error()})
+		}
+		switch action {
+		case "approve":
+			p, err := b.Approve(req.Name)
+			if err != nil {
+				fail(err)
+				return
+			}
+			reply(http.StatusOK, profileJSON(p))
+		case "deny":
+			if err := b.Deny(req.Name); err != nil {
+				fail(err)
+				return
+			}
+			w.WriteHeader(http.StatusNoContent)
+		case "forget":
+			p, err := b.Forget(req.Name)
+			if err != nil {
+				fail(err)
+				return
+			}
+			reply(http.StatusOK, profileJSON(p))
+		default:
+			reply(http.StatusNotFound, ControlError{"unknown action " + action + "; use approve, deny or forget"})
+		}
+	})
+}

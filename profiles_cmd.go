@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/gofrs/flock"
+
+	"github.com/tether-browser/tether/broker"
+	"github.com/tether-browser/tether/config"
+	"github.com/tether-browser/tether/daemon"
+)
+
+const profilesUsage = `Usage:
+  tether profiles                 list paired profiles and those waiting for approval
+  tether profiles approve NAME    pair a browser waiting for approval (id prefix or label)
+  tether profiles deny NAME       refuse a browser waiting for approval
+  tether profiles forget NAME     remove a paired profile (slug, label or id prefix);
+                                  it must be approved again to reconnect
+`
+
+func runProfiles(ctx context.Context, args []string) error {
+	paths, err := config.Resolve()
+	if err != nil {
+		return err
+	}
+	if len(args) == 0 || args[0] == "list" {
+		return listProfiles(ctx, paths)
+	}
+	if len(args) != 2 {
+		return fmt.Errorf("expected an action and a name\n\n%s", profilesUsage)
+	}
+	action, name := args[0], args[1]
+	switch action {
+	case "approve", "deny":
+		var p daemon.ProfileJSON
+		var out any = &p
+		if action == "deny" {
+			out = nil
+		}
+		if err := daemon.Control(ctx, paths, http.MethodPost, daemon.PathProfiles+"/"+action, map[string]string{"name": name}, out); err != nil {
+			return err
+		}
+		if action == "approve" {
+			fmt.Printf("approved %q: its slug is %q\n", p.Label, p.Slug)
+		} else {
+			fmt.Println("denied")
+		}
+		return nil
+	case "forget":
+		var p daemon.ProfileJSON
+		err := daemon.Control(ctx, paths, http.MethodPost, daemon.PathProfiles+"/forget", map[string]string{"name": name}, &p)
+		if errors.Is(err, daemon.ErrNotRunning) {
+			lock := flock.New(paths.Lock())
+			if ok, lerr := lock.TryLock(); lerr != nil || !ok {
+				return fmt.Errorf("the daemon is starting or stopping; retry: %v", err)
+			}
+			defer lock.Unlock()
+			bp, ferr := broker.ForgetStored(paths.Profiles(), name)
+			if ferr != nil {
+				return ferr
+			}
+			p = daemon.ProfileJSON{Label: bp.Label, Slug: bp.Slug}
+		} else if err != nil {
+			return err
+		}
+		fmt.Printf("forgot %q (%s); it must be approved again to reconnect\n", p.Label, p.Slug)
+		return nil
+	default:
+		return fmt.Errorf("unknown action %q\n\n%s", action, profilesUsage)
+	}
+}
+
+func listProfiles(ctx context.Context, paths config.Paths) error {
+	var list daemon.ProfilesJSON
+	err := daemon.Control(ctx, paths, http.MethodGet, daemon.PathProfiles, nil, &list)
+	if errors.Is(err, daemon.ErrNotRunning) {
+		stored, serr := broker.ListStored(paths.Profiles())
+		if serr != nil {
+			return serr
+		}
+		fmt.Fprintln(os.Stderr, "(the daemon is not running: showing the saved registry)")
+		for _, p := range stored {
+			list.Profiles = append(list.Profiles, daemon.ProfileJSON{ID: p.ID, Label: p.Label, Slug: p.Slug, Status: "disconnected", LastSeen: p.LastSeen})
+		}
+	} else if err != nil {
+		return err
+	}
+	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "SLUG\tLABEL\tSTATUS\tID\tSHARED TABS\tLAST SEEN")
+	for _, p := range list.Profiles {
+		seen := "now"
+		if p.Status != "connected" {
+			seen = time.Since(p.LastSeen).Round(time.Second).String() + " ago"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s…\t%d\t%s\n", p.Slug, p.Label, p.Status, prefix(p.ID), len(p.Tabs), seen)
+	}
+	for _, p := range list.Pending {
+		fmt.Fprintf(w, "-\t%s\twaiting for approval\t%s…\t-\tsince %s (tether profiles approve %s)\n",
+			p.Label, prefix(p.ID), p.Since.Format(time.TimeOnly), prefix(p.ID))
+	}
+	if len(list.Profiles)+len(list.Pending) == 0 {
+		fmt.Fprintln(w, "(no browser profile has connected yet)")
+	}
+	return w.Flush()
+}
+
+func prefix(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}
