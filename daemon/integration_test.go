@@ -1,0 +1,230 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/tether-browser/tether/broker"
+	"github.com/tether-browser/tether/config"
+	"github.com/tether-browser/tether/protocol"
+	"github.com/tether-browser/tether/test/fakeext"
+)
+
+// startDaemon runs the real daemon in-process on a free port.
+func startDaemon(t *testing.T, autoApprove bool) (config.Paths, string) {
+	t.Helper()
+	p := config.Paths{Dir: filepath.Join(t.TempDir(), "cfg")}
+	ctx, cancel := context.WithCancel(context.Background())
+	addrc := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, Config{Paths: p, Port: 0, Version: "test", Logger: slog.New(slog.DiscardHandler),
+			AutoApproveProfiles: autoApprove, Ready: func(a string) { addrc <- a }})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	})
+	select {
+	case a := <-addrc:
+		return p, a
+	case err := <-done:
+		t.Fatalf("daemon: %v", err)
+	}
+	return p, ""
+}
+
+func mcpClient(t *testing.T, p config.Paths, addr string) *client.Client {
+	t.Helper()
+	token, err := p.ReadToken()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.NewStreamableHttpClient("http://"+addr+PathMCP,
+		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	req := mcp.InitializeRequest{}
+	req.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	req.Params.ClientInfo = mcp.Implementation{Name: "integration", Version: "1"}
+	if _, err := c.Initialize(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func toolText(t *testing.T, c *client.Client, name string, args map[string]any) (string, bool) {
+	t.Helper()
+	req := mcp.CallToolRequest{}
+	req.Params.Name = name
+	req.Params.Arguments = args
+	res, err := c.CallTool(context.Background(), req)
+	if err != nil {
+		t.Errorf("%s: %v", name, err)
+		return "", true
+	}
+	var sb strings.Builder
+	for _, content := range res.Content {
+		if tc, ok := content.(mcp.TextContent); ok {
+			sb.WriteString(tc.Text)
+		}
+	}
+	return sb.String(), res.IsError
+}
+
+// echo answers every request with a page titled after the profile and tab.
+func echo(id string) fakeext.Handler {
+	return func(req protocol.Request) (any, *protocol.Error) {
+		var p protocol.TabParams
+		_ = json.Unmarshal(req.Params, &p)
+		return protocol.PageResult{Tab: p.Tab, Title: "profile " + id, URL: "https://example.com/", Snapshot: "- text: " + id}, nil
+	}
+}
+
+// TestThirtyTwoProfiles: 32 fake profiles connect over real WebSockets, a
+// 33rd is refused, one reconnects with its secret and keeps its slug, and an
+// MCP client's calls reach the profile they name, in parallel.
+func TestThirtyTwoProfiles(t *testing.T) {
+	p, addr := startDaemon(t, true)
+	url := "ws://" + addr + PathExtension
+	exts := make([]*fakeext.Ext, broker.MaxProfiles)
+	for i := range exts {
+		id := fmt.Sprintf("%08x-0000-4000-8000-%012d", i+1, i)
+		e, err := fakeext.Dial(url, protocol.Hello{ProfileID: id, Label: fmt.Sprintf("Profile %02d", i),
+			Tabs: []protocol.TabInfo{{Tab: 1, Title: "t", URL: "https://example.com/", Current: true}}})
+		if err != nil {
+			t.Fatalf("profile %d: %v", i, err)
+		}
+		t.Cleanup(func() { e.Close() })
+		go e.Serve(echo(id))
+		exts[i] = e
+	}
+	_, err := fakeext.Dial(url, protocol.Hello{ProfileID: "ffffffff-33", Label: "One too many"})
+	if !errors.Is(err, fakeext.ErrRefused) || !strings.Contains(err.Error(), "too_many_profiles") {
+		t.Fatalf("33rd profile: %v", err)
+	}
+
+	// Profile 07 reconnects with its secret: same slug, calls still route.
+	old := exts[7]
+	old.Close()
+	again, err := fakeext.Dial(url, protocol.Hello{ProfileID: old.ProfileID, Label: "Profile 07", Secret: old.Ack.Secret,
+		Tabs: []protocol.TabInfo{{Tab: 1, Current: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { again.Close() })
+	if again.Ack.AssignedSlug != "profile-07" {
+		t.Fatalf("slug after reconnect %q", again.Ack.AssignedSlug)
+	}
+	go again.Serve(echo(old.ProfileID))
+
+	c := mcpClient(t, p, addr)
+	var wg sync.WaitGroup
+	for i, e := range exts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			slug := fmt.Sprintf("profile-%02d", i)
+			text, isErr := toolText(t, c, "browser_snapshot", map[string]any{"profile": slug, "tab": 1})
+			if isErr || !strings.Contains(text, "Title: profile "+e.ProfileID) {
+				t.Errorf("%s: (isError=%v) %s", slug, isErr, text)
+			}
+		}()
+	}
+	wg.Wait()
+	list, _ := toolText(t, c, "browser_tabs", nil)
+	if n := strings.Count(list, ", connected"); n != broker.MaxProfiles {
+		t.Fatalf("browser_tabs lists %d connected profiles, want %d:\n%s", n, broker.MaxProfiles, list)
+	}
+	text, isErr := toolText(t, c, "browser_snapshot", map[string]any{"profile": "profile-0"})
+	if !isErr || !strings.Contains(text, "ambiguous") {
+		t.Fatalf("ambiguous prefix: (isError=%v) %s", isErr, text)
+	}
+}
+
+// TestPairingThroughTheControlAPI: without auto-approval a new profile waits,
+// `tether profiles approve` (the control API) pairs it, and `forget` removes it.
+func TestPairingThroughTheControlAPI(t *testing.T) {
+	p, addr := startDaemon(t, false)
+	url := "ws://" + addr + PathExtension
+	type dialed struct {
+		e   *fakeext.Ext
+		err error
+	}
+	res := make(chan dialed, 1)
+	pairing := make(chan string, 1)
+	onPairing := func(msg string) { pairing <- msg }
+	go func() {
+		e, err := fakeext.Dial(url, protocol.Hello{ProfileID: "c0ffee00-1", Label: "Work"}, onPairing)
+		res <- dialed{e, err}
+	}()
+	ctx := context.Background()
+	if msg := waitPairing(t, pairing); !strings.Contains(msg, "tether profiles approve c0ffee00") {
+		t.Fatalf("pairing message %q", msg)
+	}
+	var list ProfilesJSON
+	if err := Control(ctx, p, "GET", PathProfiles, nil, &list); err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Pending) != 1 || list.Pending[0].Label != "Work" {
+		t.Fatalf("pending = %+v", list.Pending)
+	}
+	var approved ProfileJSON
+	if err := Control(ctx, p, "POST", PathProfiles+"/approve", map[string]string{"name": "c0ffee"}, &approved); err != nil {
+		t.Fatal(err)
+	}
+	d := <-res
+	if d.err != nil || d.e.Ack.Secret == "" || approved.Slug != "work" {
+		t.Fatalf("after approval: %v %+v %+v", d.err, d.e, approved)
+	}
+	d.e.Close()
+	if err := Control(ctx, p, "POST", PathProfiles+"/approve", map[string]string{"name": "nobody"}, nil); err == nil || !strings.Contains(err.Error(), "no profile waiting") {
+		t.Fatalf("approve nobody: %v", err)
+	}
+	if err := Control(ctx, p, "POST", PathProfiles+"/forget", map[string]string{"name": "work"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	// Forgotten: its old secret no longer matters; it must pair again.
+	go func() {
+		e, err := fakeext.Dial(url, protocol.Hello{ProfileID: "c0ffee00-1", Label: "Work", Secret: d.e.Ack.Secret}, onPairing)
+		res <- dialed{e, err}
+	}()
+	waitPairing(t, pairing)
+	if err := Control(ctx, p, "POST", PathProfiles+"/deny", map[string]string{"name": "work"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if d := <-res; !errors.Is(d.err, fakeext.ErrRefused) || !strings.Contains(d.err.Error(), "pairing_denied") {
+		t.Fatalf("after deny: %v", d.err)
+	}
+}
+
+func waitPairing(t *testing.T, pairing <-chan string) string {
+	t.Helper()
+	select {
+	case msg := <-pairing:
+		return msg
+	case <-time.After(10 * time.Second):
+		t.Fatal("no pairing frame within 10s")
+		return ""
+	}
+}
