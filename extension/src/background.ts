@@ -3,7 +3,16 @@
 // can wake the worker for them.
 import { ensureKeepaliveAlarm, ensureOffscreen, KEEPALIVE_ALARM } from './background/offscreen-doc';
 import { onRuntimeMessage } from './background/router';
-import { forgetTab, replaceTab, shareIfOpenedFromShared } from './background/shared-tabs';
+import {
+  forgetTab,
+  MENU_ID,
+  onTabActivated,
+  onTabUpdated,
+  refreshMenu,
+  replaceTab,
+  shareIfOpenedFromShared,
+  toggleShare,
+} from './background/shared-tabs';
 
 const log = (what: string) => (err: unknown) => console.error(`tether: ${what}`, err);
 
@@ -12,7 +21,25 @@ function keepAlive(): void {
   ensureKeepaliveAlarm().catch(log('create keep-alive alarm'));
 }
 
-chrome.runtime.onInstalled.addListener(keepAlive);
+function createMenu(): void {
+  chrome.contextMenus.removeAll(() => {
+    chrome.contextMenus.create({ id: MENU_ID, type: 'checkbox', title: 'Share this tab with Tether', contexts: ['page'], checked: false }, () => {
+      if (chrome.runtime.lastError) log('create context menu')(chrome.runtime.lastError.message);
+      else void refreshMenu();
+    });
+  });
+}
+
+async function toggleActiveOr(tab: chrome.tabs.Tab | undefined): Promise<void> {
+  let id = tab?.id;
+  if (id === undefined) id = (await chrome.tabs.query({ active: true, lastFocusedWindow: true }))[0]?.id;
+  if (id !== undefined && id !== chrome.tabs.TAB_ID_NONE) await toggleShare(id);
+}
+
+chrome.runtime.onInstalled.addListener(() => {
+  keepAlive();
+  createMenu();
+});
 chrome.runtime.onStartup.addListener(keepAlive);
 chrome.alarms.onAlarm.addListener((alarm) => {
   if (alarm.name === KEEPALIVE_ALARM) keepAlive();
@@ -30,6 +57,23 @@ chrome.tabs.onRemoved.addListener((tabId) => {
 });
 chrome.tabs.onReplaced.addListener((added, removed) => {
   replaceTab(added, removed).catch(log('replace tab'));
+});
+chrome.tabs.onUpdated.addListener((tabId, info, tab) => {
+  onTabUpdated(tabId, info, tab).catch(log('tab updated'));
+});
+chrome.tabs.onActivated.addListener(({ tabId }) => {
+  onTabActivated(tabId).catch(log('tab activated'));
+});
+chrome.windows.onFocusChanged.addListener(() => {
+  refreshMenu().catch(log('refresh menu'));
+});
+
+// Sharing from the page's context menu and the keyboard command.
+chrome.contextMenus.onClicked.addListener((info, tab) => {
+  if (info.menuItemId === MENU_ID) toggleActiveOr(tab).catch(log('toggle share'));
+});
+chrome.commands.onCommand.addListener((command, tab) => {
+  if (command === 'toggle-share') toggleActiveOr(tab).catch(log('toggle share'));
 });
 
 keepAlive();

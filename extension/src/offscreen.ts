@@ -1,7 +1,7 @@
 // Offscreen document entry: holds the daemon WebSocket (service workers are
 // stopped when idle, offscreen documents are not). Only wires things up.
 import { DaemonConnection } from './offscreen/connection';
-import type { BackgroundMessage, DaemonConfig, Outcome } from './shared/messages';
+import { isOffscreenMessage, type BackgroundMessage, type DaemonConfig, type Outcome } from './shared/messages';
 
 function toBackground<T>(msg: BackgroundMessage): Promise<T> {
   return chrome.runtime.sendMessage(msg) as Promise<T>;
@@ -18,6 +18,16 @@ const connection = new DaemonConnection({
   reportStatus: (status) => void toBackground({ target: 'background', kind: 'connection-status', status }).catch(() => undefined),
   reportAck: (ack) => void toBackground({ target: 'background', kind: 'hello-ack', ack }).catch(() => undefined),
   userAgent: navigator.userAgent,
+});
+
+// Only the service worker talks to this document (not tabs, not other extensions).
+chrome.runtime.onMessage.addListener((msg, sender, sendResponse) => {
+  if (!isOffscreenMessage(msg) || sender.id !== chrome.runtime.id || sender.tab !== undefined) return false;
+  if (sender.url !== chrome.runtime.getURL('background.js')) return false;
+  if (msg.kind === 'tabs-changed') connection.pushTabsChanged(msg.frame);
+  else if (msg.kind === 'reconnect') connection.reconnect();
+  sendResponse(true);
+  return false;
 });
 
 connection.start();

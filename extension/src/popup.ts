@@ -1,23 +1,81 @@
-// Popup entry: shows the connection state, the profile's assigned label and
-// slug, and the daemon's last refusal.
-import type { ConnectionStatus } from './shared/messages';
-import { popupView } from './popup/view';
+// Popup entry (also works opened as a tab): connection state, the profile's
+// label and slug (renameable), pairing and refusal messages, Reconnect, and
+// the share toggles for the last-focused window's tabs.
+import type { BackgroundMessage, ConnectionStatus, PopupTabs } from './shared/messages';
+import { popupView, renderTabList } from './popup/view';
 
-async function render(): Promise<void> {
+const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
+
+function send<T>(msg: BackgroundMessage): Promise<T> {
+  return chrome.runtime.sendMessage(msg) as Promise<T>;
+}
+
+async function renderStatus(): Promise<void> {
   const [session, local] = await Promise.all([
     chrome.storage.session.get('status'),
     chrome.storage.local.get(['assignedLabel', 'assignedSlug', 'label']),
   ]);
   const view = popupView(session.status as ConnectionStatus | undefined, local);
-  const state = document.getElementById('state')!;
+  const state = $('state');
   state.textContent = view.stateText;
   state.className = `state ${view.stateClass}`;
-  document.getElementById('label')!.textContent = view.label;
-  document.getElementById('slug')!.textContent = view.slug;
-  const refusal = document.getElementById('refusal')!;
+  $('label').textContent = view.label;
+  $('slug').textContent = view.slug;
+  const pairing = $('pairing');
+  pairing.hidden = !view.pairing;
+  pairing.textContent = view.pairing ?? '';
+  const refusal = $('refusal');
   refusal.hidden = !view.refusal;
   refusal.textContent = view.refusal ?? '';
+  $('reconnect').hidden = !view.halted;
+  const rename = $<HTMLInputElement>('rename');
+  if (document.activeElement !== rename) {
+    rename.value = typeof local.label === 'string' && local.label ? local.label : typeof local.assignedLabel === 'string' ? local.assignedLabel : '';
+  }
 }
 
-chrome.storage.onChanged.addListener(() => void render());
-void render();
+function setShared(tabId: number, shared: boolean): void {
+  void send({ target: 'background', kind: 'popup-share', tabId, shared }).then(() => scheduleTabs());
+}
+
+async function renderTabs(): Promise<void> {
+  const got = await send<PopupTabs | undefined>({ target: 'background', kind: 'popup-tabs' });
+  if (!got) return;
+  renderTabList($('tabs'), got.tabs, setShared);
+  const active = got.tabs.find((t) => t.tabId === got.activeTabId);
+  const row = $('active-share');
+  row.hidden = !active;
+  const box = $<HTMLInputElement>('share-active');
+  box.checked = active?.number !== undefined;
+  box.dataset.tabId = active ? String(active.tabId) : '';
+}
+
+let tabsTimer: ReturnType<typeof setTimeout> | undefined;
+function scheduleTabs(): void {
+  clearTimeout(tabsTimer);
+  tabsTimer = setTimeout(() => void renderTabs().catch((err: unknown) => console.error('tether: popup tabs', err)), 50);
+}
+
+$<HTMLInputElement>('share-active').addEventListener('change', (ev) => {
+  const box = ev.currentTarget as HTMLInputElement;
+  const tabId = Number(box.dataset.tabId);
+  if (box.dataset.tabId && Number.isInteger(tabId)) setShared(tabId, box.checked);
+});
+$('reconnect').addEventListener('click', () => void send({ target: 'background', kind: 'popup-reconnect' }));
+$('rename-form').addEventListener('submit', (ev) => {
+  ev.preventDefault();
+  const input = $<HTMLInputElement>('rename');
+  void send({ target: 'background', kind: 'popup-rename', label: input.value }).then(() => input.blur());
+});
+
+chrome.storage.onChanged.addListener((_changes, area) => {
+  void renderStatus();
+  if (area === 'session') scheduleTabs();
+});
+chrome.tabs.onUpdated.addListener(scheduleTabs);
+chrome.tabs.onCreated.addListener(scheduleTabs);
+chrome.tabs.onRemoved.addListener(scheduleTabs);
+chrome.tabs.onActivated.addListener(scheduleTabs);
+chrome.windows.onFocusChanged.addListener(scheduleTabs);
+void renderStatus();
+scheduleTabs();

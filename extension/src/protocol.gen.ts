@@ -34,6 +34,9 @@ export interface Error {
     | 'navigation_failed'
     | 'bad_request'
     | 'protocol_mismatch'
+    | 'unauthorized'
+    | 'pairing_denied'
+    | 'too_many_profiles'
     | 'internal';
   message: string;
 }
@@ -66,6 +69,40 @@ export interface Hello {
    * UserAgent is navigator.userAgent, for display.
    */
   userAgent?: string;
+  /**
+   * Slug is the slug the daemon last assigned (from hello_ack), so slugs
+   * survive a daemon that lost its records; empty on first contact.
+   */
+  slug?: string;
+  /**
+   * Secret is the per-profile secret the daemon issued at pairing; empty
+   * before pairing. A hello that claims a known ProfileID without its
+   * secret is refused.
+   */
+  secret?: string;
+  /**
+   * Tabs are the currently shared tabs.
+   */
+  tabs: TabInfo[];
+}
+/**
+ * TabInfo describes one shared tab.
+ *
+ * This interface was referenced by `TetherProtocol`'s JSON-Schema
+ * via the `definition` "TabInfo".
+ */
+export interface TabInfo {
+  tab: number;
+  url: string;
+  title: string;
+  /**
+   * Active is true for Chrome's active tab of its window.
+   */
+  active: boolean;
+  /**
+   * Current is true for the tab that tool calls without a tab number address.
+   */
+  current: boolean;
 }
 /**
  * HelloAck accepts a hello.
@@ -87,6 +124,12 @@ export interface HelloAck {
    * AssignedSlug is the short address of the profile in tool calls, e.g. "work".
    */
   assignedSlug: string;
+  /**
+   * Secret is set only when the daemon issues a new secret (at pairing);
+   * the extension stores it in chrome.storage.local and sends it in every
+   * later hello. It is never shown to the user or logged.
+   */
+  secret?: string;
 }
 /**
  * NavigateParams loads URL in a tab.
@@ -123,6 +166,24 @@ export interface PageResult {
    * one "- role "name" [state] [ref=e7]" line per node, nested by two spaces.
    */
   snapshot: string;
+  /**
+   * OpenedTabs lists tabs the action opened (target=_blank links,
+   * window.open, OAuth popups); they are shared automatically.
+   */
+  openedTabs?: TabInfo[];
+}
+/**
+ * Pairing tells an extension that the user must approve this profile before it can be used.
+ *
+ * This interface was referenced by `TetherProtocol`'s JSON-Schema
+ * via the `definition` "Pairing".
+ */
+export interface Pairing {
+  type: 'pairing';
+  /**
+   * Message tells the user how to approve, for the popup.
+   */
+  message: string;
 }
 /**
  * Refused is sent instead of HelloAck when the daemon will not accept the connection; the daemon closes the socket right after it.
@@ -143,6 +204,9 @@ export interface Refused {
     | 'navigation_failed'
     | 'bad_request'
     | 'protocol_mismatch'
+    | 'unauthorized'
+    | 'pairing_denied'
+    | 'too_many_profiles'
     | 'internal';
   message: string;
 }
@@ -158,7 +222,15 @@ export interface Request {
    * ID correlates the response; unique per connection.
    */
   id: string;
-  method: 'navigate' | 'snapshot' | 'click' | 'type' | 'tabs_list';
+  method:
+    | 'navigate'
+    | 'snapshot'
+    | 'click'
+    | 'type'
+    | 'tabs_list'
+    | 'tab_new'
+    | 'tab_close'
+    | 'tab_select';
   /**
    * Params is the method's params object (see Method).
    */
@@ -182,23 +254,16 @@ export interface Response {
   error?: Error;
 }
 /**
- * TabInfo describes one shared tab.
+ * TabNewParams opens URL in a new tab, which is shared automatically.
  *
  * This interface was referenced by `TetherProtocol`'s JSON-Schema
- * via the `definition` "TabInfo".
+ * via the `definition` "TabNewParams".
  */
-export interface TabInfo {
-  tab: number;
-  url: string;
-  title: string;
+export interface TabNewParams {
   /**
-   * Active is true for Chrome's active tab of its window.
+   * URL is absolute; empty opens about:blank.
    */
-  active: boolean;
-  /**
-   * Current is true for the tab that tool calls without a tab number address.
-   */
-  current: boolean;
+  url?: string;
 }
 /**
  * TabParams addresses one shared tab.
@@ -208,6 +273,21 @@ export interface TabInfo {
  */
 export interface TabParams {
   tab?: number;
+}
+/**
+ * TabsChanged is pushed by the extension whenever a shared tab is opened, closed, navigated, retitled, shared, unshared or activated, so the daemon never polls.
+ *
+ * This interface was referenced by `TetherProtocol`'s JSON-Schema
+ * via the `definition` "TabsChanged".
+ */
+export interface TabsChanged {
+  type: 'tabs_changed';
+  change: 'opened' | 'closed' | 'navigated' | 'title' | 'shared' | 'unshared' | 'activated';
+  /**
+   * Tab is the number of the tab that changed.
+   */
+  tab: number;
+  tabs: TabInfo[];
 }
 /**
  * TabsListParams has no fields yet.

@@ -17,7 +17,7 @@ describe('parseFileConfig (tether.json)', () => {
 describe('popupView', () => {
   it('shows the port, assigned label and slug when connected', () => {
     const v = popupView({ state: 'connected', port: 47615, since: 0 }, { assignedLabel: 'Work', assignedSlug: 'work' });
-    expect(v).toEqual({ stateClass: 'connected', stateText: 'Connected to Tether (port 47615)', label: 'Work', slug: 'work' });
+    expect(v).toEqual({ stateClass: 'connected', stateText: 'Connected to Tether (port 47615)', label: 'Work', slug: 'work', halted: false });
   });
   it('shows the last refusal', () => {
     const v = popupView(

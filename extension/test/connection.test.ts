@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { BACKOFF_CAP_MS, DaemonConnection, backoffDelay, type ConnectionDeps, type SocketLike } from '../src/offscreen/connection';
-import type { Request } from '../src/protocol.gen';
+import type { HelloAck, Request, TabsChanged } from '../src/protocol.gen';
 import type { ConnectionStatus, DaemonConfig, Outcome } from '../src/shared/messages';
 
 class FakeSocket implements SocketLike {
@@ -27,11 +27,16 @@ class FakeSocket implements SocketLike {
   }
 }
 
-const config: DaemonConfig = { port: 12345, label: 'Work', profileId: 'p-1', extVersion: '0.1.0', halted: false };
+const TABS = [{ tab: 1, url: 'https://example.com/', title: 'Example', active: true, current: true }];
+let config: DaemonConfig;
+beforeEach(() => {
+  config = { port: 12345, label: 'Work', profileId: 'p-1', extVersion: '0.1.0', tabs: TABS, halted: false };
+});
 
 function setup(relay: ConnectionDeps['relay'] = async () => ({ ok: true, value: {} })) {
   const sockets: FakeSocket[] = [];
   const statuses: ConnectionStatus[] = [];
+  const acks: HelloAck[] = [];
   const conn = new DaemonConnection({
     openSocket: (url) => {
       const s = new FakeSocket(url);
@@ -41,11 +46,11 @@ function setup(relay: ConnectionDeps['relay'] = async () => ({ ok: true, value: 
     getConfig: async () => config,
     relay,
     reportStatus: (s) => statuses.push(s),
-    reportAck: () => undefined,
+    reportAck: (a) => acks.push(a),
     userAgent: 'UA',
     random: () => 1,
   });
-  return { conn, sockets, statuses };
+  return { conn, sockets, statuses, acks };
 }
 
 const flush = () => vi.advanceTimersByTimeAsync(0);
@@ -62,7 +67,7 @@ describe('DaemonConnection', () => {
     const s = sockets[0]!;
     expect(s.url).toBe('ws://127.0.0.1:12345/extension');
     s.open();
-    expect(s.sent).toEqual([{ type: 'hello', protocol: 1, profileId: 'p-1', label: 'Work', extVersion: '0.1.0', userAgent: 'UA' }]);
+    expect(s.sent).toEqual([{ type: 'hello', protocol: 2, profileId: 'p-1', label: 'Work', extVersion: '0.1.0', userAgent: 'UA', tabs: TABS }]);
     s.receive({ type: 'hello_ack', daemonVersion: 'x', assignedLabel: 'Work', assignedSlug: 'work' });
     expect(statuses.at(-1)?.state).toBe('connected');
     s.receive({ type: 'request', id: '7', method: 'tabs_list', params: {}, timeoutMs: 5000 });
@@ -77,6 +82,7 @@ describe('DaemonConnection', () => {
     conn.start();
     await flush();
     sockets[0]!.open();
+    sockets[0]!.receive({ type: 'hello_ack', daemonVersion: 'x', assignedLabel: 'Work', assignedSlug: 'work' });
     sockets[0]!.receive({ type: 'request', id: '1', method: 'eval', params: {}, timeoutMs: 5000 });
     await flush();
     expect(relay).not.toHaveBeenCalled();
@@ -88,6 +94,7 @@ describe('DaemonConnection', () => {
     conn.start();
     await flush();
     sockets[0]!.open();
+    sockets[0]!.receive({ type: 'hello_ack', daemonVersion: 'x', assignedLabel: 'Work', assignedSlug: 'work' });
     sockets[0]!.receive({ type: 'request', id: '2', method: 'snapshot', params: {}, timeoutMs: 2000 });
     await vi.advanceTimersByTimeAsync(1700);
     expect(sockets[0]!.sent).toHaveLength(1); // only the hello
@@ -119,6 +126,105 @@ describe('DaemonConnection', () => {
     expect(sockets).toHaveLength(1);
     expect(conn.isHalted).toBe(true);
     expect(statuses.at(-1)).toMatchObject({ state: 'disconnected', lastRefusal: { code: 'protocol_mismatch', message: 'Reload the extension at chrome://extensions.' } });
+  });
+
+  it('sends the stored slug and secret in hello', async () => {
+    config.slug = 'work';
+    config.secret = 's3cret';
+    const { conn, sockets } = setup();
+    conn.start();
+    await flush();
+    sockets[0]!.open();
+    expect(sockets[0]!.sent[0]).toMatchObject({ type: 'hello', protocol: 2, slug: 'work', secret: 's3cret', tabs: TABS });
+  });
+
+  it('waits through pairing on the same socket, then keeps the issued secret for the next hello', async () => {
+    const { conn, sockets, statuses, acks } = setup();
+    conn.start();
+    await flush();
+    const s = sockets[0]!;
+    s.open();
+    expect(s.sent[0]).not.toHaveProperty('secret');
+    s.receive({ type: 'pairing', message: 'Approve "Work" in the Tether window.' });
+    expect(statuses.at(-1)).toMatchObject({ state: 'pairing', pairing: 'Approve "Work" in the Tether window.' });
+    // No timeout: the daemon holds the socket as long as the user takes.
+    await vi.advanceTimersByTimeAsync(10 * 60_000);
+    expect(sockets).toHaveLength(1);
+    s.receive({ type: 'hello_ack', daemonVersion: 'x', assignedLabel: 'Work', assignedSlug: 'work', secret: 'new-secret' });
+    expect(statuses.at(-1)).toMatchObject({ state: 'connected' });
+    expect(statuses.at(-1)).not.toHaveProperty('pairing');
+    expect(JSON.stringify(statuses)).not.toContain('new-secret');
+    expect(acks.at(-1)?.secret).toBe('new-secret');
+    // Even before storage has it (config still without secret), the next hello carries it.
+    s.close();
+    await vi.advanceTimersByTimeAsync(250);
+    sockets[1]!.open();
+    expect(sockets[1]!.sent[0]).toMatchObject({ type: 'hello', secret: 'new-secret' });
+  });
+
+  it.each(['unauthorized', 'pairing_denied'])('stops after %s until reconnect() and shows the message', async (code) => {
+    const { conn, sockets, statuses } = setup();
+    conn.start();
+    await flush();
+    sockets[0]!.open();
+    sockets[0]!.receive({ type: 'refused', code, message: 'Denied by the user.' });
+    await vi.advanceTimersByTimeAsync(120_000);
+    expect(sockets).toHaveLength(1);
+    expect(conn.isHalted).toBe(true);
+    expect(statuses.at(-1)).toMatchObject({ state: 'disconnected', halted: true, lastRefusal: { code, message: 'Denied by the user.' } });
+    conn.reconnect();
+    await flush();
+    expect(sockets).toHaveLength(2);
+    expect(conn.isHalted).toBe(false);
+    expect(statuses.at(-1)).toMatchObject({ state: 'connecting' });
+    expect(statuses.at(-1)).not.toHaveProperty('lastRefusal');
+  });
+
+  it('retries every 30 s after too_many_profiles', async () => {
+    const { conn, sockets, statuses } = setup();
+    conn.start();
+    await flush();
+    for (let i = 0; i < 3; i++) {
+      sockets[i]!.open();
+      sockets[i]!.receive({ type: 'refused', code: 'too_many_profiles', message: 'Tether already has 8 browsers connected.' });
+      expect(statuses.at(-1)).toMatchObject({ state: 'disconnected', lastRefusal: { code: 'too_many_profiles' } });
+      expect(statuses.at(-1)).not.toHaveProperty('halted');
+      await vi.advanceTimersByTimeAsync(29_999);
+      expect(sockets).toHaveLength(i + 1);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(sockets).toHaveLength(i + 2);
+    }
+    expect(conn.isHalted).toBe(false);
+  });
+
+  it('pushes tabs_changed once acked, and queues the ones that come before', async () => {
+    const { conn, sockets } = setup();
+    conn.start();
+    await flush();
+    const s = sockets[0]!;
+    s.open();
+    const frame = (tab: number): TabsChanged => ({ type: 'tabs_changed', change: 'shared', tab, tabs: [] });
+    conn.pushTabsChanged(frame(2));
+    expect(s.sent).toHaveLength(1);
+    s.receive({ type: 'pairing', message: 'Approve.' });
+    conn.pushTabsChanged(frame(3));
+    expect(s.sent).toHaveLength(1);
+    s.receive({ type: 'hello_ack', daemonVersion: 'x', assignedLabel: 'Work', assignedSlug: 'work' });
+    expect(s.sent.slice(1)).toEqual([frame(2), frame(3)]);
+    conn.pushTabsChanged(frame(4));
+    expect(s.sent.at(-1)).toEqual(frame(4));
+  });
+
+  it('ignores requests before hello_ack', async () => {
+    const relay = vi.fn();
+    const { conn, sockets } = setup(relay);
+    conn.start();
+    await flush();
+    sockets[0]!.open();
+    sockets[0]!.receive({ type: 'pairing', message: 'Approve.' });
+    sockets[0]!.receive({ type: 'request', id: '1', method: 'tabs_list', params: {}, timeoutMs: 5000 });
+    await flush();
+    expect(relay).not.toHaveBeenCalled();
   });
 });
 

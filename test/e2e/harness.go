@@ -218,17 +218,44 @@ func (d *Daemon) Stop() error {
 // Browser is a Chromium started by `tether browser --headless`.
 type Browser struct {
 	Log *LogWatcher
-	cmd *exec.Cmd
+	// UserDataDir is the browser's profile folder.
+	UserDataDir string
+	cmd         *exec.Cmd
+}
+
+// BrowserOptions configures StartBrowser.
+type BrowserOptions struct {
+	// Label is the profile label (`tether browser --label`).
+	Label string
+	// WaitFor is the daemon log text that means the browser is ready
+	// (default "extension connected"); "-" waits for nothing.
+	WaitFor string
+	// UserDataDir reuses a profile folder (default: a new temporary one).
+	UserDataDir string
+	// ExtraArgs go to Chromium.
+	ExtraArgs []string
 }
 
 // StartBrowser launches headless Chromium with the extension through
-// `tether browser` and waits for the extension's hello to reach the daemon.
-func StartBrowser(t testing.TB, d *Daemon, extraArgs ...string) *Browser {
+// `tether browser`, with a DevTools port for the harness (the product never
+// uses it), and waits for the extension's hello to reach the daemon.
+func StartBrowser(t testing.TB, d *Daemon, opts ...BrowserOptions) *Browser {
 	t.Helper()
 	RequireChromium(t)
+	var o BrowserOptions
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	if o.UserDataDir == "" {
+		o.UserDataDir = filepath.Join(t.TempDir(), "chrome-profile")
+	}
 	from := d.Log.Len()
-	args := []string{"browser", "--headless", "--user-data-dir", filepath.Join(t.TempDir(), "chrome-profile"), "--", HostResolverRules}
-	cmd := exec.Command(d.Bin, append(args, extraArgs...)...)
+	args := []string{"browser", "--headless", "--user-data-dir", o.UserDataDir}
+	if o.Label != "" {
+		args = append(args, "--label", o.Label)
+	}
+	args = append(args, "--", HostResolverRules, "--remote-debugging-port=0")
+	cmd := exec.Command(d.Bin, append(args, o.ExtraArgs...)...)
 	cmd.Env = d.Env()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	out, err := cmd.StderrPipe()
@@ -239,25 +266,37 @@ func StartBrowser(t testing.TB, d *Daemon, extraArgs ...string) *Browser {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	b := &Browser{Log: NewLogWatcher(out), cmd: cmd}
-	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		waited := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(waited) }()
-		select {
-		case <-waited:
-		case <-time.After(10 * time.Second):
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-waited
+	b := &Browser{Log: NewLogWatcher(out), UserDataDir: o.UserDataDir, cmd: cmd}
+	t.Cleanup(func() { b.Stop(t) })
+	wait := o.WaitFor
+	if wait == "" {
+		wait = "extension connected"
+	}
+	if wait != "-" {
+		if _, _, err := d.Log.WaitFor(from, 60*time.Second, wait); err != nil {
+			t.Fatalf("the extension did not connect: %v\nbrowser output:\n%s", err, b.Log.String())
 		}
-		if t.Failed() {
-			t.Logf("browser output:\n%s", b.Log.String())
-		}
-	})
-	if _, _, err := d.Log.WaitFor(from, 60*time.Second, "extension connected"); err != nil {
-		t.Fatalf("the extension did not connect: %v\nbrowser output:\n%s", err, b.Log.String())
 	}
 	return b
+}
+
+// Stop ends the browser (idempotent).
+func (b *Browser) Stop(t testing.TB) {
+	if b.cmd.ProcessState != nil {
+		return
+	}
+	_ = syscall.Kill(-b.cmd.Process.Pid, syscall.SIGTERM)
+	waited := make(chan struct{})
+	go func() { _ = b.cmd.Wait(); close(waited) }()
+	select {
+	case <-waited:
+	case <-time.After(10 * time.Second):
+		_ = syscall.Kill(-b.cmd.Process.Pid, syscall.SIGKILL)
+		<-waited
+	}
+	if t.Failed() {
+		t.Logf("browser output:\n%s", b.Log.String())
+	}
 }
 
 // Context returns a context bounded by the test's deadline, minus a margin.

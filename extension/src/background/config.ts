@@ -1,6 +1,7 @@
 // Where and as whom to connect: tether.json in the extension folder (written
 // by `tether browser`), chrome.storage.local, then defaults.
 import { DEFAULT_LABEL, DEFAULT_PORT, type DaemonConfig } from '../shared/messages';
+import { listTabs } from './shared-tabs';
 
 /** The optional tether.json next to manifest.json. */
 export interface FileConfig {
@@ -44,18 +45,23 @@ function getProfileId(): Promise<string> {
 }
 
 export async function loadDaemonConfig(): Promise<DaemonConfig> {
-  const [file, local, session, id] = await Promise.all([
+  const [file, local, session, id, tabs] = await Promise.all([
     readFileConfig(),
-    chrome.storage.local.get('label'),
+    chrome.storage.local.get(['label', 'assignedSlug', 'secret']),
     chrome.storage.session.get('halted'),
     getProfileId(),
+    listTabs(),
   ]);
   const stored = typeof local.label === 'string' && local.label.trim() ? local.label.trim() : undefined;
-  return {
+  const config: DaemonConfig = {
     port: file.port ?? DEFAULT_PORT,
     label: stored ?? file.label ?? DEFAULT_LABEL,
     profileId: id,
     extVersion: chrome.runtime.getManifest().version,
+    tabs,
     halted: session.halted === true,
   };
+  if (typeof local.assignedSlug === 'string' && local.assignedSlug) config.slug = local.assignedSlug;
+  if (typeof local.secret === 'string' && local.secret) config.secret = local.secret;
+  return config;
 }

@@ -1,11 +1,11 @@
 // The daemon's methods, one handler each. HANDLERS is the allow-list: a method
 // not in it is refused before anything runs.
-import type { ClickParams, NavigateParams, PageResult, Request, TabParams, TabsListResult, TypeParams } from '../protocol.gen';
+import type { ClickParams, NavigateParams, PageResult, Request, TabInfo, TabNewParams, TabParams, TabsListResult, TypeParams } from '../protocol.gen';
 import { TetherError, restrictedPage, toWireError } from '../shared/errors';
 import type { ContentMessage, ContentReply, Method, Outcome } from '../shared/messages';
 import { callContent, isChannelClosed, isRestrictedUrl } from './content-bridge';
-import { NavigationWatcher } from './navigation';
-import { documentsIssued, listTabs, requireTab, resolveTab, share, touch } from './shared-tabs';
+import { NavigationWatcher, OpenedTabsWatcher } from './navigation';
+import { documentsIssued, forgetTab, listTabs, requireTab, resolveTab, share, tabInfo, touch } from './shared-tabs';
 import { readState } from './state';
 
 type Handler = (params: Record<string, unknown>, deadline: number) => Promise<object>;
@@ -16,6 +16,9 @@ export const HANDLERS: Readonly<Record<Method, Handler>> = {
   click: (p, d) => click(clickParams(p), d),
   type: (p, d) => type(typeParams(p), d),
   tabs_list: () => tabsList(),
+  tab_new: (p, d) => tabNew(tabNewParams(p), d),
+  tab_close: (p) => tabClose(tabParams(p)),
+  tab_select: (p) => tabSelect(tabParams(p)),
 };
 
 /** Runs one daemon request; never throws. deadline is a Date.now() value. */
@@ -46,7 +49,7 @@ async function navigate(p: NavigateParams, deadline: number): Promise<PageResult
     } else {
       const tab = await chrome.tabs.create({ url, active: true });
       tabId = tab.id!;
-      await share(tabId, true);
+      await share(tabId, true, 'opened');
     }
     if (url !== 'about:blank') await waitForPage(watcher, tabId, url, deadline);
     return await pageResult(tabId, deadline);
@@ -73,11 +76,54 @@ async function tabsList(): Promise<TabsListResult> {
   return { tabs: await listTabs() };
 }
 
+function tabNew(p: TabNewParams, deadline: number): Promise<PageResult> {
+  return navigate({ url: p.url || 'about:blank', newTab: true }, deadline);
+}
+
+async function tabClose(p: TabParams): Promise<TabsListResult> {
+  const t = await requireTab(p.tab);
+  await chrome.tabs.remove(t.tabId).catch((err: unknown) => {
+    // Already gone is fine: the goal is a closed tab.
+    if (!/No tab with id/i.test(String(err instanceof Error ? err.message : err))) throw err;
+  });
+  await forgetTab(t.tabId);
+  return { tabs: await listTabs() };
+}
+
+async function tabSelect(p: TabParams): Promise<TabsListResult> {
+  const t = await requireTab(p.tab);
+  const tab = await chrome.tabs.update(t.tabId, { active: true });
+  const windowId = tab?.windowId ?? (await chrome.tabs.get(t.tabId)).windowId;
+  await chrome.windows.update(windowId, { focused: true });
+  await touch(t.tabId);
+  return { tabs: await listTabs() };
+}
+
+// After an action, how long to wait for the tabs it opened to show up.
+const OPENED_TABS_GRACE_MS = 50;
+
+/** Shares the tabs an action opened and describes them. */
+async function openedTabs(watcher: OpenedTabsWatcher): Promise<TabInfo[]> {
+  await new Promise((r) => setTimeout(r, OPENED_TABS_GRACE_MS));
+  const out: TabInfo[] = [];
+  for (const id of watcher.tabIds) {
+    await share(id, false, 'opened');
+    const info = await tabInfo(id);
+    if (info) out.push(info);
+  }
+  return out;
+}
+
+function withOpened(page: PageResult, opened: TabInfo[]): PageResult {
+  return opened.length > 0 ? { ...page, openedTabs: opened } : page;
+}
+
 /** Runs a click or type in the page; when it navigates, waits for the new page and snapshots that. */
 async function act(tab: number | undefined, msg: ContentMessage & { docsIssued: number }, deadline: number): Promise<PageResult> {
   const t = await requireTab(tab);
   await touch(t.tabId);
   const watcher = new NavigationWatcher();
+  const opened = new OpenedTabsWatcher(t.tabId);
   try {
     msg.docsIssued = await documentsIssued(t.tabId);
     let reply: ContentReply | undefined;
@@ -92,12 +138,13 @@ async function act(tab: number | undefined, msg: ContentMessage & { docsIssued: 
     if (navigated) {
       // Wait for the new page; give up early when no navigation actually starts.
       await waitForPage(watcher, t.tabId, 'the new page', deadline, Date.now() + 1000);
-      return await pageResult(t.tabId, deadline);
+      return withOpened(await pageResult(t.tabId, deadline), await openedTabs(opened));
     }
-    if (reply && 'page' in reply) return { tab: t.number, ...reply.page };
+    if (reply && 'page' in reply) return withOpened({ tab: t.number, ...reply.page }, await openedTabs(opened));
     throw new Error('the content script answered without a page');
   } finally {
     watcher.dispose();
+    opened.dispose();
   }
 }
 
@@ -171,6 +218,12 @@ function bool(p: Record<string, unknown>, key: string): boolean {
 
 function navigateParams(p: Record<string, unknown>): NavigateParams {
   return { ...tabParams(p), url: str(p, 'url'), newTab: bool(p, 'newTab') };
+}
+
+function tabNewParams(p: Record<string, unknown>): TabNewParams {
+  const url = p.url;
+  if (url === undefined || url === null || url === '') return {};
+  return { url: str(p, 'url') };
 }
 
 function clickParams(p: Record<string, unknown>): ClickParams {

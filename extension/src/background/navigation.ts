@@ -96,3 +96,38 @@ export class NavigationWatcher {
     }
   }
 }
+
+/**
+ * Records the tabs opened from one tab (target=_blank links, window.open,
+ * OAuth popups) from creation on. Call dispose() when done.
+ */
+export class OpenedTabsWatcher {
+  private readonly opened = new Set<number>();
+
+  private readonly onCreated = (tab: chrome.tabs.Tab) => {
+    if (tab.id !== undefined && tab.openerTabId === this.openerTabId) this.opened.add(tab.id);
+  };
+  private readonly onTarget = (d: chrome.webNavigation.WebNavigationSourceCallbackDetails) => {
+    if (d.sourceTabId === this.openerTabId) this.opened.add(d.tabId);
+  };
+  private readonly onRemoved = (tabId: number) => {
+    this.opened.delete(tabId);
+  };
+
+  constructor(private readonly openerTabId: number) {
+    chrome.tabs.onCreated.addListener(this.onCreated);
+    chrome.tabs.onRemoved.addListener(this.onRemoved);
+    chrome.webNavigation.onCreatedNavigationTarget.addListener(this.onTarget);
+  }
+
+  /** The tab ids opened so far, in opening order. */
+  get tabIds(): number[] {
+    return [...this.opened];
+  }
+
+  dispose(): void {
+    chrome.tabs.onCreated.removeListener(this.onCreated);
+    chrome.tabs.onRemoved.removeListener(this.onRemoved);
+    chrome.webNavigation.onCreatedNavigationTarget.removeListener(this.onTarget);
+  }
+}

@@ -1,11 +1,21 @@
 // Routes runtime messages addressed to the service worker. Daemon traffic is
-// accepted only from our offscreen document, document numbering only from
+// accepted only from our offscreen document, popup requests only from our
+// popup page (as a popup or opened in a tab), document numbering only from
 // content scripts in a tab's top frame.
 import type { HelloAck } from '../protocol.gen';
-import { isBackgroundMessage, type BackgroundMessage, type ConnectionStatus } from '../shared/messages';
+import {
+  isBackgroundMessage,
+  type BackgroundMessage,
+  type ConnectionStatus,
+  type OffscreenMessage,
+  type PopupTabs,
+} from '../shared/messages';
+import { popupTabList } from '../popup/view';
 import { loadDaemonConfig } from './config';
 import { handleRequest } from './methods';
-import { nextDocument } from './shared-tabs';
+import { ensureOffscreen } from './offscreen-doc';
+import { nextDocument, share, unshare } from './shared-tabs';
+import { readState } from './state';
 
 export function onRuntimeMessage(msg: unknown, sender: chrome.runtime.MessageSender, sendResponse: (r: unknown) => void): boolean {
   if (!isBackgroundMessage(msg) || sender.id !== chrome.runtime.id) return false;
@@ -22,11 +32,35 @@ function fromOffscreen(sender: chrome.runtime.MessageSender): boolean {
   return sender.tab === undefined && sender.url === chrome.runtime.getURL('offscreen.html');
 }
 
+/** The popup page's URL prefix (it may carry a query or hash when opened as a tab). */
+export function popupUrl(): string {
+  return chrome.runtime.getURL('popup.html');
+}
+
+function fromPopup(sender: chrome.runtime.MessageSender): boolean {
+  return typeof sender.url === 'string' && sender.url.startsWith(popupUrl());
+}
+
 function route(msg: BackgroundMessage, sender: chrome.runtime.MessageSender): Promise<unknown> | undefined {
   if (msg.kind === 'register-document') {
     const tabId = sender.tab?.id;
     if (tabId === undefined || sender.frameId !== 0) return undefined;
     return nextDocument(tabId).then((doc) => ({ doc }));
+  }
+  if (fromPopup(sender)) {
+    switch (msg.kind) {
+      case 'popup-tabs':
+        return popupTabs();
+      case 'popup-share':
+        if (typeof msg.tabId !== 'number') return undefined;
+        return (msg.shared ? share(msg.tabId, false, 'shared') : unshare(msg.tabId)).then(() => true);
+      case 'popup-reconnect':
+        return reconnect().then(() => true);
+      case 'popup-rename':
+        return rename(msg.label).then(() => true);
+      default:
+        return undefined;
+    }
   }
   if (!fromOffscreen(sender)) return undefined;
   switch (msg.kind) {
@@ -38,16 +72,40 @@ function route(msg: BackgroundMessage, sender: chrome.runtime.MessageSender): Pr
       return saveAck(msg.ack);
     case 'daemon-request':
       return handleRequest(msg.request, msg.deadline);
+    default:
+      return undefined;
   }
 }
 
 async function saveStatus(status: ConnectionStatus): Promise<void> {
-  const halted = status.lastRefusal?.code === 'protocol_mismatch';
-  const items: Record<string, unknown> = { status };
-  if (halted) items.halted = true;
-  await chrome.storage.session.set(items);
+  await chrome.storage.session.set({ status, halted: status.halted === true });
 }
 
 async function saveAck(ack: HelloAck): Promise<void> {
-  await chrome.storage.local.set({ assignedLabel: ack.assignedLabel, assignedSlug: ack.assignedSlug, daemonVersion: ack.daemonVersion });
+  const items: Record<string, unknown> = { assignedLabel: ack.assignedLabel, assignedSlug: ack.assignedSlug, daemonVersion: ack.daemonVersion };
+  // The secret goes to storage only: never into the status, the popup or a log.
+  if (typeof ack.secret === 'string' && ack.secret) items.secret = ack.secret;
+  await chrome.storage.local.set(items);
+}
+
+/** The user's Reconnect: lifts a halt and makes the offscreen document connect now. */
+export async function reconnect(): Promise<void> {
+  await chrome.storage.session.set({ halted: false });
+  await ensureOffscreen();
+  const msg: OffscreenMessage = { target: 'offscreen', kind: 'reconnect' };
+  await chrome.runtime.sendMessage(msg).catch(() => undefined);
+}
+
+/** Stores the profile's new label and reconnects so the next hello carries it. */
+async function rename(label: unknown): Promise<void> {
+  const clean = typeof label === 'string' ? label.trim().slice(0, 100) : '';
+  if (clean) await chrome.storage.local.set({ label: clean });
+  else await chrome.storage.local.remove('label');
+  await reconnect();
+}
+
+/** The last-focused normal window's tabs for the popup, without the popup page itself. */
+async function popupTabs(): Promise<PopupTabs> {
+  const win = await chrome.windows.getLastFocused({ populate: true, windowTypes: ['normal'] }).catch(() => undefined);
+  return popupTabList(win?.tabs ?? [], (await readState()).shared, popupUrl());
 }

@@ -1,8 +1,13 @@
-// Shared tabs: the only tabs the daemon can see or act on. Tabs the agent
-// opens are shared, and so are tabs opened from a shared tab.
+// Shared tabs: the only tabs the daemon can see or act on. The user shares
+// tabs from the popup, the context menu or the keyboard command; tabs the
+// agent opens are shared, and so are tabs opened from a shared tab. Every
+// change is marked on the tab (action badge) and pushed to the daemon as
+// tabs_changed.
 import { TetherError, noSharedTab } from '../shared/errors';
-import type { TabInfo } from '../protocol.gen';
+import type { OffscreenMessage } from '../shared/messages';
+import type { TabInfo, TabsChanged } from '../protocol.gen';
 import { readState, updateState } from './state';
+import { TabsChangedCoalescer, type TabChange } from './tab-events';
 
 /** A shared tab resolved from a request. */
 export interface SharedTab {
@@ -10,52 +15,184 @@ export interface SharedTab {
   number: number;
 }
 
-/** Shares tabId (idempotent) and returns its number. mostRecent also makes it the current tab. */
-export function share(tabId: number, mostRecent: boolean): Promise<number> {
-  return updateState((s) => {
+/** The badge colour of shared tabs. */
+export const BADGE_COLOR = '#6d28d9';
+const DEFAULT_TITLE = 'Tether';
+export const MENU_ID = 'tether-share';
+
+let coalescer: TabsChangedCoalescer | undefined;
+
+function sendToOffscreen(frame: TabsChanged): Promise<void> {
+  const msg: OffscreenMessage = { target: 'offscreen', kind: 'tabs-changed', frame };
+  // No offscreen document (yet): the next hello carries the tabs anyway.
+  return chrome.runtime.sendMessage(msg).then(
+    () => undefined,
+    () => undefined,
+  );
+}
+
+/** The tabs_changed coalescer (replaceable in tests). */
+export function tabsChanged(): TabsChangedCoalescer {
+  coalescer ??= new TabsChangedCoalescer({ listTabs, send: sendToOffscreen });
+  return coalescer;
+}
+
+export function setTabsChangedCoalescer(c: TabsChangedCoalescer | undefined): void {
+  coalescer = c;
+}
+
+function announce(change: TabChange, number: number): void {
+  tabsChanged().add(change, number);
+}
+
+/**
+ * Shares tabId (idempotent) and returns its number. mostRecent also makes it
+ * the current tab. how names the change announced when the tab was not shared
+ * yet: "opened" for tabs Tether or a shared tab opened, "shared" for the user's.
+ */
+export async function share(tabId: number, mostRecent: boolean, how: 'opened' | 'shared' = 'opened'): Promise<number> {
+  const { n, added } = await updateState((s) => {
     let n = s.shared[tabId];
+    const added = n === undefined;
     if (n === undefined) {
-      n = s.nextNumber++;
+      n = s.numbers[tabId] ?? s.nextNumber++;
       s.shared[tabId] = n;
+      s.numbers[tabId] = n;
     }
     s.recent = s.recent.filter((id) => id !== tabId);
     if (mostRecent) s.recent.unshift(tabId);
     else s.recent.push(tabId);
+    return { n, added };
+  });
+  if (added) {
+    announce(how, n);
+    await markTab(tabId, n);
+    void refreshMenu();
+  }
+  return n;
+}
+
+/** Stops sharing tabId (the user's choice); its number stays reserved while it lives. */
+export async function unshare(tabId: number): Promise<void> {
+  const n = await updateState((s) => {
+    const n = s.shared[tabId];
+    delete s.shared[tabId];
+    s.recent = s.recent.filter((id) => id !== tabId);
     return n;
   });
+  if (n === undefined) return;
+  announce('unshared', n);
+  await markTab(tabId, undefined);
+  void refreshMenu();
+}
+
+/** Shares or unshares tabId; returns whether it is shared now. */
+export async function toggleShare(tabId: number): Promise<boolean> {
+  if ((await readState()).shared[tabId] !== undefined) {
+    await unshare(tabId);
+    return false;
+  }
+  await share(tabId, false, 'shared');
+  return true;
 }
 
 /** Shares a tab opened from a shared tab. */
 export async function shareIfOpenedFromShared(tabId: number, openerTabId: number | undefined): Promise<void> {
   if (openerTabId === undefined) return;
   const s = await readState();
-  if (s.shared[openerTabId] !== undefined && s.shared[tabId] === undefined) await share(tabId, false);
+  if (s.shared[openerTabId] !== undefined && s.shared[tabId] === undefined) await share(tabId, false, 'opened');
 }
 
 /** Forgets a closed tab. */
-export function forgetTab(tabId: number): Promise<void> {
-  return updateState((s) => {
+export async function forgetTab(tabId: number): Promise<void> {
+  const n = await updateState((s) => {
+    const n = s.shared[tabId];
     delete s.shared[tabId];
+    delete s.numbers[tabId];
     delete s.docs[tabId];
     s.recent = s.recent.filter((id) => id !== tabId);
+    return n;
   });
+  if (n !== undefined) announce('closed', n);
 }
 
 /** Moves a tab's share and documents to the tab that replaced it (prerender swap). */
-export function replaceTab(addedTabId: number, removedTabId: number): Promise<void> {
-  return updateState((s) => {
+export async function replaceTab(addedTabId: number, removedTabId: number): Promise<void> {
+  const n = await updateState((s) => {
     const n = s.shared[removedTabId];
     if (n !== undefined) {
       s.shared[addedTabId] = n;
       delete s.shared[removedTabId];
       s.recent = s.recent.map((id) => (id === removedTabId ? addedTabId : id));
     }
+    if (s.numbers[removedTabId] !== undefined) {
+      s.numbers[addedTabId] = s.numbers[removedTabId]!;
+      delete s.numbers[removedTabId];
+    }
     if (s.docs[removedTabId] !== undefined) {
       s.docs[addedTabId] = s.docs[removedTabId]!;
       delete s.docs[removedTabId];
     }
+    return n;
   });
+  if (n !== undefined) {
+    announce('navigated', n);
+    await markTab(addedTabId, n);
+  }
 }
+
+/**
+ * tabs.onUpdated: announces a shared tab's completed load or same-document
+ * URL change as navigated, and a new title of a loaded page as title. Chrome
+ * may drop per-tab badges on navigation, so the mark is set again.
+ */
+export async function onTabUpdated(tabId: number, info: chrome.tabs.OnUpdatedInfo, tab: chrome.tabs.Tab): Promise<void> {
+  const n = (await readState()).shared[tabId];
+  if (n === undefined) return;
+  if (info.status === 'complete' || (info.url !== undefined && tab.status === 'complete')) announce('navigated', n);
+  else if (info.title !== undefined && tab.status === 'complete') announce('title', n);
+  if (info.status !== undefined || info.url !== undefined) await markTab(tabId, n);
+}
+
+/** tabs.onActivated: announces a shared tab coming to the front, and fixes the menu's check. */
+export async function onTabActivated(tabId: number): Promise<void> {
+  const n = (await readState()).shared[tabId];
+  if (n !== undefined) announce('activated', n);
+  await refreshMenu(tabId);
+}
+
+/** Marks a shared tab with its number on the action badge, or clears the mark (n undefined). */
+export async function markTab(tabId: number, n: number | undefined): Promise<void> {
+  try {
+    if (n === undefined) {
+      await chrome.action.setBadgeText({ tabId, text: '' });
+      await chrome.action.setTitle({ tabId, title: DEFAULT_TITLE });
+      return;
+    }
+    await chrome.action.setBadgeText({ tabId, text: String(n) });
+    await chrome.action.setBadgeBackgroundColor({ tabId, color: BADGE_COLOR });
+    await chrome.action.setBadgeTextColor?.({ tabId, color: '#ffffff' });
+    await chrome.action.setTitle({ tabId, title: `Shared with Tether as tab ${n}` });
+  } catch {
+    // The tab closed meanwhile.
+  }
+}
+
+/** Sets the context menu's check to whether the active tab (or tabId) is shared. */
+export async function refreshMenu(tabId?: number): Promise<void> {
+  try {
+    if (tabId === undefined) {
+      const [active] = await chrome.tabs.query({ active: true, lastFocusedWindow: true });
+      tabId = active?.id;
+    }
+    if (tabId === undefined) return;
+    const checked = (await readState()).shared[tabId] !== undefined;
+    await chrome.contextMenus.update(MENU_ID, { checked });
+  } catch {
+    // The menu is created on install; a missing one is recreated then.
+  }
+}
+
 
 /** Marks a shared tab as the one used last. */
 export function touch(tabId: number): Promise<void> {
@@ -118,6 +255,17 @@ async function pruneClosed(): Promise<void> {
   for (const id of ids) if (!open.has(id)) await forgetTab(id);
 }
 
+/** Describes one shared tab. */
+export async function tabInfo(tabId: number): Promise<TabInfo | undefined> {
+  const s = await readState();
+  const n = s.shared[tabId];
+  if (n === undefined) return undefined;
+  const t = await chrome.tabs.get(tabId).catch(() => undefined);
+  if (!t) return undefined;
+  const current = await currentTabId(s.recent, s.shared);
+  return { tab: n, url: t.url || t.pendingUrl || '', title: t.title ?? '', active: t.active, current: t.id === current };
+}
+
 /** Lists the shared tabs in number order. */
 export async function listTabs(): Promise<TabInfo[]> {
   await pruneClosed();
@@ -127,7 +275,7 @@ export async function listTabs(): Promise<TabInfo[]> {
   for (const [id, n] of Object.entries(s.shared)) {
     const t = await chrome.tabs.get(Number(id)).catch(() => undefined);
     if (!t) continue;
-    out.push({ tab: n, url: t.url ?? t.pendingUrl ?? '', title: t.title ?? '', active: t.active, current: t.id === current });
+    out.push({ tab: n, url: t.url || t.pendingUrl || '', title: t.title ?? '', active: t.active, current: t.id === current });
   }
   return out.sort((a, b) => a.tab - b.tab);
 }

@@ -9,6 +9,11 @@ export interface TabState {
   nextNumber: number;
   /** Shared tabs: Chrome tab id → Tether tab number. */
   shared: Record<string, number>;
+  /**
+   * Every tab id that was ever given a number and still lives → that number,
+   * so a tab that is unshared and shared again keeps it.
+   */
+  numbers: Record<string, number>;
   /** Shared tab ids, most recently used first. */
   recent: number[];
   /** Documents loaded so far per tab id (for ref prefixes); any tab, shared or not. */
@@ -18,7 +23,7 @@ export interface TabState {
 const KEY = 'tabState';
 
 function empty(): TabState {
-  return { nextNumber: 1, shared: {}, recent: [], docs: {} };
+  return { nextNumber: 1, shared: {}, numbers: {}, recent: [], docs: {} };
 }
 
 let cache: Promise<TabState> | undefined;

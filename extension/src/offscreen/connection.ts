@@ -1,9 +1,22 @@
 // DaemonConnection owns the WebSocket to the Tether daemon and its protocol:
-// hello, hello_ack / refused, then one response per request. It reconnects
-// with capped exponential backoff and relays requests to the service worker.
-import type { HelloAck, Hello, Refused, Request, Response } from '../protocol.gen';
+// hello, then pairing (a new profile waits for the user's approval on the same
+// socket), hello_ack / refused, then one response per request and a
+// tabs_changed push whenever the shared tabs change. It reconnects with capped
+// exponential backoff (slowly after too_many_profiles, not at all after a
+// refusal that needs the user) and relays requests to the service worker.
+import type { HelloAck, Hello, Pairing, Refused, Request, Response, TabsChanged } from '../protocol.gen';
 import { toWireError } from '../shared/errors';
-import { isMethod, PROTOCOL_VERSION, type ConnectionStatus, type DaemonConfig, type Outcome } from '../shared/messages';
+import {
+  HALTING_CODES,
+  isMethod,
+  METHODS,
+  PROTOCOL_VERSION,
+  SLOW_RETRY_CODES,
+  SLOW_RETRY_MS,
+  type ConnectionStatus,
+  type DaemonConfig,
+  type Outcome,
+} from '../shared/messages';
 
 /** The part of WebSocket the connection uses (a fake in tests). */
 export interface SocketLike {
@@ -43,7 +56,10 @@ export function timeoutMargin(timeoutMs: number): number {
   return Math.min(500, Math.max(50, timeoutMs * 0.1));
 }
 
-type Incoming = HelloAck | Refused | Request;
+type Incoming = HelloAck | Pairing | Refused | Request;
+
+/** At most this many tabs_changed frames wait for a hello_ack; older ones are dropped (hello carries the state). */
+const MAX_PENDING_TABS_CHANGED = 50;
 
 export class DaemonConnection {
   private socket?: SocketLike;
@@ -53,7 +69,15 @@ export class DaemonConnection {
   private halted = false;
   private port = 0;
   private lastRefusal?: ConnectionStatus['lastRefusal'];
+  private pairingMessage?: string;
   private reported?: ConnectionStatus['state'];
+  /** True between hello_ack and the socket's close: requests and pushes may flow. */
+  private acked = false;
+  /** A secret issued on this connection's lifetime, in case storage lags behind. */
+  private secret?: string;
+  /** tabs_changed frames produced while not acked; sent right after the next hello_ack. */
+  private pending: TabsChanged[] = [];
+  private nextDelay?: number;
 
   constructor(private readonly deps: ConnectionDeps) {}
 
@@ -62,13 +86,39 @@ export class DaemonConnection {
     void this.connect();
   }
 
+  /** The user asked to reconnect (popup button, new label): drop the socket and connect now. */
+  reconnect(): void {
+    this.halted = false;
+    this.attempt = 0;
+    this.nextDelay = undefined;
+    this.lastRefusal = undefined;
+    this.reported = undefined;
+    clearTimeout(this.retryTimer);
+    const old = this.socket;
+    this.socket = undefined;
+    this.acked = false;
+    old?.close(1000, 'reconnecting');
+    if (!this.stopped) void this.connect();
+  }
+
+  /** Pushes a tabs_changed frame now, or right after the next hello_ack. */
+  pushTabsChanged(frame: TabsChanged): void {
+    const socket = this.socket;
+    if (this.acked && socket && socket.readyState === 1) {
+      socket.send(JSON.stringify(frame));
+      return;
+    }
+    this.pending.push(frame);
+    if (this.pending.length > MAX_PENDING_TABS_CHANGED) this.pending.shift();
+  }
+
   stop(): void {
     this.stopped = true;
     clearTimeout(this.retryTimer);
     this.socket?.close(1000, 'stopping');
   }
 
-  /** True once the daemon refused us for a protocol mismatch: no more attempts. */
+  /** True once a refusal needs the user (see HALTING_CODES): no more attempts until reconnect(). */
   get isHalted(): boolean {
     return this.halted;
   }
@@ -87,8 +137,11 @@ export class DaemonConnection {
       this.halted = true;
       return;
     }
+    if (this.stopped || this.halted || this.socket) return;
     this.port = config.port;
     if (this.reported === undefined) this.report('connecting');
+    // hello carries the tabs as of now: frames queued before are older.
+    this.pending = [];
     let socket: SocketLike;
     try {
       socket = this.deps.openSocket(`ws://127.0.0.1:${config.port}/extension`);
@@ -106,7 +159,11 @@ export class DaemonConnection {
         label: config.label,
         extVersion: config.extVersion,
         userAgent: this.deps.userAgent,
+        tabs: config.tabs,
       };
+      if (config.slug) hello.slug = config.slug;
+      const secret = this.secret ?? config.secret;
+      if (secret) hello.secret = secret;
       socket.send(JSON.stringify(hello));
     };
     socket.onmessage = (ev) => {
@@ -118,6 +175,8 @@ export class DaemonConnection {
     socket.onclose = () => {
       if (this.socket !== socket) return;
       this.socket = undefined;
+      this.acked = false;
+      this.pairingMessage = undefined;
       if (this.reported !== 'disconnected') this.report('disconnected');
       this.scheduleReconnect();
     };
@@ -126,7 +185,8 @@ export class DaemonConnection {
   private scheduleReconnect(): void {
     if (this.stopped || this.halted) return;
     clearTimeout(this.retryTimer);
-    const delay = backoffDelay(this.attempt++, this.deps.random);
+    const delay = this.nextDelay ?? backoffDelay(this.attempt++, this.deps.random);
+    this.nextDelay = undefined;
     this.retryTimer = setTimeout(() => void this.connect(), delay);
   }
 
@@ -138,20 +198,44 @@ export class DaemonConnection {
       console.warn('tether: ignoring a frame that is not JSON');
       return;
     }
+    if (this.socket !== socket) return;
     switch (frame?.type) {
-      case 'hello_ack':
+      case 'hello_ack': {
         this.attempt = 0;
         this.lastRefusal = undefined;
+        this.pairingMessage = undefined;
+        if (typeof frame.secret === 'string' && frame.secret) this.secret = frame.secret;
+        this.acked = true;
         this.deps.reportAck(frame);
         this.report('connected');
+        const pending = this.pending;
+        this.pending = [];
+        for (const f of pending) socket.send(JSON.stringify(f));
         return;
-      case 'refused':
-        this.lastRefusal = { code: String(frame.code), message: String(frame.message), at: Date.now() };
-        if (frame.code === 'protocol_mismatch') this.halted = true;
+      }
+      case 'pairing':
+        // The daemon holds the socket until the user decides: no timeout here.
+        this.pairingMessage = String(frame.message ?? '');
+        this.report('pairing');
+        return;
+      case 'refused': {
+        const code = String(frame.code);
+        this.lastRefusal = { code, message: String(frame.message), at: Date.now() };
+        this.pairingMessage = undefined;
+        if (HALTING_CODES.includes(code)) this.halted = true;
+        else if (SLOW_RETRY_CODES.includes(code)) this.nextDelay = SLOW_RETRY_MS;
+        this.socket = undefined;
+        this.acked = false;
         this.report('disconnected');
         socket.close(1000, 'refused');
+        this.scheduleReconnect();
         return;
+      }
       case 'request':
+        if (!this.acked) {
+          console.warn('tether: ignoring a request before hello_ack');
+          return;
+        }
         void this.onRequest(socket, frame);
         return;
       default:
@@ -166,7 +250,7 @@ export class DaemonConnection {
       if (this.socket === socket && socket.readyState === 1) socket.send(JSON.stringify(res));
     };
     if (!isMethod(req.method)) {
-      send({ error: { code: 'bad_request', message: `Unknown method ${JSON.stringify(req.method)}; this extension supports navigate, snapshot, click, type and tabs_list. Update the Tether extension if the daemon is newer.` } });
+      send({ error: { code: 'bad_request', message: `Unknown method ${JSON.stringify(req.method)}; this extension supports ${METHODS.join(', ')}. Update the Tether extension if the daemon is newer.` } });
       return;
     }
     const budget = typeof req.timeoutMs === 'number' && req.timeoutMs > 0 ? req.timeoutMs : DEFAULT_TIMEOUT_MS;
@@ -193,6 +277,8 @@ export class DaemonConnection {
     this.reported = state;
     const status: ConnectionStatus = { state, port: this.port, since: Date.now() };
     if (this.lastRefusal) status.lastRefusal = this.lastRefusal;
+    if (state === 'pairing' && this.pairingMessage !== undefined) status.pairing = this.pairingMessage;
+    if (this.halted) status.halted = true;
     this.deps.reportStatus(status);
   }
 }

@@ -1,5 +1,6 @@
-// Turns stored connection state into the popup's text.
-import type { ConnectionStatus } from '../shared/messages';
+// The popup's pure parts: stored connection state → text, window tabs → the
+// share list, and the share list → DOM.
+import type { ConnectionStatus, PopupTab, PopupTabs } from '../shared/messages';
 
 export interface PopupView {
   stateClass: string;
@@ -7,18 +8,74 @@ export interface PopupView {
   label: string;
   slug: string;
   refusal?: string;
+  /** "Waiting for approval…" and the daemon's pairing message. */
+  pairing?: string;
+  /** Show the Reconnect button. */
+  halted: boolean;
 }
 
 export function popupView(status: ConnectionStatus | undefined, local: { assignedLabel?: unknown; assignedSlug?: unknown; label?: unknown }): PopupView {
-  const label = typeof local.assignedLabel === 'string' && local.assignedLabel ? local.assignedLabel : typeof local.label === 'string' ? local.label : '—';
+  const label = typeof local.assignedLabel === 'string' && local.assignedLabel ? local.assignedLabel : typeof local.label === 'string' && local.label ? local.label : '—';
   const slug = typeof local.assignedSlug === 'string' && local.assignedSlug ? local.assignedSlug : '—';
   let stateText: string;
   if (!status) stateText = 'Starting…';
   else if (status.state === 'connected') stateText = `Connected to Tether (port ${status.port})`;
+  else if (status.state === 'pairing') stateText = `Waiting for approval… (port ${status.port})`;
   else if (status.state === 'connecting') stateText = `Connecting to Tether on port ${status.port}…`;
+  else if (status.halted) stateText = `Not connected (port ${status.port}); press Reconnect to try again`;
   else if (status.lastRefusal) stateText = `Not connected (port ${status.port})`;
   else stateText = `Not connected — is Tether running? (port ${status.port})`;
-  const view: PopupView = { stateClass: status?.state ?? 'connecting', stateText, label, slug };
-  if (status?.lastRefusal) view.refusal = `Tether refused this browser: ${status.lastRefusal.message}`;
+  const view: PopupView = { stateClass: status?.state ?? 'connecting', stateText, label, slug, halted: status?.halted === true };
+  if (status?.state === 'pairing') view.pairing = `Waiting for approval… ${status.pairing ?? ''}`.trim();
+  if (status?.lastRefusal && status.state !== 'connected' && status.state !== 'pairing') {
+    view.refusal = `Tether refused this browser: ${status.lastRefusal.message}`;
+  }
   return view;
+}
+
+/** The tabs the popup lists: a window's tabs without the popup page (when it is open as a tab). */
+export function popupTabList(windowTabs: chrome.tabs.Tab[], shared: Record<string, number>, ownUrl: string): PopupTabs {
+  const tabs: PopupTab[] = [];
+  let activeTabId: number | undefined;
+  for (const t of windowTabs) {
+    if (t.id === undefined) continue;
+    const url = t.url || t.pendingUrl || '';
+    if (url.startsWith(ownUrl)) continue;
+    const entry: PopupTab = { tabId: t.id, title: t.title || url || 'Untitled tab', url, active: t.active };
+    const n = shared[t.id];
+    if (n !== undefined) entry.number = n;
+    tabs.push(entry);
+    if (t.active) activeTabId = t.id;
+  }
+  return activeTabId === undefined ? { tabs } : { tabs, activeTabId };
+}
+
+/**
+ * Fills list with one item per tab: a checkbox whose accessible name is the
+ * tab's title (checked when shared), then the tab's Tether number if shared.
+ */
+export function renderTabList(list: HTMLElement, tabs: PopupTab[], onToggle: (tabId: number, shared: boolean) => void): void {
+  const doc = list.ownerDocument;
+  list.replaceChildren(
+    ...tabs.map((t) => {
+      const li = doc.createElement('li');
+      const label = doc.createElement('label');
+      const box = doc.createElement('input');
+      box.type = 'checkbox';
+      box.checked = t.number !== undefined;
+      box.dataset.tabId = String(t.tabId);
+      box.addEventListener('change', () => onToggle(t.tabId, box.checked));
+      label.append(box, doc.createTextNode(t.title));
+      label.title = t.url;
+      li.append(label);
+      if (t.number !== undefined) {
+        const num = doc.createElement('span');
+        num.className = 'number';
+        num.textContent = `tab ${t.number}`;
+        li.append(' ', num);
+      }
+      if (t.active) li.classList.add('active');
+      return li;
+    }),
+  );
 }

@@ -1,0 +1,60 @@
+import { describe, expect, it, vi } from 'vitest';
+import { popupTabList, popupView, renderTabList } from '../src/popup/view';
+
+const OWN = 'chrome-extension://aokghpkcplaclmhkoheinfbdepflapkn/popup.html';
+
+const t = (id: number, title: string, url: string, active = false) => ({ id, title, url, active }) as chrome.tabs.Tab;
+
+describe('popup tab list', () => {
+  it('lists the window tabs without the popup page itself, with their numbers', () => {
+    const got = popupTabList(
+      [t(1, 'Example', 'https://example.com/'), t(2, 'Tether', OWN, true), t(3, 'Settings', 'chrome://settings/')],
+      { 3: 4 },
+      OWN,
+    );
+    expect(got).toEqual({
+      tabs: [
+        { tabId: 1, title: 'Example', url: 'https://example.com/', active: false },
+        { tabId: 3, title: 'Settings', url: 'chrome://settings/', active: false, number: 4 },
+      ],
+    });
+  });
+
+  it('names the active tab for the toggle unless it is the popup', () => {
+    expect(popupTabList([t(1, 'A', 'https://a.test/', true)], {}, OWN).activeTabId).toBe(1);
+    expect(popupTabList([t(1, 'A', `${OWN}?x`, true)], {}, OWN).activeTabId).toBeUndefined();
+  });
+
+  it('renders one checkbox per tab whose accessible name is the title', () => {
+    const ul = document.createElement('ul');
+    document.body.replaceChildren(ul);
+    const onToggle = vi.fn();
+    renderTabList(
+      ul,
+      [
+        { tabId: 1, title: 'Example', url: 'https://example.com/', active: true },
+        { tabId: 3, title: 'Settings', url: 'chrome://settings/', active: false, number: 4 },
+      ],
+      onToggle,
+    );
+    const boxes = [...ul.querySelectorAll<HTMLInputElement>('input[type=checkbox]')];
+    expect(boxes.map((b) => b.closest('label')!.textContent)).toEqual(['Example', 'Settings']);
+    expect(boxes.map((b) => b.checked)).toEqual([false, true]);
+    expect(ul.querySelector('.number')!.textContent).toBe('tab 4');
+    boxes[0]!.click();
+    expect(onToggle).toHaveBeenCalledWith(1, true);
+  });
+});
+
+describe('popupView pairing and halts', () => {
+  it('shows the pairing message', () => {
+    const v = popupView({ state: 'pairing', port: 1, since: 0, pairing: 'Approve it in Tether.' }, {});
+    expect(v.pairing).toBe('Waiting for approval… Approve it in Tether.');
+    expect(v.halted).toBe(false);
+  });
+  it('offers Reconnect when halted', () => {
+    const v = popupView({ state: 'disconnected', port: 1, since: 0, halted: true, lastRefusal: { code: 'pairing_denied', message: 'Denied.', at: 0 } }, {});
+    expect(v.halted).toBe(true);
+    expect(v.refusal).toBe('Tether refused this browser: Denied.');
+  });
+});
