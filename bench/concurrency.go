@@ -1,0 +1,254 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/tether-browser/tether/config"
+	"github.com/tether-browser/tether/daemon"
+	"github.com/tether-browser/tether/protocol"
+	"github.com/tether-browser/tether/test/fakeext"
+)
+
+// ConcurrencyResult is the concurrency benchmark's outcome.
+type ConcurrencyResult struct {
+	Profiles, Tabs, Calls, Workers int
+	Errors                         int
+	Elapsed                        time.Duration
+	// MCP is the latency of each call through the MCP endpoint.
+	MCP Percentiles
+	// Bare is the latency of a bare WebSocket request/response round trip
+	// with the same frames, measured in the same run.
+	Bare Percentiles
+}
+
+// Percentiles of a latency sample.
+type Percentiles struct{ P50, P99 time.Duration }
+
+func percentiles(d []time.Duration) Percentiles {
+	slices.Sort(d)
+	at := func(q float64) time.Duration { return d[min(len(d)-1, int(q*float64(len(d))))] }
+	return Percentiles{P50: at(0.50), P99: at(0.99)}
+}
+
+// snapshotResult is what every fake tab answers: a small page.
+func snapshotResult(tab int) protocol.PageResult {
+	return protocol.PageResult{Tab: tab, URL: "https://example.com/", Title: "Example",
+		Snapshot: "- heading \"Example\" [level=1]\n- link \"More\" [ref=e1]\n- textbox \"Search\" [ref=e2]"}
+}
+
+func fakeHandler(req protocol.Request) (any, *protocol.Error) {
+	var p protocol.TabParams
+	_ = json.Unmarshal(req.Params, &p)
+	if req.Method == protocol.MethodTabsList {
+		return protocol.TabsListResult{}, nil
+	}
+	return snapshotResult(p.Tab), nil
+}
+
+// runConcurrency: profiles fake profiles × tabs tabs receive calls mixed
+// calls (snapshot, click, type) through the MCP endpoint from workers
+// concurrent MCP sessions.
+func runConcurrency(ctx context.Context, profiles, tabs, calls, workers int) (ConcurrencyResult, error) {
+	res := ConcurrencyResult{Profiles: profiles, Tabs: tabs, Calls: calls, Workers: workers}
+	dir, err := os.MkdirTemp("", "tether-bench-")
+	if err != nil {
+		return res, err
+	}
+	defer os.RemoveAll(dir)
+	paths := config.Paths{Dir: filepath.Join(dir, "cfg")}
+	dctx, stop := context.WithCancel(ctx)
+	defer stop()
+	addrc := make(chan string, 1)
+	errc := make(chan error, 1)
+	go func() {
+		errc <- daemon.Run(dctx, daemon.Config{Paths: paths, Version: "bench", AutoApproveProfiles: true,
+			Logger: slog.New(slog.DiscardHandler), Ready: func(a string) { addrc <- a }})
+	}()
+	var addr string
+	select {
+	case addr = <-addrc:
+	case err := <-errc:
+		return res, err
+	}
+	tabList := make([]protocol.TabInfo, tabs)
+	for i := range tabList {
+		tabList[i] = protocol.TabInfo{Tab: i + 1, URL: "https://example.com/", Title: "Example", Current: i == 0}
+	}
+	for i := range profiles {
+		e, err := fakeext.Dial("ws://"+addr+daemon.PathExtension, protocol.Hello{
+			ProfileID: fmt.Sprintf("bench-%02d-0000-4000-8000-000000000000", i), Label: fmt.Sprintf("P%02d", i), Tabs: tabList})
+		if err != nil {
+			return res, err
+		}
+		defer e.Close()
+		go e.Serve(fakeHandler)
+	}
+	token, err := paths.ReadToken()
+	if err != nil {
+		return res, err
+	}
+
+	clients := make([]*client.Client, workers)
+	for w := range clients {
+		c, err := client.NewStreamableHttpClient("http://"+addr+daemon.PathMCP,
+			transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
+		if err != nil {
+			return res, err
+		}
+		if err := c.Start(ctx); err != nil {
+			return res, err
+		}
+		init := mcp.InitializeRequest{}
+		init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+		init.Params.ClientInfo = mcp.Implementation{Name: "bench", Version: "1"}
+		if _, err := c.Initialize(ctx, init); err != nil {
+			return res, err
+		}
+		defer c.Close()
+		clients[w] = c
+	}
+
+	lat := make([]time.Duration, calls)
+	var next, errs atomic.Int64
+	var firstErr sync.Once
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(w), 7))
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= calls {
+					return
+				}
+				req := mcp.CallToolRequest{}
+				args := map[string]any{"profile": fmt.Sprintf("p%02d", rng.IntN(profiles)), "tab": 1 + rng.IntN(tabs)}
+				switch r := rng.IntN(10); {
+				case r < 5:
+					req.Params.Name = "browser_snapshot"
+				case r < 8:
+					req.Params.Name = "browser_click"
+					args["ref"] = "e1"
+				default:
+					req.Params.Name = "browser_type"
+					args["ref"], args["text"] = "e2", "hello"
+				}
+				req.Params.Arguments = args
+				t0 := time.Now()
+				out, err := clients[w].CallTool(ctx, req)
+				lat[i] = time.Since(t0)
+				if err != nil || out.IsError {
+					errs.Add(1)
+					firstErr.Do(func() { fmt.Fprintln(os.Stderr, "first error:", err, out) })
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	res.Elapsed = time.Since(start)
+	res.Errors = int(errs.Load())
+	res.MCP = percentiles(lat)
+	res.Bare, err = bareRoundTrips(ctx, calls, workers)
+	return res, err
+}
+
+// bareRoundTrips measures request/response over one bare WebSocket with the
+// same frames and concurrency, to isolate what the daemon and MCP add.
+func bareRoundTrips(ctx context.Context, calls, workers int) (Percentiles, error) {
+	up := websocket.Upgrader{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ws, err := up.Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer ws.Close()
+		var mu sync.Mutex
+		for {
+			var req protocol.Request
+			if err := ws.ReadJSON(&req); err != nil {
+				return
+			}
+			go func() {
+				raw, _ := json.Marshal(snapshotResult(1))
+				mu.Lock()
+				defer mu.Unlock()
+				_ = ws.WriteJSON(protocol.Response{Type: protocol.TypeResponse, ID: req.ID, Result: raw})
+			}()
+		}
+	}))
+	defer srv.Close()
+	ws, _, err := websocket.DefaultDialer.DialContext(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
+	if err != nil {
+		return Percentiles{}, err
+	}
+	defer ws.Close()
+	var wmu, pmu sync.Mutex
+	pending := map[string]chan struct{}{}
+	go func() {
+		for {
+			var resp protocol.Response
+			if err := ws.ReadJSON(&resp); err != nil {
+				return
+			}
+			pmu.Lock()
+			ch := pending[resp.ID]
+			delete(pending, resp.ID)
+			pmu.Unlock()
+			if ch != nil {
+				close(ch)
+			}
+		}
+	}()
+	lat := make([]time.Duration, calls)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= calls {
+					return
+				}
+				id := fmt.Sprint(i)
+				ch := make(chan struct{})
+				pmu.Lock()
+				pending[id] = ch
+				pmu.Unlock()
+				params, _ := json.Marshal(protocol.ClickParams{TabParams: protocol.TabParams{Tab: 1}, Ref: "e1"})
+				t0 := time.Now()
+				wmu.Lock()
+				err := ws.WriteJSON(protocol.Request{Type: protocol.TypeRequest, ID: id, Method: protocol.MethodClick, Params: params, TimeoutMs: 30000})
+				wmu.Unlock()
+				if err != nil {
+					return
+				}
+				<-ch
+				lat[i] = time.Since(t0)
+			}
+		}()
+	}
+	wg.Wait()
+	return percentiles(lat), nil
+}
