@@ -23,7 +23,7 @@ function keepAlive(): void {
 
 function createMenu(): void {
   chrome.contextMenus.removeAll(() => {
-    chrome.contextMenus.create({ id: MENU_ID, type: 'checkbox', title: 'Share this tab with Tether', contexts: ['page'], checked: false }, () => {
+    chrome.contextMenus.create({ id: MENU_ID, type: 'checkbox', title: 'Share this tab with Tether', contexts: ['page', 'frame', 'selection', 'link', 'editable', 'image', 'video', 'audio'], checked: false }, () => {
       if (chrome.runtime.lastError) log('create context menu')(chrome.runtime.lastError.message);
       else void refreshMenu();
     });

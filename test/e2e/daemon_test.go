@@ -111,9 +111,13 @@ func TestMCPStartsTheDaemon(t *testing.T) {
 		t.Fatalf("token file: %v, mode %v; want 0600", err, info.Mode())
 	}
 	// With no browser connected, a tool call fails with advice, not a hang.
-	text, isErr := call(t, ctx, c, "browser_tabs", nil)
+	text, isErr := call(t, ctx, c, "browser_snapshot", nil)
 	if !isErr || !strings.Contains(text, "tether browser") {
-		t.Fatalf("browser_tabs with no browser: (isError=%v) %s", isErr, text)
+		t.Fatalf("browser_snapshot with no browser: (isError=%v) %s", isErr, text)
+	}
+	text, _ = call(t, ctx, c, "browser_tabs", nil)
+	if !strings.Contains(text, "No browser is connected") {
+		t.Fatalf("browser_tabs with no browser: %s", text)
 	}
 }
 
