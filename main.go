@@ -234,7 +234,7 @@ func runBrowser(ctx context.Context, args []string) error {
 	if opts.UserDataDir == "" {
 		opts.UserDataDir = paths.BrowserProfile()
 	}
-	opts.ExtensionDir = paths.Extension()
+	opts.ExtensionDir = paths.Extension(opts.UserDataDir)
 	if err := launcher.WriteExtension(extension.Dist(), opts.ExtensionDir, launcher.ExtensionConfig{Port: *port, Label: *label}); err != nil {
 		return err
 	}

@@ -526,6 +526,9 @@ func (b *Broker) setTabs(c *conn, tc protocol.TabsChanged) {
 	if rec := b.records[c.hello.ProfileID]; rec != nil && rec.conn == c {
 		rec.tabs = slices.Clone(tc.Tabs)
 		b.notifyLocked()
+		// Numbers only: titles and URLs are private page data.
+		b.log.Info("shared tabs changed", "profile", shortID(c.hello.ProfileID), "slug", rec.stored.Slug,
+			"change", string(tc.Change), "tab", tc.Tab, "shared", len(tc.Tabs))
 	}
 }
 

@@ -10,6 +10,7 @@ package config
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -88,8 +89,18 @@ func (p Paths) LogFile() string { return filepath.Join(p.Dir, "tether.log") }
 // BridgeLogFile is the log file of `tether mcp` bridges.
 func (p Paths) BridgeLogFile() string { return filepath.Join(p.Dir, "mcp-bridge.log") }
 
-// Extension is the folder `tether browser` writes the embedded extension to.
-func (p Paths) Extension() string { return filepath.Join(p.Dir, "extension") }
+// Extension is the folder `tether browser` writes the embedded extension to
+// for the browser profile in userDataDir. Each profile gets its own copy,
+// because the copy carries that profile's label and the daemon's port
+// (tether.json): one shared copy would relabel every profile launched before.
+func (p Paths) Extension(userDataDir string) string {
+	abs, err := filepath.Abs(userDataDir)
+	if err != nil {
+		abs = userDataDir
+	}
+	sum := sha256.Sum256([]byte(abs))
+	return filepath.Join(p.Dir, "extension", hex.EncodeToString(sum[:6]))
+}
 
 // BrowserProfile is the default --user-data-dir of `tether browser`.
 func (p Paths) BrowserProfile() string { return filepath.Join(p.Dir, "browser-profiles", "default") }

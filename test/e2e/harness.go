@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -167,6 +168,10 @@ type Daemon struct {
 	Token  string
 	Log    *LogWatcher
 	cmd    *exec.Cmd
+	args   []string
+
+	stopOnce sync.Once
+	stopErr  error
 }
 
 // Env is the environment for tether commands that share this daemon.
@@ -178,8 +183,25 @@ func (d *Daemon) Env() []string {
 // until it listens.
 func StartDaemon(t testing.TB, bin string, args ...string) *Daemon {
 	t.Helper()
-	d := &Daemon{Bin: bin, Paths: config.Paths{Dir: filepath.Join(t.TempDir(), "config")}}
-	cmd := exec.Command(bin, append([]string{"serve", "--port", "0"}, args...)...)
+	return StartDaemonAt(t, bin, filepath.Join(t.TempDir(), "config"), 0, args...)
+}
+
+// Restart stops d and starts a new daemon on the same config dir and port
+// (the extension keeps dialling that port), with the same arguments.
+func (d *Daemon) Restart(t testing.TB) *Daemon {
+	t.Helper()
+	if err := d.Stop(); err != nil {
+		t.Logf("daemon exit: %v", err)
+	}
+	return StartDaemonAt(t, d.Bin, d.Paths.Dir, d.Record.Port, d.args...)
+}
+
+// StartDaemonAt runs `tether serve` with config dir dir on port (0: a free
+// one) and waits until it listens.
+func StartDaemonAt(t testing.TB, bin, dir string, port int, args ...string) *Daemon {
+	t.Helper()
+	d := &Daemon{Bin: bin, Paths: config.Paths{Dir: dir}, args: args}
+	cmd := exec.Command(bin, append([]string{"serve", "--port", strconv.Itoa(port)}, args...)...)
 	cmd.Env = d.Env()
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -191,8 +213,7 @@ func StartDaemon(t testing.TB, bin string, args ...string) *Daemon {
 	d.cmd = cmd
 	d.Log = NewLogWatcher(stderr)
 	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
+		_ = d.Stop()
 		if t.Failed() {
 			t.Logf("daemon log:\n%s", d.Log.String())
 		}
@@ -209,10 +230,13 @@ func StartDaemon(t testing.TB, bin string, args ...string) *Daemon {
 	return d
 }
 
-// Stop stops the daemon and waits for it to exit.
+// Stop stops the daemon and waits for it to exit (idempotent).
 func (d *Daemon) Stop() error {
-	_ = d.cmd.Process.Signal(syscall.SIGTERM)
-	return d.cmd.Wait()
+	d.stopOnce.Do(func() {
+		_ = d.cmd.Process.Signal(syscall.SIGTERM)
+		d.stopErr = d.cmd.Wait()
+	})
+	return d.stopErr
 }
 
 // Browser is a Chromium started by `tether browser --headless`.

@@ -104,8 +104,15 @@ async function rename(label: unknown): Promise<void> {
   await reconnect();
 }
 
-/** The last-focused normal window's tabs for the popup, without the popup page itself. */
+/**
+ * The tabs for the popup, without the popup page itself: the last-focused
+ * normal window's first, then the other windows' (the popup opened as a tab
+ * may sit in a window of its own).
+ */
 async function popupTabs(): Promise<PopupTabs> {
-  const win = await chrome.windows.getLastFocused({ populate: true, windowTypes: ['normal'] }).catch(() => undefined);
-  return popupTabList(win?.tabs ?? [], (await readState()).shared, popupUrl());
+  const windows = await chrome.windows.getAll({ populate: true, windowTypes: ['normal'] }).catch(() => []);
+  const last = await chrome.windows.getLastFocused({ windowTypes: ['normal'] }).catch(() => undefined);
+  windows.sort((a, b) => Number(b.id === last?.id) - Number(a.id === last?.id));
+  const tabs = windows.flatMap((w) => w.tabs ?? []);
+  return popupTabList(tabs, (await readState()).shared, popupUrl());
 }
