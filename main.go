@@ -37,6 +37,9 @@ Usage:
   tether browser [--headless] [--browser PATH] [--user-data-dir DIR] [-- CHROME_ARGS...]
                                                       launch Chromium with the extension
   tether profiles [approve|deny|forget NAME]          list, pair and forget browser profiles
+  tether connect [--http] CLIENT... | --list          add Tether to an MCP client's config; list clients
+  tether disconnect CLIENT...                         remove Tether's entry from a client's config
+  tether token rotate                                 issue a new MCP token and update HTTP entries
   tether version                                      print the version
 
 Environment:
@@ -61,6 +64,12 @@ func main() {
 		err = runBrowser(ctx, args)
 	case "profiles":
 		err = runProfiles(ctx, args)
+	case "connect":
+		err = runConnect(ctx, args)
+	case "disconnect":
+		err = runDisconnect(args)
+	case "token":
+		err = runToken(ctx, args)
 	case "version", "--version":
 		fmt.Println(versionString())
 	case "help", "-h", "--help":

@@ -149,6 +149,24 @@ func (p Paths) LoadOrCreateToken() (string, error) {
 	return tok, nil
 }
 
+// RotateToken replaces the token file with a new random token (mode 0600,
+// written atomically) and returns it. A running daemon keeps the token it
+// read at start until it restarts.
+func (p Paths) RotateToken() (string, error) {
+	if err := p.Ensure(); err != nil {
+		return "", err
+	}
+	raw := make([]byte, tokenBytes)
+	if _, err := rand.Read(raw); err != nil {
+		return "", fmt.Errorf("generate token: %w", err)
+	}
+	tok := hex.EncodeToString(raw)
+	if err := WriteFileAtomic(p.Token(), []byte(tok+"\n"), 0o600); err != nil {
+		return "", err
+	}
+	return tok, nil
+}
+
 // ReadToken returns the token without creating one.
 func (p Paths) ReadToken() (string, error) {
 	b, err := os.ReadFile(p.Token())

@@ -1,0 +1,262 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/gofrs/flock"
+
+	"github.com/tether-browser/tether/clients"
+	"github.com/tether-browser/tether/config"
+	"github.com/tether-browser/tether/daemon"
+)
+
+const connectUsage = `Usage:
+  tether connect CLIENT...          add Tether to an MCP client's config (stdio: runs this binary with "mcp")
+  tether connect --http CLIENT...   add it as a streamable HTTP server (URL and token), where the client supports it
+  tether connect --list             every client: installed, connected, config file
+  tether disconnect CLIENT...       remove Tether's entry, and only it
+
+Clients: ` + "claude-desktop, claude-code, cursor, vscode, windsurf, zed, codex, gemini, cline, lmstudio" + `
+`
+
+func runConnect(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("connect", flag.ContinueOnError)
+	fs.Usage = func() { fmt.Fprint(os.Stderr, connectUsage) }
+	list := fs.Bool("list", false, "list every client")
+	useHTTP := fs.Bool("http", false, "write a streamable HTTP entry instead of stdio")
+	port := fs.Int("port", -1, "daemon port in the HTTP URL (default: the running daemon's, else $TETHER_PORT or 47615)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	host, err := clients.CurrentHost()
+	if err != nil {
+		return err
+	}
+	if *list {
+		return printList(host.List())
+	}
+	if fs.NArg() == 0 {
+		return fmt.Errorf("name a client to connect\n\n%s", connectUsage)
+	}
+	paths, err := config.Resolve()
+	if err != nil {
+		return err
+	}
+	var opts clients.Options
+	if *useHTTP {
+		if opts.URL, err = mcpURL(ctx, paths, *port); err != nil {
+			return err
+		}
+		if opts.Token, err = paths.LoadOrCreateToken(); err != nil {
+			return err
+		}
+		opts.HTTP = true
+	} else {
+		if opts.Executable, err = clients.Executable(); err != nil {
+			return fmt.Errorf("find the tether binary: %w", err)
+		}
+		if !paths.IsDefault() {
+			opts.ConfigDir = paths.Dir
+		}
+	}
+	var errs []error
+	for _, id := range fs.Args() {
+		o, err := host.Connect(id, opts)
+		printOutcome(o, "connected")
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// mcpURL is the daemon's MCP endpoint for an HTTP entry: --port, else the
+// running daemon's port, else $TETHER_PORT or the default port.
+func mcpURL(ctx context.Context, paths config.Paths, port int) (string, error) {
+	if port < 0 {
+		if rec, _, err := daemon.Probe(ctx, paths); err == nil {
+			port = rec.Port
+		} else if port, err = defaultPort(); err != nil {
+			return "", err
+		}
+	}
+	if port == 0 {
+		return "", fmt.Errorf("%s=0 picks a free port at each start, so an HTTP entry can't name it: start the daemon first (`tether serve`), or pass --port", config.EnvPort)
+	}
+	return "http://127.0.0.1:" + strconv.Itoa(port) + daemon.PathMCP, nil
+}
+
+func runDisconnect(args []string) error {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		return fmt.Errorf("name a client to disconnect\n\n%s", connectUsage)
+	}
+	host, err := clients.CurrentHost()
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, id := range args {
+		o, err := host.Disconnect(id)
+		printOutcome(o, "disconnected")
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func printOutcome(o clients.Outcome, verb string) {
+	if o.Client.ID == "" {
+		return
+	}
+	for _, f := range o.Files {
+		switch f.Change {
+		case clients.Unchanged:
+			if verb == "connected" {
+				fmt.Printf("%s: already connected in %s\n", o.Client.Name, f.Path)
+			} else {
+				fmt.Printf("%s: no Tether entry in %s\n", o.Client.Name, f.Path)
+			}
+		default:
+			fmt.Printf("%s: %s Tether in %s\n", o.Client.Name, f.Change, f.Path)
+			if f.Backup != "" {
+				fmt.Printf("  previous file saved as %s\n", f.Backup)
+			}
+		}
+	}
+	if o.Changed {
+		fmt.Printf("  next: %s\n", o.Client.Reload)
+	}
+}
+
+func printList(list []clients.Status) error {
+	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "CLIENT\tNAME\tINSTALLED\tCONNECTED\tCONFIG")
+	for _, s := range list {
+		inst := "no"
+		if s.Installed {
+			inst = "yes"
+		}
+		for _, f := range s.Files {
+			conn := "no"
+			switch {
+			case f.Err != nil:
+				conn = "unreadable"
+			case f.Connected:
+				conn = "yes (" + string(f.Mode) + ")"
+			}
+			path := f.Path
+			if !f.Exists {
+				path += " (not created yet)"
+			}
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", s.Client.ID, s.Client.Name, inst, conn, path)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	for _, s := range list {
+		for _, f := range s.Files {
+			if f.Err != nil {
+				fmt.Fprintf(os.Stderr, "tether: %v\n", f.Err)
+			}
+		}
+	}
+	return nil
+}
+
+const tokenUsage = `Usage:
+  tether token rotate   issue a new MCP bearer token, update the HTTP entries Tether wrote, restart the daemon
+`
+
+// runToken implements `tether token rotate`. The daemon reads the token at
+// start, so a running daemon is stopped (POST /shutdown with the old token)
+// and started again, detached, on the same port; stdio clients reconnect
+// through `tether mcp` by themselves.
+func runToken(ctx context.Context, args []string) error {
+	if len(args) != 1 || args[0] != "rotate" {
+		return fmt.Errorf("unknown token command\n\n%s", tokenUsage)
+	}
+	paths, err := config.Resolve()
+	if err != nil {
+		return err
+	}
+	host, err := clients.CurrentHost()
+	if err != nil {
+		return err
+	}
+	oldToken, _ := paths.ReadToken()
+	rec, _, probeErr := daemon.Probe(ctx, paths)
+	running := probeErr == nil
+
+	token, err := paths.RotateToken()
+	if err != nil {
+		return err
+	}
+	fmt.Printf("new token written to %s\n", paths.Token())
+	outs, err := host.RotateToken(token)
+	for _, o := range outs {
+		printOutcome(o, "connected")
+	}
+	if len(outs) == 0 && err == nil {
+		fmt.Println("no HTTP entry written by Tether to update")
+	}
+	if err != nil {
+		return fmt.Errorf("update client configs: %w", err)
+	}
+	if !running {
+		return nil
+	}
+	if err := stopDaemon(ctx, paths, rec, oldToken); err != nil {
+		return fmt.Errorf("the running daemon still accepts the old token and could not be stopped (%v): restart it yourself", err)
+	}
+	exe, err := clients.Executable()
+	if err != nil {
+		return err
+	}
+	newRec, err := daemon.Ensure(ctx, daemon.EnsureConfig{
+		Paths: paths, Version: versionString(),
+		Command: []string{exe, "serve", "--port", strconv.Itoa(rec.Port)},
+	})
+	if err != nil {
+		return fmt.Errorf("the daemon was stopped but did not start again: %w; start it with `tether serve`", err)
+	}
+	fmt.Printf("restarted the daemon (pid %d, port %d) so it uses the new token; browsers reconnect by themselves\n", newRec.PID, newRec.Port)
+	fmt.Println("(a daemon started with --allow-extension or --auto-approve-profiles was restarted without them)")
+	return nil
+}
+
+// stopDaemon asks the daemon to shut down and waits until it has released
+// its lock.
+func stopDaemon(ctx context.Context, paths config.Paths, rec config.DaemonRecord, token string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rec.URL()+daemon.PathShutdown, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		return fmt.Errorf("shutdown answered %s", resp.Status)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	lock := flock.New(paths.Lock())
+	ok, err := lock.TryLockContext(ctx, 50*time.Millisecond)
+	if err != nil || !ok {
+		return fmt.Errorf("daemon pid %d did not stop within 10s", rec.PID)
+	}
+	return lock.Unlock()
+}
