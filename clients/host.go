@@ -93,6 +93,9 @@ func (h Host) Connect(id string, o Options) (Outcome, error) {
 	if !ok {
 		return Outcome{}, fmt.Errorf("%w %q (one of: %s)", ErrUnknownClient, id, strings.Join(IDs(), ", "))
 	}
+	if !o.HTTP && !h.isAbs(o.Executable) {
+		return Outcome{Client: c}, fmt.Errorf("the command must be an absolute path, got %q", o.Executable)
+	}
 	entry, err := c.entry(o)
 	if err != nil {
 		return Outcome{Client: c}, err
@@ -113,9 +116,6 @@ func (c Client) entry(o Options) (fields, error) {
 			return nil, errors.New("an HTTP entry needs the daemon's URL and token")
 		}
 		return c.http(o), nil
-	}
-	if !filepath.IsAbs(o.Executable) {
-		return nil, fmt.Errorf("the command must be an absolute path, got %q", o.Executable)
 	}
 	return c.stdio(o), nil
 }
@@ -174,25 +174,41 @@ func (h Host) Disconnect(id string) (Outcome, error) {
 func (h Host) RotateToken(token string) ([]Outcome, error) {
 	var outs []Outcome
 	for _, s := range h.List() {
+		c := s.Client
+		entries := map[string]fields{}
+		var files []string
 		for _, f := range s.Files {
 			if f.Mode != ModeHTTP || !isTetherURL(f.URL) {
 				continue
 			}
-			entry, err := s.Client.entry(Options{HTTP: true, URL: f.URL, Token: token})
+			e, err := c.entry(Options{HTTP: true, URL: f.URL, Token: token})
 			if err != nil {
 				return outs, err
 			}
-			c := s.Client
-			o, err := h.apply(c, []string{f.Path}, func(path string, b []byte) ([]byte, Change, error) {
-				return edit(c, path, b, entry)
-			})
-			outs = append(outs, o)
-			if err != nil {
-				return outs, err
-			}
+			entries[f.Path] = e
+			files = append(files, f.Path)
+		}
+		if len(files) == 0 {
+			continue
+		}
+		o, err := h.apply(c, files, func(path string, b []byte) ([]byte, Change, error) {
+			return edit(c, path, b, entries[path])
+		})
+		outs = append(outs, o)
+		if err != nil {
+			return outs, err
 		}
 	}
 	return outs, nil
+}
+
+// isAbs reports whether p is an absolute path on h.OS (C:\ or \\server\
+// on Windows), whatever OS runs the test.
+func (h Host) isAbs(p string) bool {
+	if h.OS == "windows" {
+		return len(p) >= 3 && p[1] == ':' && (p[2] == '\\' || p[2] == '/') || strings.HasPrefix(p, `\\`)
+	}
+	return strings.HasPrefix(p, "/")
 }
 
 func isTetherURL(s string) bool {

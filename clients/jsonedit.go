@@ -252,8 +252,10 @@ func plainJSON(v hujson.Value) any {
 
 // set makes obj[key] equal to v, replacing the value in place or appending a
 // member laid out like its siblings. objIndent is the indentation of the line
-// obj's key is on. It reports whether anything changed.
-func (d *jsonDoc) set(obj *hujson.Object, objIndent, key string, v any) (bool, error) {
+// obj's key is on; inline is true when that key does not start a line (a
+// one-line file), so an empty obj gets a one-line member. It reports whether
+// anything changed.
+func (d *jsonDoc) set(obj *hujson.Object, objIndent string, inline bool, key string, v any) (bool, error) {
 	i, err := find(obj, key)
 	if err != nil {
 		return false, err
@@ -267,14 +269,14 @@ func (d *jsonDoc) set(obj *hujson.Object, objIndent, key string, v any) (bool, e
 		m.Value.Value = parseTrimmed(renderJSON(v, lineIndent(m.Name.BeforeExtra, objIndent), d.st, multiline))
 		return true, nil
 	}
-	d.insert(obj, objIndent, key, v)
+	d.insert(obj, objIndent, inline, key, v)
 	return true, nil
 }
 
 // insert appends key: v to obj. Comments between the last member and the
 // closing brace stay before the new member (so a comment at the end of the
 // last member's line stays on that line), a trailing comma stays trailing.
-func (d *jsonDoc) insert(obj *hujson.Object, objIndent, key string, v any) {
+func (d *jsonDoc) insert(obj *hujson.Object, objIndent string, inline bool, key string, v any) {
 	n := len(obj.Members)
 	nl := []byte(d.st.nl)
 	colon := []byte(" ")
@@ -292,12 +294,15 @@ func (d *jsonDoc) insert(obj *hujson.Object, objIndent, key string, v any) {
 		}
 	} else {
 		indent = objIndent + d.st.unit
+		multiline = !inline
 	}
 	after := []byte(obj.AfterExtra)
 	var before, newAfter []byte
 	switch {
 	case !multiline:
-		before = []byte(" ")
+		if n > 0 {
+			before = []byte(" ")
+		}
 		newAfter = after
 	case bytes.IndexByte(after, '\n') >= 0:
 		i := bytes.LastIndexByte(after, '\n')
@@ -375,7 +380,7 @@ func (d *jsonDoc) connect(path, container string, entry fields) (Change, error) 
 		return "", &ShapeError{Path: path, Msg: err.Error()}
 	}
 	if ci < 0 {
-		d.insert(root, "", container, fields{{ServerName, entry}})
+		d.insert(root, "", false, container, fields{{ServerName, entry}})
 		return Added, nil
 	}
 	cm := &root.Members[ci]
@@ -384,29 +389,31 @@ func (d *jsonDoc) connect(path, container string, entry fields) (Change, error) 
 		return "", &ShapeError{Path: path, Msg: fmt.Sprintf("%q is not an object", container)}
 	}
 	cind := lineIndent(cm.Name.BeforeExtra, "")
+	cinline := bytes.IndexByte(cm.Name.BeforeExtra, '\n') < 0
 	ti, err := find(cobj, ServerName)
 	if err != nil {
 		return "", &ShapeError{Path: path, Msg: fmt.Sprintf("in %q: %v", container, err)}
 	}
 	if ti < 0 {
-		d.insert(cobj, cind, ServerName, entry)
+		d.insert(cobj, cind, cinline, ServerName, entry)
 		return Added, nil
 	}
 	tm := &cobj.Members[ti]
 	tobj, ok := tm.Value.Value.(*hujson.Object)
 	if !ok {
-		if _, err := d.set(cobj, cind, ServerName, entry); err != nil {
+		if _, err := d.set(cobj, cind, cinline, ServerName, entry); err != nil {
 			return "", err
 		}
 		return Updated, nil
 	}
 	tind := lineIndent(tm.Name.BeforeExtra, cind+d.st.unit)
+	tinline := bytes.IndexByte(tm.Name.BeforeExtra, '\n') < 0
 	changed := false
 	for _, k := range ownedKeys {
 		var c bool
 		var err error
 		if v, ok := entry.get(k); ok {
-			c, err = d.set(tobj, tind, k, v)
+			c, err = d.set(tobj, tind, tinline, k, v)
 		} else {
 			c, err = d.remove(tobj, k)
 		}

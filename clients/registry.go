@@ -150,6 +150,12 @@ var registry = []Client{
 	},
 }
 
+func init() {
+	for i := range registry {
+		registry[i].HTTP = registry[i].http != nil
+	}
+}
+
 // ownedKeys are the entry keys Tether writes in JSON configs. On update,
 // owned keys the new entry lacks are removed (e.g. "url" when switching to
 // stdio); every other key the user added to our entry ("disabled",

@@ -437,8 +437,11 @@ func tomlDisconnect(path string, b []byte) ([]byte, Change, error) {
 	for i := end; i < len(lines); i++ {
 		restBlank = restBlank && blank(i)
 	}
-	if start > 0 && blank(start-1) && (restBlank || blank(end)) {
-		start--
+	switch {
+	case start > 0 && blank(start-1) && (restBlank || blank(end)):
+		start-- // the blank line Connect put before the table
+	case start == 0 && blank(end):
+		end++ // the table opened the file: don't leave it starting blank
 	}
 	out := joinLines(lines[:start]) + joinLines(lines[end:])
 	m1, err := parseTOML(path, []byte(out))
