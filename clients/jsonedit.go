@@ -123,6 +123,7 @@ var hujsonPos = regexp.MustCompile(`^hujson: line (\d+), column (\d+): (.*)$`)
 // empty object. The error for bytes that don't parse is a *ParseError.
 func parseJSONDoc(path string, b []byte) (*jsonDoc, error) {
 	d := &jsonDoc{st: style{unit: "  ", nl: "\n"}}
+	b = bytes.Clone(b) // the tree aliases its input; the caller keeps b intact
 	if bytes.HasPrefix(b, utf8BOM) {
 		d.bom, b = true, b[len(utf8BOM):]
 	}

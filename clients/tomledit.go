@@ -191,14 +191,13 @@ func scanTOML(text string) []tline {
 		raw = raw[:len(raw)-1]
 	}
 	lines := make([]tline, len(raw))
-	ml := ""
+	ml := "" // the delimiter of the multi-line string open at the start of a line
 	for i, s := range raw {
 		lines[i].text = s
-		if ml != "" {
-			lines[i].inML = true
-			if strings.Count(s, ml)%2 == 1 {
-				ml = ""
-			}
+		lines[i].inML = ml != ""
+		start := ml != ""
+		ml = multiLineOpen(s, ml)
+		if start {
 			continue
 		}
 		t := strings.TrimSpace(s)
@@ -221,14 +220,52 @@ func scanTOML(text string) []tline {
 					lines[i].key = k[0]
 				}
 			}
-			for _, q := range []string{`"""`, `'''`} {
-				if strings.Count(s, q)%2 == 1 {
-					ml = q
-				}
-			}
 		}
 	}
 	return lines
+}
+
+// multiLineOpen scans one line, starting inside the multi-line string
+// delimited by ml ("" for none), and returns the delimiter of the multi-line
+// string still open at its end. Comments and one-line strings are skipped.
+func multiLineOpen(s, ml string) string {
+	for i := 0; i < len(s); {
+		if ml != "" {
+			if ml == `"""` && s[i] == '\\' {
+				i += 2
+				continue
+			}
+			if strings.HasPrefix(s[i:], ml) {
+				i += 3
+				for i < len(s) && s[i] == ml[0] { // up to two quotes may end the content
+					i++
+				}
+				ml = ""
+				continue
+			}
+			i++
+			continue
+		}
+		switch c := s[i]; {
+		case c == '#':
+			return ""
+		case strings.HasPrefix(s[i:], `"""`), strings.HasPrefix(s[i:], `'''`):
+			ml = s[i : i+3]
+			i += 3
+		case c == '"' || c == '\'':
+			j := i + 1
+			for j < len(s) && s[j] != c && s[j] != '\n' {
+				if c == '"' && s[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			i = j + 1
+		default:
+			i++
+		}
+	}
+	return ml
 }
 
 func isOurs(h []string) bool {
