@@ -49,7 +49,22 @@ type Bridge struct {
 	sessionID       string
 	protocolVersion string
 	listening       bool
+	// initMsg and initialized are the client's handshake, replayed when the
+	// daemon restarted and forgot the session.
+	initMsg     []byte
+	initialized bool
+	// gen counts sessions; a request that failed under gen g triggers one
+	// recovery per g, however many requests failed at once.
+	gen     int
+	recover sync.Mutex
 }
+
+// Errors that mean the daemon restarted or went away: the bridge then
+// reaches the (possibly new) daemon, initializes again and retries once.
+var (
+	errUnreachable = errors.New("the Tether daemon does not answer")
+	errSessionLost = errors.New("the Tether daemon no longer knows this session (it restarted)")
+)
 
 // New returns a Bridge.
 func New(cfg Config) *Bridge {
@@ -117,18 +132,77 @@ func (b *Bridge) Run(ctx context.Context, in io.Reader, out io.Writer) error {
 	return nil
 }
 
-// relay POSTs one message and writes whatever comes back. A request that
-// cannot be delivered is answered with a JSON-RPC error so the client never
-// waits forever.
+// relay POSTs one message and writes whatever comes back. If the daemon
+// restarted (or stopped) meanwhile, it reaches the daemon again (starting
+// one if needed), replays the client's initialize, and retries once. A
+// request that still cannot be delivered is answered with a JSON-RPC error
+// so the client never waits forever.
 func (b *Bridge) relay(ctx context.Context, msg []byte, m message) {
-	err := b.post(ctx, msg, m)
+	if m.Method == "initialize" {
+		b.mu.Lock()
+		b.initMsg = msg
+		b.mu.Unlock()
+	}
+	gen := b.generation()
+	err := b.post(ctx, msg, m, true)
+	if (errors.Is(err, errUnreachable) || errors.Is(err, errSessionLost)) && m.Method != "initialize" {
+		b.log.Info("daemon connection lost; reconnecting", "err", err)
+		if err = b.reconnect(ctx, gen); err == nil {
+			err = b.post(ctx, msg, m, true)
+		}
+	}
 	if err == nil {
+		if m.Method == "notifications/initialized" {
+			b.mu.Lock()
+			b.initialized = true
+			b.mu.Unlock()
+		}
 		return
 	}
 	b.log.Warn("relay to daemon failed", "method", m.Method, "err", err)
 	if m.isRequest() {
 		b.writeError(m.ID, -32603, "tether mcp could not reach the Tether daemon: "+err.Error())
 	}
+}
+
+func (b *Bridge) generation() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.gen
+}
+
+// reconnect forgets the daemon and the session, finds (or starts) the daemon
+// again and replays the client's handshake. Concurrent failures of the same
+// session generation reconnect once.
+func (b *Bridge) reconnect(ctx context.Context, failedGen int) error {
+	b.recover.Lock()
+	defer b.recover.Unlock()
+	b.mu.Lock()
+	if b.gen != failedGen {
+		b.mu.Unlock()
+		return nil // another request already reconnected
+	}
+	b.url, b.token, b.sessionID = "", "", ""
+	initMsg, initialized := b.initMsg, b.initialized
+	b.mu.Unlock()
+	if initMsg != nil {
+		var m message
+		_ = json.Unmarshal(initMsg, &m)
+		if err := b.post(ctx, initMsg, m, false); err != nil {
+			return fmt.Errorf("initialize again: %w", err)
+		}
+		if initialized {
+			note := []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+			if err := b.post(ctx, note, message{Method: "notifications/initialized"}, false); err != nil {
+				return fmt.Errorf("initialize again: %w", err)
+			}
+		}
+	}
+	b.mu.Lock()
+	b.gen++
+	b.mu.Unlock()
+	b.log.Info("reconnected to the daemon with a new session")
+	return nil
 }
 
 func (b *Bridge) endpoint(ctx context.Context) (string, string, error) {
@@ -177,16 +251,44 @@ func (b *Bridge) newRequest(ctx context.Context, method string, body []byte) (*h
 	return req, nil
 }
 
-func (b *Bridge) post(ctx context.Context, msg []byte, m message) error {
+// post sends one message; with write, what comes back goes to stdout (else
+// it is discarded: a replayed handshake).
+func (b *Bridge) post(ctx context.Context, msg []byte, m message, write bool) (err error) {
 	req, err := b.newRequest(ctx, http.MethodPost, msg)
 	if err != nil {
 		return err
 	}
+	hadSession := req.Header.Get("Mcp-Session-Id") != ""
 	resp, err := b.cfg.Client.Do(req)
 	if err != nil {
-		return err
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("%w: %v", errUnreachable, err)
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusNotFound && hadSession {
+		return errSessionLost
+	}
+	answered := !m.isRequest() // only requests expect an answer
+	out := func(msg []byte) {
+		if !answered {
+			var got message
+			if json.Unmarshal(msg, &got) == nil && bytes.Equal(got.ID, m.ID) && got.Method == "" {
+				answered = true
+			}
+		}
+		if write {
+			b.writeLine(msg)
+		}
+	}
+	defer func() {
+		// A stream that ended without the answer would leave the client
+		// waiting forever: answer with an error instead.
+		if err == nil && !answered && write && ctx.Err() == nil {
+			b.writeError(m.ID, -32603, "the Tether daemon ended its response without answering; retry the call")
+		}
+	}()
 	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
 		b.mu.Lock()
 		b.sessionID = sid
@@ -201,7 +303,7 @@ func (b *Bridge) post(ctx context.Context, msg []byte, m message) error {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 		// A JSON-RPC error body is a valid answer: pass it through.
 		if json.Valid(bytes.TrimSpace(body)) && len(bytes.TrimSpace(body)) > 0 {
-			b.writeLine(bytes.TrimSpace(body))
+			out(bytes.TrimSpace(body))
 			return nil
 		}
 		return fmt.Errorf("daemon answered %s: %s", resp.Status, strings.TrimSpace(string(body)))
@@ -209,7 +311,7 @@ func (b *Bridge) post(ctx context.Context, msg []byte, m message) error {
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch mt {
 	case "text/event-stream":
-		return b.readEvents(resp.Body, m.Method == "initialize")
+		return b.readEvents(resp.Body, m.Method == "initialize", out)
 	default:
 		body, err := io.ReadAll(io.LimitReader(resp.Body, maxLine))
 		if err != nil {
@@ -220,7 +322,7 @@ func (b *Bridge) post(ctx context.Context, msg []byte, m message) error {
 			return nil
 		}
 		b.observe(body, m.Method == "initialize")
-		b.writeLine(body)
+		out(body)
 		return nil
 	}
 }
@@ -244,7 +346,7 @@ func (b *Bridge) observe(body []byte, isInit bool) {
 
 // readEvents writes the data of every SSE event (per the HTML Living
 // Standard's event-stream format) as one stdout line.
-func (b *Bridge) readEvents(r io.Reader, isInit bool) error {
+func (b *Bridge) readEvents(r io.Reader, isInit bool, out func([]byte)) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), maxLine)
 	var data bytes.Buffer
@@ -259,7 +361,7 @@ func (b *Bridge) readEvents(r io.Reader, isInit bool) error {
 				msg = compact.Bytes()
 			}
 			b.observe(msg, isInit)
-			b.writeLine(msg)
+			out(msg)
 		}
 		data.Reset()
 	}
@@ -293,13 +395,22 @@ func (b *Bridge) startListening(ctx context.Context) {
 		backoff := 250 * time.Millisecond
 		for ctx.Err() == nil {
 			started := time.Now()
+			gen := b.generation()
 			status, err := b.listenOnce(ctx)
 			if ctx.Err() != nil {
 				return
 			}
-			if status == http.StatusMethodNotAllowed || status == http.StatusNotFound {
+			if status == http.StatusMethodNotAllowed {
 				b.log.Info("daemon offers no notification stream", "status", status)
 				return
+			}
+			if status == http.StatusNotFound {
+				// The daemon restarted: the session must be set up again.
+				// (While no daemon answers, wait: the next request from the
+				// client starts one; the stream must not race a restart.)
+				if rerr := b.reconnect(ctx, gen); rerr != nil {
+					b.log.Debug("notification stream: reconnect failed", "err", rerr)
+				}
 			}
 			if time.Since(started) > 10*time.Second {
 				backoff = 250 * time.Millisecond
@@ -323,13 +434,13 @@ func (b *Bridge) listenOnce(ctx context.Context) (int, error) {
 	req.Header.Set("Accept", "text/event-stream")
 	resp, err := b.cfg.Client.Do(req)
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("%w: %v", errUnreachable, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		return resp.StatusCode, nil
 	}
-	return resp.StatusCode, b.readEvents(resp.Body, false)
+	return resp.StatusCode, b.readEvents(resp.Body, false, b.writeLine)
 }
 
 // endSession tells the daemon the session is over (DELETE, per the spec).

@@ -201,28 +201,20 @@ func TestTwoProfiles(t *testing.T) {
 
 	// …and a daemon restart: both profiles come back on their own, with
 	// their slugs and numbers, and without asking for approval again.
-	c.Close()
-	all := mustCallList(t, ctx, d)
-	from = 0
+	// The MCP client of before (through its `tether mcp`) goes on working:
+	// the bridge initializes a new session with the new daemon by itself.
+	all := mustCall(t, ctx, c, "browser_tabs", nil)
 	d2 := d.Restart(t)
 	for _, slug := range []string{"work", "home"} {
-		if _, _, err := d2.Log.WaitFor(from, 30*time.Second, "extension connected", "slug="+slug); err != nil {
+		if _, _, err := d2.Log.WaitFor(0, 30*time.Second, "extension connected", "slug="+slug); err != nil {
 			t.Fatal(err)
 		}
 	}
-	c2 := stdioClient(t, ctx, d2)
-	again := mustCall(t, ctx, c2, "browser_tabs", nil)
+	again := mustCall(t, ctx, c, "browser_tabs", nil)
 	if numbers(all) != numbers(again) {
 		t.Fatalf("after a daemon restart:\nbefore:\n%s\nafter:\n%s", all, again)
 	}
-	mustCall(t, ctx, c2, "browser_snapshot", map[string]any{"profile": "home", "tab": 1})
-}
-
-// mustCallList lists every profile's tabs through a fresh client.
-func mustCallList(t *testing.T, ctx context.Context, d *Daemon) string {
-	c := stdioClient(t, ctx, d)
-	defer c.Close()
-	return mustCall(t, ctx, c, "browser_tabs", nil)
+	mustCall(t, ctx, c, "browser_snapshot", map[string]any{"profile": "home", "tab": 1})
 }
 
 // numbers reduces a browser_tabs listing to its profile and tab-number
