@@ -25,7 +25,7 @@ import "encoding/json"
 
 // Version is the protocol version spoken by this build. A hello with another
 // version is refused with a message naming both versions.
-const Version = 2
+const Version = 3
 
 // FrameType is the discriminator of every frame.
 type FrameType string
@@ -127,7 +127,7 @@ type TabsChanged struct {
 // "protocol_mismatch".
 type Refused struct {
 	Type    FrameType `json:"type" jsonschema:"enum=refused"`
-	Code    ErrorCode `json:"code" jsonschema:"enum=stale_ref,enum=unknown_ref,enum=no_shared_tab,enum=unknown_tab,enum=restricted_page,enum=not_interactable,enum=timeout,enum=navigation_failed,enum=bad_request,enum=protocol_mismatch,enum=unauthorized,enum=pairing_denied,enum=too_many_profiles,enum=internal"`
+	Code    ErrorCode `json:"code" jsonschema:"enum=stale_ref,enum=unknown_ref,enum=no_shared_tab,enum=unknown_tab,enum=restricted_page,enum=not_interactable,enum=timeout,enum=navigation_failed,enum=bad_request,enum=protocol_mismatch,enum=unauthorized,enum=pairing_denied,enum=too_many_profiles,enum=dialog_open,enum=disabled,enum=internal"`
 	Message string    `json:"message"`
 }
 
@@ -152,13 +152,41 @@ const (
 	MethodTabClose Method = "tab_close"
 	// MethodTabSelect brings a shared tab to the front: TabParams → TabsListResult.
 	MethodTabSelect Method = "tab_select"
+	// MethodFind searches the page's ARIA tree: FindParams → FindResult.
+	MethodFind Method = "find"
+	// MethodRead returns the rendered DOM for Markdown conversion: TabParams → ReadResult.
+	MethodRead Method = "read"
+	// MethodConsole returns the tab's buffered console messages: ConsoleParams → ConsoleResult.
+	MethodConsole Method = "console"
+	// MethodSelectOption picks options of a native select: SelectOptionParams → PageResult.
+	MethodSelectOption Method = "select_option"
+	// MethodHover moves the pointer over an element: RefParams → PageResult.
+	MethodHover Method = "hover"
+	// MethodDrag drags one element onto another with HTML5 drag-and-drop: DragParams → PageResult.
+	MethodDrag Method = "drag"
+	// MethodPressKey presses a key or combo in the focused element: PressKeyParams → PageResult.
+	MethodPressKey Method = "press_key"
+	// MethodFileUpload sets files on a file input: FileUploadParams → PageResult.
+	MethodFileUpload Method = "file_upload"
+	// MethodWaitFor waits for text to appear or disappear, or for a time: WaitForParams → PageResult.
+	MethodWaitFor Method = "wait_for"
+	// MethodHandleDialog arms the answer to the tab's next dialog(s): HandleDialogParams → DialogArmResult.
+	MethodHandleDialog Method = "handle_dialog"
+	// MethodHistory goes back, forward or reloads: HistoryParams → PageResult.
+	MethodHistory Method = "history"
+	// MethodScreenshot captures the tab: ScreenshotParams → ScreenshotResult.
+	MethodScreenshot Method = "screenshot"
+	// MethodEvaluate runs a JavaScript expression in the page: EvaluateParams → EvaluateResult.
+	MethodEvaluate Method = "evaluate"
+	// MethodReadURL opens a URL in a background tab, waits for load and returns its DOM: ReadURLParams → ReadResult.
+	MethodReadURL Method = "read_url"
 )
 
 // Mutates reports whether a method changes a tab. Mutating calls on one tab
 // are serialized by the daemon; reads may run alongside them.
 func (m Method) Mutates() bool {
 	switch m {
-	case MethodSnapshot, MethodTabsList:
+	case MethodSnapshot, MethodTabsList, MethodFind, MethodRead, MethodConsole, MethodScreenshot, MethodReadURL:
 		return false
 	}
 	return true
@@ -169,7 +197,7 @@ type Request struct {
 	Type FrameType `json:"type" jsonschema:"enum=request"`
 	// ID correlates the response; unique per connection.
 	ID     string `json:"id"`
-	Method Method `json:"method" jsonschema:"enum=navigate,enum=snapshot,enum=click,enum=type,enum=tabs_list,enum=tab_new,enum=tab_close,enum=tab_select"`
+	Method Method `json:"method" jsonschema:"enum=navigate,enum=snapshot,enum=click,enum=type,enum=tabs_list,enum=tab_new,enum=tab_close,enum=tab_select,enum=find,enum=read,enum=console,enum=select_option,enum=hover,enum=drag,enum=press_key,enum=file_upload,enum=wait_for,enum=handle_dialog,enum=history,enum=screenshot,enum=evaluate,enum=read_url"`
 	// Params is the method's params object (see Method).
 	Params json.RawMessage `json:"params" jsonschema:"type=object"`
 	// TimeoutMs is how long the daemon waits for the response; the extension
@@ -216,13 +244,17 @@ const (
 	CodePairingDenied ErrorCode = "pairing_denied"
 	// CodeTooManyProfiles: the daemon already has its maximum of connected profiles.
 	CodeTooManyProfiles ErrorCode = "too_many_profiles"
+	// CodeDialogOpen: a dialog blocks the page; the message says which and how to answer it.
+	CodeDialogOpen ErrorCode = "dialog_open"
+	// CodeDisabled: the feature is off in the user's settings (e.g. trusted input); the message says which setting.
+	CodeDisabled ErrorCode = "disabled"
 	// CodeInternal: a bug or an unexpected browser failure.
 	CodeInternal ErrorCode = "internal"
 )
 
 // Error is a failed request.
 type Error struct {
-	Code    ErrorCode `json:"code" jsonschema:"enum=stale_ref,enum=unknown_ref,enum=no_shared_tab,enum=unknown_tab,enum=restricted_page,enum=not_interactable,enum=timeout,enum=navigation_failed,enum=bad_request,enum=protocol_mismatch,enum=unauthorized,enum=pairing_denied,enum=too_many_profiles,enum=internal"`
+	Code    ErrorCode `json:"code" jsonschema:"enum=stale_ref,enum=unknown_ref,enum=no_shared_tab,enum=unknown_tab,enum=restricted_page,enum=not_interactable,enum=timeout,enum=navigation_failed,enum=bad_request,enum=protocol_mismatch,enum=unauthorized,enum=pairing_denied,enum=too_many_profiles,enum=dialog_open,enum=disabled,enum=internal"`
 	Message string    `json:"message"`
 }
 
@@ -246,10 +278,29 @@ type TabParams struct {
 	Tab int `json:"tab,omitempty"`
 }
 
+// SnapshotOptions shape every snapshot a method returns.
+type SnapshotOptions struct {
+	// MaxChars caps the snapshot text; past it, whole lines are left out and
+	// a last line says how many elements were left out and how to reach
+	// them (browser_find, or a subtree ref). 0: the extension's default (40 000).
+	MaxChars int `json:"maxChars,omitempty"`
+}
+
+// SnapshotParams reads a tab's ARIA snapshot.
+type SnapshotParams struct {
+	TabParams
+	SnapshotOptions
+	// Ref limits the snapshot to that element's subtree.
+	Ref string `json:"ref,omitempty"`
+	// Depth limits how many levels below the root are printed; 0: all.
+	Depth int `json:"depth,omitempty"`
+}
+
 // NavigateParams loads URL in a tab. With no shared tab at all, the extension
 // opens a new tab, shares it and loads URL there.
 type NavigateParams struct {
 	TabParams
+	SnapshotOptions
 	// URL is absolute: http, https, file or about:blank.
 	URL string `json:"url"`
 	// NewTab opens URL in a new shared tab instead of the addressed one.
@@ -259,12 +310,17 @@ type NavigateParams struct {
 // ClickParams clicks the element named by Ref.
 type ClickParams struct {
 	TabParams
+	SnapshotOptions
 	Ref string `json:"ref"`
+	// Trusted clicks with trusted input through chrome.debugger (only when
+	// the user enabled it in settings).
+	Trusted bool `json:"trusted,omitempty"`
 }
 
 // TypeParams replaces the value of the editable element named by Ref with Text.
 type TypeParams struct {
 	TabParams
+	SnapshotOptions
 	Ref  string `json:"ref"`
 	Text string `json:"text"`
 	// Submit presses Enter after typing (submits the element's form).
@@ -292,6 +348,215 @@ type PageResult struct {
 	// OpenedTabs lists tabs the action opened (target=_blank links,
 	// window.open, OAuth popups); they are shared automatically.
 	OpenedTabs []TabInfo `json:"openedTabs,omitempty"`
+	// Dialogs lists the alert/confirm/prompt/beforeunload dialogs that
+	// occurred in this tab since the previous result, with the answer given.
+	Dialogs []DialogEvent `json:"dialogs,omitempty"`
+	// Omitted is the number of elements the snapshot left out for size.
+	Omitted int `json:"omitted,omitempty"`
+}
+
+// DialogEvent is one dialog a page opened.
+type DialogEvent struct {
+	// Kind is alert, confirm, prompt or beforeunload.
+	Kind    string `json:"kind" jsonschema:"enum=alert,enum=confirm,enum=prompt,enum=beforeunload"`
+	Message string `json:"message"`
+	// Accepted is the answer given: true for OK.
+	Accepted bool `json:"accepted"`
+	// PromptText is the text answered to a prompt, if accepted.
+	PromptText string `json:"promptText,omitempty"`
+	// Armed is true when the answer came from browser_handle_dialog, false
+	// when it was the default policy (alert accepted; confirm, prompt dismissed).
+	Armed bool `json:"armed"`
+}
+
+// RefParams names one element.
+type RefParams struct {
+	TabParams
+	SnapshotOptions
+	Ref string `json:"ref"`
+	// Trusted performs the action with trusted input through chrome.debugger
+	// (only when the user enabled it in settings).
+	Trusted bool `json:"trusted,omitempty"`
+}
+
+// FindParams searches the ARIA tree; at least one of Text and Role is set.
+type FindParams struct {
+	TabParams
+	// Text matches accessible names and text, case-insensitively.
+	Text string `json:"text,omitempty"`
+	// Role matches the ARIA role exactly.
+	Role string `json:"role,omitempty"`
+	// Limit caps the matches (default 50).
+	Limit int `json:"limit,omitempty"`
+}
+
+// FindMatch is one element or text run that matched.
+type FindMatch struct {
+	// Line is the snapshot line, e.g. `- button "Save" [ref=e12]`.
+	Line string `json:"line"`
+	Ref  string `json:"ref,omitempty"`
+	// Context is the nearest heading or table row above the match.
+	Context string `json:"context,omitempty"`
+}
+
+// FindResult lists the matches.
+type FindResult struct {
+	Tab     int         `json:"tab"`
+	URL     string      `json:"url"`
+	Title   string      `json:"title"`
+	Matches []FindMatch `json:"matches"`
+	// Total is the number of matches before Limit.
+	Total int `json:"total"`
+}
+
+// ReadResult is a page's rendered DOM, for conversion to Markdown by the daemon.
+type ReadResult struct {
+	Tab   int    `json:"tab"`
+	URL   string `json:"url"`
+	Title string `json:"title"`
+	// HTML is document.documentElement.outerHTML of the rendered page, with
+	// open shadow roots inlined, form values reflected, and scripts removed.
+	HTML string `json:"html"`
+}
+
+// ReadURLParams opens URL in a background tab for reading.
+type ReadURLParams struct {
+	URL string `json:"url"`
+	// CloseAfter closes the tab after reading (default true in the tool).
+	CloseAfter bool `json:"closeAfter"`
+}
+
+// ConsoleParams reads the tab's console buffer.
+type ConsoleParams struct {
+	TabParams
+	// Clear empties the buffer after reading.
+	Clear bool `json:"clear,omitempty"`
+}
+
+// ConsoleMessage is one console call or uncaught error.
+type ConsoleMessage struct {
+	// Level is log, info, warn, error, debug, or exception (uncaught error or rejection).
+	Level string `json:"level"`
+	Text  string `json:"text"`
+	// Time is milliseconds since the Unix epoch.
+	Time int64  `json:"time"`
+	URL  string `json:"url,omitempty"`
+}
+
+// ConsoleResult is the tab's console buffer, oldest first.
+type ConsoleResult struct {
+	Tab      int              `json:"tab"`
+	Messages []ConsoleMessage `json:"messages"`
+	// Dropped counts messages dropped because the buffer was full.
+	Dropped int `json:"dropped"`
+}
+
+// SelectOptionParams selects options of a native select by value or label.
+type SelectOptionParams struct {
+	RefParams
+	Values []string `json:"values"`
+}
+
+// DragParams drags FromRef onto ToRef.
+type DragParams struct {
+	TabParams
+	SnapshotOptions
+	FromRef string `json:"fromRef"`
+	ToRef   string `json:"toRef"`
+}
+
+// PressKeyParams presses Key: a single key ("Enter", "a", "ArrowDown") or a
+// combo joined by "+" ("Control+A", "Shift+Tab"), in the focused element.
+type PressKeyParams struct {
+	TabParams
+	SnapshotOptions
+	Key     string `json:"key"`
+	Trusted bool   `json:"trusted,omitempty"`
+}
+
+// UploadFile is one file for a file input.
+type UploadFile struct {
+	Name string `json:"name"`
+	Mime string `json:"mime"`
+	// DataBase64 is the file's content, base64 (standard encoding).
+	DataBase64 string `json:"dataBase64"`
+}
+
+// FileUploadParams sets Files on the file input Ref names, or on the input
+// that the control Ref names opens (a button or label forwarding to a hidden input).
+type FileUploadParams struct {
+	RefParams
+	Files []UploadFile `json:"files"`
+}
+
+// WaitForParams waits until Text appears, TextGone disappears, or TimeMs
+// passes (at least one is set).
+type WaitForParams struct {
+	TabParams
+	SnapshotOptions
+	Text     string `json:"text,omitempty"`
+	TextGone string `json:"textGone,omitempty"`
+	TimeMs   int    `json:"timeMs,omitempty"`
+}
+
+// HandleDialogParams arms the answer to the tab's next Times dialogs.
+type HandleDialogParams struct {
+	TabParams
+	Accept     bool   `json:"accept"`
+	PromptText string `json:"promptText,omitempty"`
+	// Times is how many dialogs the answer covers (default 1).
+	Times int `json:"times,omitempty"`
+}
+
+// DialogArmResult confirms the armed answer and lists dialogs so far.
+type DialogArmResult struct {
+	Tab     int           `json:"tab"`
+	Armed   int           `json:"armed"`
+	Dialogs []DialogEvent `json:"dialogs,omitempty"`
+}
+
+// HistoryParams goes back, forward or reloads, then waits for load.
+type HistoryParams struct {
+	TabParams
+	SnapshotOptions
+	Action string `json:"action" jsonschema:"enum=back,enum=forward,enum=reload"`
+}
+
+// ScreenshotParams captures the tab with chrome.tabs.captureVisibleTab.
+type ScreenshotParams struct {
+	TabParams
+	// FullPage scrolls and stitches the whole page.
+	FullPage bool `json:"fullPage,omitempty"`
+	// Ref captures only that element's box.
+	Ref string `json:"ref,omitempty"`
+	// Format is png (default) or jpeg.
+	Format string `json:"format,omitempty" jsonschema:"enum=png,enum=jpeg"`
+	// BringToFront lets a background tab come to the front for the capture.
+	BringToFront bool `json:"bringToFront,omitempty"`
+	// MaxBytes caps the image; larger captures are scaled down.
+	MaxBytes int `json:"maxBytes,omitempty"`
+}
+
+// ScreenshotResult is the captured image.
+type ScreenshotResult struct {
+	Tab        int    `json:"tab"`
+	Mime       string `json:"mime"`
+	DataBase64 string `json:"dataBase64"`
+	Width      int    `json:"width"`
+	Height     int    `json:"height"`
+}
+
+// EvaluateParams runs Expression in the page's main world.
+type EvaluateParams struct {
+	TabParams
+	Expression string `json:"expression"`
+}
+
+// EvaluateResult is the expression's value, JSON-serialized.
+type EvaluateResult struct {
+	Tab int `json:"tab"`
+	// ValueJSON is the JSON of the value (awaited if a promise), or "undefined".
+	ValueJSON string `json:"valueJson"`
 }
 
 // TabInfo describes one shared tab.

@@ -12,6 +12,10 @@ import (
 var frameTypes = []any{
 	Hello{}, HelloAck{}, Pairing{}, TabsChanged{}, Refused{}, Request{}, Response{}, Error{},
 	TabParams{}, NavigateParams{}, ClickParams{}, TypeParams{}, TabsListParams{}, TabNewParams{},
+	SnapshotOptions{}, SnapshotParams{}, DialogEvent{}, RefParams{}, FindParams{}, FindMatch{}, FindResult{},
+	ReadResult{}, ReadURLParams{}, ConsoleParams{}, ConsoleMessage{}, ConsoleResult{}, SelectOptionParams{},
+	DragParams{}, PressKeyParams{}, UploadFile{}, FileUploadParams{}, WaitForParams{}, HandleDialogParams{},
+	DialogArmResult{}, HistoryParams{}, ScreenshotParams{}, ScreenshotResult{}, EvaluateParams{}, EvaluateResult{},
 	PageResult{}, TabInfo{}, TabsListResult{},
 }
 
