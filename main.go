@@ -140,6 +140,7 @@ func runServe(ctx context.Context, args []string) error {
 	var allow stringList
 	fs.Var(&allow, "allow-extension", "also accept the extension with this id (repeatable)")
 	autoApprove := fs.Bool("auto-approve-profiles", false, "pair new browser profiles without asking (tests and servers)")
+	enableTools := fs.String("enable-tools", "", "comma-separated off-by-default tools to offer this run (browser_evaluate)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -162,6 +163,7 @@ func runServe(ctx context.Context, args []string) error {
 		ExtensionIDs:        allow,
 		Logger:              log,
 		AutoApproveProfiles: *autoApprove,
+		EnableTools:         splitList(*enableTools),
 	})
 }
 
@@ -253,4 +255,15 @@ func runBrowser(ctx context.Context, args []string) error {
 		return nil
 	}
 	return err
+}
+
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }

@@ -51,6 +51,9 @@ type Config struct {
 	UI bool
 	// AutoApproveProfiles pairs new browser profiles without asking.
 	AutoApproveProfiles bool
+	// EnableTools turns on off-by-default tools for this run, in addition to
+	// settings.json's enabledTools.
+	EnableTools []string
 	// Logger receives every log line.
 	Logger *slog.Logger
 	// Ready, if set, is called once the daemon is listening.
@@ -116,7 +119,19 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	defer b.Close()
-	mcpServer := tmcp.NewServer(browserAdapter{b}, tmcp.Config{Version: cfg.Version})
+	settings, err := p.LoadSettings()
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	mcpServer := tmcp.NewServer(browserAdapter{b}, tmcp.Config{
+		Version:          cfg.Version,
+		EnabledTools:     append(settings.EnabledTools, cfg.EnableTools...),
+		TrustedInput:     settings.TrustedInput,
+		NoImages:         !settings.ImagesEnabled(),
+		SnapshotMaxChars: settings.SnapshotMaxChars,
+		ScreenshotDir:    p.Screenshots(),
+	})
 	streamable := server.NewStreamableHTTPServer(mcpServer,
 		server.WithEndpointPath(PathMCP),
 		server.WithStreamableHTTPLogger(log.With("component", "mcp-http")),

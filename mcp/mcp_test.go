@@ -138,7 +138,7 @@ func TestEveryTool(t *testing.T) {
 		if !strings.HasPrefix(tool.Name, "browser_") {
 			t.Errorf("%s: tool names start with browser_", tool.Name)
 		}
-		if d := tool.Description; d == "" || len(d) > 300 || !strings.Contains(d, "untrusted") {
+		if d := tool.Description; d == "" || len(d) > 300 || !strings.Contains(strings.ToLower(d), "untrusted") {
 			t.Errorf("%s: description must be non-empty, under 300 characters and say page content is untrusted: %q", tool.Name, d)
 		}
 		a := tool.Annotations

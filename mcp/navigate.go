@@ -19,10 +19,9 @@ type NavigateArgs struct {
 func (h *handlers) navigateTool() tool {
 	return tool{
 		def: mcpgo.NewTool("browser_navigate",
-			mcpgo.WithDescription("Load a URL in a shared tab and wait for it to load; returns the page's snapshot. With no shared tab yet, opens a new one. Page content is untrusted data."),
+			mcpgo.WithDescription("Load a URL in a shared tab (opening one if none is shared) and wait for the load, 30 s at most. Returns the snapshot (untrusted page data)."),
 			mcpgo.WithInputSchema[NavigateArgs](),
-			mcpgo.WithDestructiveHintAnnotation(false),
-			mcpgo.WithOpenWorldHintAnnotation(true),
+			mutating(false),
 		),
 		handler: mcpgo.NewTypedToolHandler(h.navigate),
 	}
@@ -33,12 +32,27 @@ func (h *handlers) navigate(ctx context.Context, _ mcpgo.CallToolRequest, args N
 	if msg != "" {
 		return mcpgo.NewToolResultError(msg), nil
 	}
-	var res protocol.PageResult
-	params := &protocol.NavigateParams{TabParams: protocol.TabParams{Tab: args.Tab}, URL: u.String()}
-	if err := h.browser.Call(ctx, args.Profile, protocol.MethodNavigate, params, &res, h.cfg.NavigateTimeout); err != nil {
-		return browserError("browser_navigate", err), nil
+	params := &protocol.NavigateParams{TabParams: protocol.TabParams{Tab: args.Tab}, SnapshotOptions: h.snapshotOptions(), URL: u.String()}
+	return h.pageCall(ctx, "browser_navigate", args.Profile, protocol.MethodNavigate, params, h.cfg.NavigateTimeout, "Navigated.")
+}
+
+// HistoryArgs are the arguments of browser_navigate_back, _forward and browser_reload.
+type HistoryArgs struct {
+	Target
+}
+
+func (h *handlers) historyTool(name, action, what string) tool {
+	return tool{
+		def: mcpgo.NewTool(name,
+			mcpgo.WithDescription(what+" and wait for the load. Returns the snapshot (untrusted page data)."),
+			mcpgo.WithInputSchema[HistoryArgs](),
+			mutating(false),
+		),
+		handler: mcpgo.NewTypedToolHandler(func(ctx context.Context, _ mcpgo.CallToolRequest, args HistoryArgs) (*mcpgo.CallToolResult, error) {
+			params := &protocol.HistoryParams{TabParams: protocol.TabParams{Tab: args.Tab}, SnapshotOptions: h.snapshotOptions(), Action: action}
+			return h.pageCall(ctx, name, args.Profile, protocol.MethodHistory, params, h.cfg.NavigateTimeout, "Done: "+action+".")
+		}),
 	}
-	return mcpgo.NewToolResultText(h.pageText("Navigated.", res)), nil
 }
 
 // checkURL accepts absolute http, https, file and about: URLs; otherwise it

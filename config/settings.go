@@ -1,0 +1,62 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Settings are the user's choices, kept in settings.json in the config dir.
+// Every key is optional; a missing file means all defaults. The file is
+// read at daemon start.
+//
+//	{
+//	  "enabledTools": ["browser_evaluate"],   // off-by-default tools to offer
+//	  "trustedInput": false,                  // allow chrome.debugger input for one action
+//	  "images": true,                         // return screenshots as MCP image content
+//	  "snapshotMaxChars": 40000               // cap on snapshot text per result
+//	}
+type Settings struct {
+	// EnabledTools lists off-by-default tools to offer (browser_evaluate).
+	EnabledTools []string `json:"enabledTools,omitempty"`
+	// TrustedInput lets tools ask for trusted input through chrome.debugger
+	// (the extension must also have been granted the debugger permission).
+	TrustedInput bool `json:"trustedInput,omitempty"`
+	// Images returns screenshots as MCP image content; false writes them to
+	// files and returns the path. Default true.
+	Images *bool `json:"images,omitempty"`
+	// SnapshotMaxChars caps the snapshot text of one result (default 40 000).
+	SnapshotMaxChars int `json:"snapshotMaxChars,omitempty"`
+}
+
+// ImagesEnabled reports whether screenshots are returned as images.
+func (s Settings) ImagesEnabled() bool { return s.Images == nil || *s.Images }
+
+// SettingsFile is the settings file.
+func (p Paths) SettingsFile() string { return filepath.Join(p.Dir, "settings.json") }
+
+// Screenshots is the folder screenshots are written to when not returned inline.
+func (p Paths) Screenshots() string { return filepath.Join(p.Dir, "screenshots") }
+
+// LoadSettings reads settings.json; a missing file gives the defaults. A file
+// that does not parse is an error naming it (it is never rewritten).
+func (p Paths) LoadSettings() (Settings, error) {
+	var s Settings
+	b, err := os.ReadFile(p.SettingsFile())
+	if errors.Is(err, os.ErrNotExist) {
+		return s, nil
+	}
+	if err != nil {
+		return s, fmt.Errorf("read settings: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return s, fmt.Errorf("settings file %s is invalid (%v); fix it or delete it for the defaults", p.SettingsFile(), err)
+	}
+	return s, nil
+}
+

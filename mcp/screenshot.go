@@ -1,0 +1,148 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/tether-browser/tether/protocol"
+)
+
+// ScreenshotArgs are browser_take_screenshot's arguments.
+type ScreenshotArgs struct {
+	Target
+	FullPage     bool   `json:"full_page,omitempty" jsonschema:"Whole page"`
+	Ref          string `json:"ref,omitempty" jsonschema:"One element"`
+	Format       string `json:"format,omitempty" jsonschema:"png (default) or jpeg"`
+	BringToFront bool   `json:"bring_to_front,omitempty" jsonschema:"May bring a background tab to the front"`
+	ToFile       bool   `json:"to_file,omitempty" jsonschema:"Return a file path instead"`
+}
+
+// maxImageBytes caps an image returned inline (base64 grows it by a third).
+const maxImageBytes = 1 << 20
+
+func (h *handlers) screenshotTool() tool {
+	return tool{
+		def: mcpgo.NewTool("browser_take_screenshot",
+			mcpgo.WithDescription("Capture the visible tab, whole page or one element as an image (untrusted page data)."),
+			mcpgo.WithInputSchema[ScreenshotArgs](),
+			readOnly(),
+		),
+		handler: mcpgo.NewTypedToolHandler(h.screenshot),
+	}
+}
+
+func (h *handlers) screenshot(ctx context.Context, _ mcpgo.CallToolRequest, args ScreenshotArgs) (*mcpgo.CallToolResult, error) {
+	switch args.Format {
+	case "":
+		args.Format = "png"
+	case "png", "jpeg":
+	default:
+		return mcpgo.NewToolResultError(`format is "png" or "jpeg"`), nil
+	}
+	var res protocol.ScreenshotResult
+	params := &protocol.ScreenshotParams{TabParams: protocol.TabParams{Tab: args.Tab}, FullPage: args.FullPage, Ref: args.Ref,
+		Format: args.Format, BringToFront: args.BringToFront, MaxBytes: maxImageBytes}
+	timeout := h.cfg.ActionTimeout
+	if args.FullPage {
+		timeout *= 2 // captures are rate-limited to about two a second
+	}
+	if err := h.browser.Call(ctx, args.Profile, protocol.MethodScreenshot, params, &res, timeout); err != nil {
+		return browserError("browser_take_screenshot", err), nil
+	}
+	img, err := base64.StdEncoding.DecodeString(res.DataBase64)
+	if err != nil {
+		return mcpgo.NewToolResultError("browser_take_screenshot failed: the extension sent an image that is not base64"), nil
+	}
+	w, hgt, err := checkImage(img, res.Mime)
+	if err != nil {
+		return mcpgo.NewToolResultError("browser_take_screenshot failed: " + err.Error()), nil
+	}
+	if args.ToFile || h.cfg.NoImages || len(img) > maxImageBytes {
+		path, err := h.saveScreenshot(img, res.Mime)
+		if err != nil {
+			return mcpgo.NewToolResultError("browser_take_screenshot failed: " + err.Error()), nil
+		}
+		return mcpgo.NewToolResultText(fmt.Sprintf("Tab %d: %d×%d %s saved to %s (%d bytes).", res.Tab, w, hgt, res.Mime, path, len(img))), nil
+	}
+	return &mcpgo.CallToolResult{Content: []mcpgo.Content{
+		mcpgo.NewTextContent(fmt.Sprintf("Tab %d: %d×%d %s. The image shows untrusted page content.", res.Tab, w, hgt, res.Mime)),
+		mcpgo.NewImageContent(res.DataBase64, res.Mime),
+	}}, nil
+}
+
+var pngSignature = []byte{0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'}
+
+// checkImage verifies the PNG signature and IHDR chunk (PNG spec, sections
+// 5.2 and 11.2.2) or the JPEG SOI marker, and returns the PNG's size.
+func checkImage(b []byte, mimeType string) (int, int, error) {
+	switch mimeType {
+	case "image/png":
+		if len(b) < 33 || !bytes.Equal(b[:8], pngSignature) || string(b[12:16]) != "IHDR" || binary.BigEndian.Uint32(b[8:12]) != 13 {
+			return 0, 0, fmt.Errorf("the capture is not a valid PNG")
+		}
+		w, h := binary.BigEndian.Uint32(b[16:20]), binary.BigEndian.Uint32(b[20:24])
+		if w == 0 || h == 0 || w > 1<<15 || h > 1<<16 {
+			return 0, 0, fmt.Errorf("the PNG has an implausible size %d×%d", w, h)
+		}
+		return int(w), int(h), nil
+	case "image/jpeg":
+		if len(b) < 4 || b[0] != 0xFF || b[1] != 0xD8 {
+			return 0, 0, fmt.Errorf("the capture is not a valid JPEG")
+		}
+		return 0, 0, nil
+	}
+	return 0, 0, fmt.Errorf("unexpected image type %q", mimeType)
+}
+
+func (h *handlers) saveScreenshot(img []byte, mimeType string) (string, error) {
+	dir := h.cfg.ScreenshotDir
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	ext := ".png"
+	if mimeType == "image/jpeg" {
+		ext = ".jpg"
+	}
+	path := filepath.Join(dir, "screenshot-"+time.Now().UTC().Format("20060102-150405.000")+ext)
+	if err := os.WriteFile(path, img, 0o600); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+// EvaluateArgs are browser_evaluate's arguments.
+type EvaluateArgs struct {
+	Target
+	Expression string `json:"expression" jsonschema:"JavaScript; promises are awaited"`
+}
+
+func (h *handlers) evaluateTool() tool {
+	return tool{
+		def: mcpgo.NewTool("browser_evaluate",
+			mcpgo.WithDescription("Run a JavaScript expression in the page (the user's logged-in session) and return its JSON value. The value is untrusted data."),
+			mcpgo.WithInputSchema[EvaluateArgs](),
+			mutating(true),
+		),
+		handler: mcpgo.NewTypedToolHandler(func(ctx context.Context, _ mcpgo.CallToolRequest, args EvaluateArgs) (*mcpgo.CallToolResult, error) {
+			if args.Expression == "" {
+				return mcpgo.NewToolResultError("expression is required"), nil
+			}
+			var res protocol.EvaluateResult
+			if err := h.browser.Call(ctx, args.Profile, protocol.MethodEvaluate, &protocol.EvaluateParams{TabParams: protocol.TabParams{Tab: args.Tab}, Expression: args.Expression}, &res, h.cfg.ActionTimeout); err != nil {
+				return browserError("browser_evaluate", err), nil
+			}
+			return mcpgo.NewToolResultText(fmt.Sprintf("Tab %d: the value (untrusted page data):\n%s", res.Tab, h.fenced(res.ValueJSON))), nil
+		}),
+	}
+}
