@@ -141,6 +141,7 @@ func NewServer(b Browser, cfg Config) *server.MCPServer {
 	}
 	s := server.NewMCPServer("tether", cfg.Version,
 		server.WithToolCapabilities(false),
+		server.WithResourceCapabilities(false, false),
 		server.WithInstructions(instructions),
 		server.WithRecovery(),
 	)
@@ -148,6 +149,7 @@ func NewServer(b Browser, cfg Config) *server.MCPServer {
 	for _, t := range h.tools() {
 		s.AddTool(t.def, t.handler)
 	}
+	h.addResources(s)
 	return s
 }
 
