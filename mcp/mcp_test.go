@@ -345,3 +345,22 @@ func TestResources(t *testing.T) {
 		}
 	}
 }
+
+func TestArgumentsAreValidated(t *testing.T) {
+	fb := &fakeBrowser{}
+	c := newClient(t, fb)
+	for _, args := range []map[string]any{
+		{"tab": "2"},
+		{"bogus": true},
+		{"depth": 1.5},
+	} {
+		text, isErr := callTool(t, c, "browser_snapshot", args)
+		if !isErr || strings.Contains(text, "Go struct") {
+			t.Errorf("%v: (isError=%v) %s", args, isErr, text)
+		}
+		t.Logf("%v → %s", args, text)
+	}
+	if len(fb.calls) != 0 {
+		t.Fatalf("invalid arguments reached the browser: %+v", fb.calls)
+	}
+}

@@ -144,6 +144,9 @@ func NewServer(b Browser, cfg Config) *server.MCPServer {
 		server.WithResourceCapabilities(false, false),
 		server.WithInstructions(instructions),
 		server.WithRecovery(),
+		// Arguments are checked against each tool's schema (SEP-1303): a wrong
+		// type or an unknown argument is a tool error the model can fix.
+		server.WithInputSchemaValidation(),
 	)
 	h := &handlers{browser: b, cfg: cfg}
 	for _, t := range h.tools() {
