@@ -224,7 +224,7 @@ func TestBrowserErrorsBecomeToolErrors(t *testing.T) {
 		t.Fatalf("(isError=%v) %s", isErr, text)
 	}
 	text, isErr = callTool(t, c, "browser_click", map[string]any{})
-	if !isErr || !strings.Contains(text, "ref is required") {
+	if !isErr || !strings.Contains(text, "ref") {
 		t.Fatalf("missing ref: (isError=%v) %s", isErr, text)
 	}
 }
