@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -55,4 +56,35 @@ func StopServiceWorkers(t testing.TB, page context.Context) {
 	if _, err := chromedp.Call(page, serviceworker.StopAllWorkers, cdp.Empty{}); err != nil {
 		t.Fatalf("ServiceWorker.stopAllWorkers: %v", err)
 	}
+}
+
+// PageText returns textContent of selector in the top document of the page
+// whose URL contains urlPart, read over CDP by the harness (the page's own
+// state proves its handlers ran).
+func PageText(t testing.TB, alloc context.Context, urlPart, selector string) string {
+	t.Helper()
+	bctx, cancel := chromedp.NewContext(alloc)
+	defer cancel()
+	targets, err := chromedp.Targets(bctx)
+	if err != nil {
+		t.Fatalf("list targets: %v", err)
+	}
+	for _, ti := range targets {
+		if ti.Type != "page" || !strings.Contains(ti.URL, urlPart) {
+			continue
+		}
+		pctx, cancel := chromedp.NewContext(alloc, chromedp.WithTargetID(ti.TargetID))
+		defer cancel()
+		js := fmt.Sprintf(`(() => { const el = document.querySelector(%q); return el ? el.textContent : null; })()`, selector)
+		v, err := chromedp.Run(pctx, chromedp.Evaluate[*string](js))
+		if err != nil {
+			t.Fatalf("read %s in %s: %v", selector, ti.URL, err)
+		}
+		if v == nil {
+			t.Fatalf("no element %s in %s", selector, ti.URL)
+		}
+		return *v
+	}
+	t.Fatalf("no page whose URL contains %q", urlPart)
+	return ""
 }

@@ -1,0 +1,182 @@
+//go:build !windows
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/accessibility"
+	"github.com/chromedp/chromedp"
+)
+
+// comparedRoles are the interactive roles whose nodes the fidelity test
+// compares with Chromium's accessibility tree (issue: "Snapshot fidelity").
+var comparedRoles = map[string]bool{"button": true, "link": true, "textbox": true, "searchbox": true, "combobox": true,
+	"checkbox": true, "radio": true, "menuitem": true, "tab": true, "switch": true, "slider": true, "spinbutton": true,
+	"option": true, "listbox": true}
+
+// norm collapses Unicode white space (NBSP included) to single spaces.
+func norm(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+var snapLineRe = regexp.MustCompile(`^\s*- (\w+)(?: "((?:[^"\\]|\\.)*)")?`)
+
+// ourNodes parses a snapshot into (role, name) keys for the compared roles.
+func ourNodes(snapshot string) map[string]int {
+	out := map[string]int{}
+	for _, line := range strings.Split(snapshot, "\n") {
+		m := snapLineRe.FindStringSubmatch(line)
+		if m == nil || !comparedRoles[m[1]] {
+			continue
+		}
+		name := m[2]
+		if u, err := strconv.Unquote(`"` + name + `"`); err == nil {
+			name = u
+		}
+		out[m[1]+"|"+norm(strings.TrimSuffix(name, "…"))]++
+	}
+	return out
+}
+
+// chromiumNodes reads Chromium's own tree over CDP (the harness only).
+func chromiumNodes(t *testing.T, alloc context.Context, urlPart string) map[string]int {
+	t.Helper()
+	bctx, cancel := chromedp.NewContext(alloc)
+	defer cancel()
+	targets, err := chromedp.Targets(bctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ti := range targets {
+		if ti.Type != "page" || !strings.Contains(ti.URL, urlPart) {
+			continue
+		}
+		pctx, cancel := chromedp.NewContext(alloc, chromedp.WithTargetID(ti.TargetID))
+		defer cancel()
+		res, err := chromedp.Call(pctx, accessibility.GetFullAXTree, accessibility.GetFullAXTreeParams{})
+		if err != nil {
+			t.Fatalf("getFullAXTree: %v", err)
+		}
+		out := map[string]int{}
+		for _, n := range res.Nodes {
+			if n.Ignored || n.Role == nil {
+				continue
+			}
+			var role, name string
+			_ = json.Unmarshal(n.Role.Value, &role)
+			if !comparedRoles[role] {
+				continue
+			}
+			if n.Name != nil {
+				_ = json.Unmarshal(n.Name.Value, &name)
+			}
+			out[role+"|"+norm(name)]++
+		}
+		return out
+	}
+	t.Fatalf("no page with %q", urlPart)
+	return nil
+}
+
+// matchCount is the multiset intersection size, with names compared after
+// our snapshot's trimming (a name we cut with … matches by prefix).
+func matchCount(ours, theirs map[string]int) int {
+	n := 0
+	for k, c := range theirs {
+		n += min(c, ours[k])
+	}
+	return n
+}
+
+func total(m map[string]int) int {
+	n := 0
+	for _, c := range m {
+		n += c
+	}
+	return n
+}
+
+// TestSnapshotFidelity compares our snapshot with Chromium's accessibility
+// tree on every page of the corpus: recall = matched / Chromium's count,
+// precision = matched / ours, on (role, whitespace-normalized name).
+func TestSnapshotFidelity(t *testing.T) {
+	RequireChromium(t)
+	dir, _ := filepath.Abs(filepath.Join("..", "..", "..", "shared", "corpus", "readability"))
+	pages, _ := filepath.Glob(filepath.Join(dir, "*", "source.html"))
+	if len(pages) == 0 {
+		t.Skipf("no corpus at %s (../shared is absent); skipping the fidelity test", dir)
+	}
+	cfgDir := filepath.Join(t.TempDir(), "config")
+	if err := os.MkdirAll(cfgDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	// The whole snapshot, uncut: the comparison is about what we see.
+	if err := os.WriteFile(filepath.Join(cfgDir, "settings.json"), []byte(`{"snapshotMaxChars": 100000000}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := StartDaemonAt(t, Binary(t), cfgDir, 0, "--auto-approve-profiles")
+	srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
+	defer srv.Close()
+	b := StartBrowser(t, d)
+	alloc := b.DevTools(t)
+	ctx := Context(t, 15*time.Minute)
+	c := stdioClient(t, ctx, d)
+
+	var matched, theirsN, oursN int
+	var report []string
+	for _, p := range pages {
+		name := filepath.Base(filepath.Dir(p))
+		url := srv.URL + "/" + name + "/source.html"
+		text, isErr := call(t, ctx, c, "browser_navigate", map[string]any{"url": url})
+		if isErr {
+			t.Errorf("%s: %s", name, text)
+			continue
+		}
+		ours := ourNodes(text)
+		theirs := chromiumNodes(t, alloc, "/"+name+"/source.html")
+		m := matchCount(ours, theirs)
+		if os.Getenv("TETHER_FIDELITY_DIFF") == name {
+			for k, n := range theirs {
+				if ours[k] < n {
+					t.Logf("missing %dx %q", n-ours[k], k)
+				}
+			}
+			for k, n := range ours {
+				if theirs[k] < n {
+					t.Logf("extra   %dx %q", n-theirs[k], k)
+				}
+			}
+		}
+		matched, theirsN, oursN = matched+m, theirsN+total(theirs), oursN+total(ours)
+		recall, precision := 1.0, 1.0
+		if total(theirs) > 0 {
+			recall = float64(m) / float64(total(theirs))
+		}
+		if total(ours) > 0 {
+			precision = float64(m) / float64(total(ours))
+		}
+		report = append(report, fmt.Sprintf("%-45s recall %.3f precision %.3f (chromium %d, ours %d)", name, recall, precision, total(theirs), total(ours)))
+	}
+	slices.Sort(report)
+	t.Logf("per page:\n%s", strings.Join(report, "\n"))
+	recall := float64(matched) / float64(max(theirsN, 1))
+	precision := float64(matched) / float64(max(oursN, 1))
+	t.Logf("overall: recall %.4f, precision %.4f (matched %d, chromium %d, ours %d)", recall, precision, matched, theirsN, oursN)
+	if out := os.Getenv("TETHER_FIDELITY_OUT"); out != "" {
+		_ = os.WriteFile(out, []byte(fmt.Sprintf(`{"recall": %.4f, "precision": %.4f}`, recall, precision)), 0o644)
+	}
+	if recall < 0.95 {
+		t.Fatalf("overall recall %.4f is below 0.95", recall)
+	}
+}
