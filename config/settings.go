@@ -17,7 +17,8 @@ import (
 //	  "enabledTools": ["browser_evaluate"],   // off-by-default tools to offer
 //	  "trustedInput": false,                  // allow chrome.debugger input for one action
 //	  "images": true,                         // return screenshots as MCP image content
-//	  "snapshotMaxChars": 40000               // cap on snapshot text per result
+//	  "snapshotMaxChars": 40000,              // cap on snapshot text per result
+//	  "allowFileUrls": false                  // let tools open file: URLs
 //	}
 type Settings struct {
 	// EnabledTools lists off-by-default tools to offer (browser_evaluate).
@@ -30,6 +31,9 @@ type Settings struct {
 	Images *bool `json:"images,omitempty"`
 	// SnapshotMaxChars caps the snapshot text of one result (default 40 000).
 	SnapshotMaxChars int `json:"snapshotMaxChars,omitempty"`
+	// AllowFileURLs lets tools open file: URLs (off: a page steering the
+	// agent could otherwise have it read local files).
+	AllowFileURLs bool `json:"allowFileUrls,omitempty"`
 }
 
 // ImagesEnabled reports whether screenshots are returned as images.
@@ -59,4 +63,3 @@ func (p Paths) LoadSettings() (Settings, error) {
 	}
 	return s, nil
 }
-

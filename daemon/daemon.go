@@ -131,6 +131,7 @@ func Run(ctx context.Context, cfg Config) error {
 		NoImages:         !settings.ImagesEnabled(),
 		SnapshotMaxChars: settings.SnapshotMaxChars,
 		ScreenshotDir:    p.Screenshots(),
+		AllowFileURLs:    settings.AllowFileURLs,
 	})
 	streamable := server.NewStreamableHTTPServer(mcpServer,
 		server.WithEndpointPath(PathMCP),

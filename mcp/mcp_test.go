@@ -20,8 +20,8 @@ import (
 
 // fakeBrowser records calls and answers them from a map.
 type fakeBrowser struct {
-	mu      sync.Mutex
-	calls   []fakeCall
+	mu       sync.Mutex
+	calls    []fakeCall
 	results  map[protocol.Method]any
 	err      error
 	profiles []Profile
@@ -205,9 +205,9 @@ func TestActionsRouteProfileTabAndFencePageContent(t *testing.T) {
 func TestNavigateValidatesURL(t *testing.T) {
 	fb := &fakeBrowser{}
 	c := newClient(t, fb)
-	for _, u := range []string{"example.com", "javascript:alert(1)", "chrome://settings", ""} {
+	for _, u := range []string{"example.com", "javascript:alert(1)", "chrome://settings", "", "file:///etc/passwd"} {
 		text, isErr := callTool(t, c, "browser_navigate", map[string]any{"url": u})
-		if !isErr || !strings.Contains(text, "http") {
+		if !isErr || !strings.Contains(text, "http") && !strings.Contains(text, "allowFileUrls") {
 			t.Errorf("url %q: (isError=%v) %s; want an error naming the accepted forms", u, isErr, text)
 		}
 	}

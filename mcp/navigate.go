@@ -13,7 +13,7 @@ import (
 // NavigateArgs are browser_navigate's arguments.
 type NavigateArgs struct {
 	Target
-	URL string `json:"url" jsonschema:"Absolute URL to load (http, https or file)"`
+	URL string `json:"url" jsonschema:"Absolute http(s) URL"`
 }
 
 func (h *handlers) navigateTool() tool {
@@ -28,7 +28,7 @@ func (h *handlers) navigateTool() tool {
 }
 
 func (h *handlers) navigate(ctx context.Context, _ mcpgo.CallToolRequest, args NavigateArgs) (*mcpgo.CallToolResult, error) {
-	u, msg := checkURL(args.URL)
+	u, msg := h.checkURL(args.URL)
 	if msg != "" {
 		return mcpgo.NewToolResultError(msg), nil
 	}
@@ -55,16 +55,23 @@ func (h *handlers) historyTool(name, action, what string) tool {
 	}
 }
 
-// checkURL accepts absolute http, https, file and about: URLs; otherwise it
-// returns the message for the model.
-func checkURL(raw string) (*url.URL, string) {
+// checkURL accepts absolute http, https and about: URLs, and file: URLs
+// only when the user allowed them (a page steering the agent could
+// otherwise have it read local files); otherwise it returns the message for
+// the model.
+func (h *handlers) checkURL(raw string) (*url.URL, string) {
 	u, err := url.Parse(raw)
 	if err != nil || !u.IsAbs() {
 		return nil, fmt.Sprintf("url %q is not an absolute URL; pass one like https://example.com/", raw)
 	}
 	switch u.Scheme {
-	case "http", "https", "file", "about":
+	case "http", "https", "about":
 		return u, ""
+	case "file":
+		if h.cfg.AllowFileURLs {
+			return u, ""
+		}
+		return nil, `file: URLs are off, so that pages cannot steer you into reading local files; the user can allow them with "allowFileUrls": true in Tether's settings.json`
 	}
-	return nil, fmt.Sprintf("url scheme %q is not supported; use http, https or file", u.Scheme)
+	return nil, fmt.Sprintf("url scheme %q is not supported; use http or https", u.Scheme)
 }

@@ -59,6 +59,8 @@ type Config struct {
 	SnapshotMaxChars int
 	// ScreenshotDir is where screenshots are written when not returned inline.
 	ScreenshotDir string
+	// AllowFileURLs lets tools open file: URLs.
+	AllowFileURLs bool
 	// MaxUploadBytes caps the files of one browser_file_upload (50 MiB).
 	MaxUploadBytes int64
 }

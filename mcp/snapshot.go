@@ -126,7 +126,7 @@ func (h *handlers) readURLTool() tool {
 			if msg != "" {
 				return mcpgo.NewToolResultError(msg), nil
 			}
-			u, msg := checkURL(args.URL)
+			u, msg := h.checkURL(args.URL)
 			if msg != "" {
 				return mcpgo.NewToolResultError(msg), nil
 			}

@@ -44,7 +44,7 @@ func (h *handlers) tabs(ctx context.Context, _ mcpgo.CallToolRequest, args TabsA
 		if args.URL == "" {
 			args.URL = "about:blank"
 		}
-		u, msg := checkURL(args.URL)
+		u, msg := h.checkURL(args.URL)
 		if msg != "" {
 			return mcpgo.NewToolResultError(msg), nil
 		}
