@@ -2,6 +2,7 @@
 // background/. Listeners are registered synchronously at top level so Chrome
 // can wake the worker for them.
 import { ensureKeepaliveAlarm, ensureOffscreen, KEEPALIVE_ALARM } from './background/offscreen-doc';
+import { installReadListeners } from './background/methods-read';
 import { onRuntimeMessage } from './background/router';
 import {
   forgetTab,
@@ -45,6 +46,8 @@ chrome.alarms.onAlarm.addListener((alarm) => {
   if (alarm.name === KEEPALIVE_ALARM) keepAlive();
 });
 chrome.runtime.onMessage.addListener(onRuntimeMessage);
+// Armed dialog answers follow the tab into new documents; closed tabs' consoles are forgotten.
+installReadListeners();
 
 chrome.tabs.onCreated.addListener((tab) => {
   if (tab.id !== undefined) shareIfOpenedFromShared(tab.id, tab.openerTabId).catch(log('share opened tab'));

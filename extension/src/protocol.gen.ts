@@ -14,7 +14,117 @@ export interface TetherProtocol {
  */
 export interface ClickParams {
   tab?: number;
+  /**
+   * MaxChars caps the snapshot text; past it, whole lines are left out and
+   * a last line says how many elements were left out and how to reach
+   * them (browser_find, or a subtree ref). 0: the extension's default (40 000).
+   */
+  maxChars?: number;
   ref: string;
+  /**
+   * Trusted clicks with trusted input through chrome.debugger (only when
+   * the user enabled it in settings).
+   */
+  trusted?: boolean;
+}
+/**
+ * ConsoleMessage is one console call or uncaught error.
+ *
+ * This interface was referenced by `TetherProtocol`'s JSON-Schema
+ * via the `definition` "ConsoleMessage".
+ */
+export interface ConsoleMessage {
+  /**
+   * Level is log, info, warn, error, debug, or exception (uncaught error or rejection).
+   */
+  level: string;
+  text: string;
+  /**
+   * Time is milliseconds since the Unix epoch.
+   */
+  time: number;
+  url?: string;
+}
+/**
+ * ConsoleParams reads the tab's console buffer.
+ *
+ * This interface was referenced by `TetherProtocol`'s JSON-Schema
+ * via the `definition` "ConsoleParams".
+ */
+export interface ConsoleParams {
+  tab?: number;
+  /**
+   * Clear empties the buffer after reading.
+   */
+  clear?: boolean;
+}
+/**
+ * ConsoleResult is the tab's console buffer, oldest first.
+ *
+ * This interface was referenced by `TetherProtocol`'s JSON-Schema
+ * via the `definition` "ConsoleResult".
+ */
+export interface ConsoleResult {
+  tab: number;
+  messages: ConsoleMessage[];
+  /**
+   * Dropped counts messages dropped because the buffer was full.
+   */
+  dropped: number;
+}
+/**
+ * DialogArmResult confirms the armed answer and lists dialogs so far.
+ *
+ * This interface was referenced by `TetherProtocol`'s JSON-Schema
+ * via the `definition` "DialogArmResult".
+ */
+export interface DialogArmResult {
+  tab: number;
+  armed: number;
+  dialogs?: DialogEvent[];
+}
+/**
+ * DialogEvent is one dialog a page opened.
+ *
+ * This interface was referenced by `TetherProtocol`'s JSON-Schema
+ * via the `definition` "DialogEvent".
+ */
+export interface DialogEvent {
+  /**
+   * Kind is alert, confirm, prompt or beforeunload.
+   */
+  kind: 'alert' | 'confirm' | 'prompt' | 'beforeunload';
+  message: string;
+  /**
+   * Accepted is the answer given: true for OK.
+   */
+  accepted: boolean;
+  /**
+   * PromptText is the text answered to a prompt, if accepted.
+   */
+  promptText?: string;
+  /**
+   * Armed is true when the answer came from browser_handle_dialog, false
+   * when it was the default policy (alert accepted; confirm, prompt dismissed).
+   */
+  armed: boolean;
+}
+/**
+ * DragParams drags FromRef onto ToRef.
+ *
+ * This interface was referenced by `TetherProtocol`'s JSON-Schema
+ * via the `definition` "DragParams".
+ */
+export interface DragParams {
+  tab?: number;
+  /**
+   * MaxChars caps the snapshot text; past it, whole lines are left out and
+   * a last line says how many elements were left out and how to reach
+   * them (browser_find, or a subtree ref). 0: the extension's default (40 000).
+   */
+  maxChars?: number;
+  fromRef: string;
+  toRef: string;
 }
 /**
  * Error is a failed request.
@@ -37,8 +147,138 @@ export interface Error {
     | 'unauthorized'
     | 'pairing_denied'
     | 'too_many_profiles'
+    | 'dialog_open'
+    | 'disabled'
     | 'internal';
   message: string;
+}
+/**
+ * EvaluateParams runs Expression in the page's main world.
+ *
+ * This interface was referenced by `TetherProtocol`'s JSON-Schema
+ * via the `definition` "EvaluateParams".
+ */
+export interface EvaluateParams {
+  tab?: number;
+  expression: string;
+}
+/**
+ * EvaluateResult is the expression's value, JSON-serialized.
+ *
+ * This interface was referenced by `TetherProtocol`'s JSON-Schema
+ * via the `definition` "EvaluateResult".
+ */
+export interface EvaluateResult {
+  tab: number;
+  /**
+   * ValueJSON is the JSON of the value (awaited if a promise), or "undefined".
+   */
+  valueJson: string;
+}
+/**
+ * FileUploadParams sets Files on the file input Ref names, or on the input that the control Ref names opens (a button or label forwarding to a hidden input).
+ *
+ * This interface was referenced by `TetherProtocol`'s JSON-Schema
+ * via the `definition` "FileUploadParams".
+ */
+export interface FileUploadParams {
+  tab?: number;
+  /**
+   * MaxChars caps the snapshot text; past it, whole lines are left out and
+   * a last line says how many elements were left out and how to reach
+   * them (browser_find, or a subtree ref). 0: the extension's default (40 000).
+   */
+  maxChars?: number;
+  ref: string;
+  /**
+   * Trusted performs the action with trusted input through chrome.debugger
+   * (only when the user enabled it in settings).
+   */
+  trusted?: boolean;
+  files: UploadFile[];
+}
+/**
+ * UploadFile is one file for a file input.
+ *
+ * This interface was referenced by `TetherProtocol`'s JSON-Schema
+ * via the `definition` "UploadFile".
+ */
+export interface UploadFile {
+  name: string;
+  mime: string;
+  /**
+   * DataBase64 is the file's content, base64 (standard encoding).
+   */
+  dataBase64: string;
+}
+/**
+ * FindMatch is one element or text run that matched.
+ *
+ * This interface was referenced by `TetherProtocol`'s JSON-Schema
+ * via the `definition` "FindMatch".
+ */
+export interface FindMatch {
+  /**
+   * Line is the snapshot line, e.g. `- button "Save" [ref=e12]`.
+   */
+  line: string;
+  ref?: string;
+  /**
+   * Context is the nearest heading or table row above the match.
+   */
+  context?: string;
+}
+/**
+ * FindParams searches the ARIA tree; at least one of Text and Role is set.
+ *
+ * This interface was referenced by `TetherProtocol`'s JSON-Schema
+ * via the `definition` "FindParams".
+ */
+export interface FindParams {
+  tab?: number;
+  /**
+   * Text matches accessible names and text, case-insensitively.
+   */
+  text?: string;
+  /**
+   * Role matches the ARIA role exactly.
+   */
+  role?: string;
+  /**
+   * Limit caps the matches (default 50).
+   */
+  limit?: number;
+}
+/**
+ * FindResult lists the matches.
+ *
+ * This interface was referenced by `TetherProtocol`'s JSON-Schema
+ * via the `definition` "FindResult".
+ */
+export interface FindResult {
+  tab: number;
+  url: string;
+  title: string;
+  matches: FindMatch[];
+  /**
+   * Total is the number of matches before Limit.
+   */
+  total: number;
+}
+/**
+ * HandleDialogParams arms the answer to the tab's next Times dialogs.
+ *
+ * This interface was referenced by `TetherProtocol`'s JSON-Schema
+ * via the `definition` "HandleDialogParams".
+ */
+export interface HandleDialogParams {
+  tab?: number;
+  accept: boolean;
+  promptText?: string;
+  /**
+   * Times is how many dialogs the answer covers (default 1).
+   */
+  times?: number;
 }
 /**
  * Hello is the extension's first frame on every connection.
@@ -132,6 +372,22 @@ export interface HelloAck {
   secret?: string;
 }
 /**
+ * HistoryParams goes back, forward or reloads, then waits for load.
+ *
+ * This interface was referenced by `TetherProtocol`'s JSON-Schema
+ * via the `definition` "HistoryParams".
+ */
+export interface HistoryParams {
+  tab?: number;
+  /**
+   * MaxChars caps the snapshot text; past it, whole lines are left out and
+   * a last line says how many elements were left out and how to reach
+   * them (browser_find, or a subtree ref). 0: the extension's default (40 000).
+   */
+  maxChars?: number;
+  action: 'back' | 'forward' | 'reload';
+}
+/**
  * NavigateParams loads URL in a tab.
  *
  * This interface was referenced by `TetherProtocol`'s JSON-Schema
@@ -139,6 +395,12 @@ export interface HelloAck {
  */
 export interface NavigateParams {
   tab?: number;
+  /**
+   * MaxChars caps the snapshot text; past it, whole lines are left out and
+   * a last line says how many elements were left out and how to reach
+   * them (browser_find, or a subtree ref). 0: the extension's default (40 000).
+   */
+  maxChars?: number;
   /**
    * URL is absolute: http, https, file or about:blank.
    */
@@ -171,6 +433,15 @@ export interface PageResult {
    * window.open, OAuth popups); they are shared automatically.
    */
   openedTabs?: TabInfo[];
+  /**
+   * Dialogs lists the alert/confirm/prompt/beforeunload dialogs that
+   * occurred in this tab since the previous result, with the answer given.
+   */
+  dialogs?: DialogEvent[];
+  /**
+   * Omitted is the number of elements the snapshot left out for size.
+   */
+  omitted?: number;
 }
 /**
  * Pairing tells an extension that the user must approve this profile before it can be used.
@@ -184,6 +455,73 @@ export interface Pairing {
    * Message tells the user how to approve, for the popup.
    */
   message: string;
+}
+/**
+ * PressKeyParams presses Key: a single key ("Enter", "a", "ArrowDown") or a combo joined by "+" ("Control+A", "Shift+Tab"), in the focused element.
+ *
+ * This interface was referenced by `TetherProtocol`'s JSON-Schema
+ * via the `definition` "PressKeyParams".
+ */
+export interface PressKeyParams {
+  tab?: number;
+  /**
+   * MaxChars caps the snapshot text; past it, whole lines are left out and
+   * a last line says how many elements were left out and how to reach
+   * them (browser_find, or a subtree ref). 0: the extension's default (40 000).
+   */
+  maxChars?: number;
+  key: string;
+  trusted?: boolean;
+}
+/**
+ * ReadResult is a page's rendered DOM, for conversion to Markdown by the daemon.
+ *
+ * This interface was referenced by `TetherProtocol`'s JSON-Schema
+ * via the `definition` "ReadResult".
+ */
+export interface ReadResult {
+  tab: number;
+  url: string;
+  title: string;
+  /**
+   * HTML is document.documentElement.outerHTML of the rendered page, with
+   * open shadow roots inlined, form values reflected, and scripts removed.
+   */
+  html: string;
+}
+/**
+ * ReadURLParams opens URL in a background tab for reading.
+ *
+ * This interface was referenced by `TetherProtocol`'s JSON-Schema
+ * via the `definition` "ReadURLParams".
+ */
+export interface ReadURLParams {
+  url: string;
+  /**
+   * CloseAfter closes the tab after reading (default true in the tool).
+   */
+  closeAfter: boolean;
+}
+/**
+ * RefParams names one element.
+ *
+ * This interface was referenced by `TetherProtocol`'s JSON-Schema
+ * via the `definition` "RefParams".
+ */
+export interface RefParams {
+  tab?: number;
+  /**
+   * MaxChars caps the snapshot text; past it, whole lines are left out and
+   * a last line says how many elements were left out and how to reach
+   * them (browser_find, or a subtree ref). 0: the extension's default (40 000).
+   */
+  maxChars?: number;
+  ref: string;
+  /**
+   * Trusted performs the action with trusted input through chrome.debugger
+   * (only when the user enabled it in settings).
+   */
+  trusted?: boolean;
 }
 /**
  * Refused is sent instead of HelloAck when the daemon will not accept the connection; the daemon closes the socket right after it.
@@ -207,6 +545,8 @@ export interface Refused {
     | 'unauthorized'
     | 'pairing_denied'
     | 'too_many_profiles'
+    | 'dialog_open'
+    | 'disabled'
     | 'internal';
   message: string;
 }
@@ -230,7 +570,21 @@ export interface Request {
     | 'tabs_list'
     | 'tab_new'
     | 'tab_close'
-    | 'tab_select';
+    | 'tab_select'
+    | 'find'
+    | 'read'
+    | 'console'
+    | 'select_option'
+    | 'hover'
+    | 'drag'
+    | 'press_key'
+    | 'file_upload'
+    | 'wait_for'
+    | 'handle_dialog'
+    | 'history'
+    | 'screenshot'
+    | 'evaluate'
+    | 'read_url';
   /**
    * Params is the method's params object (see Method).
    */
@@ -252,6 +606,107 @@ export interface Response {
   id: string;
   result?: {};
   error?: Error;
+}
+/**
+ * ScreenshotParams captures the tab with chrome.tabs.captureVisibleTab.
+ *
+ * This interface was referenced by `TetherProtocol`'s JSON-Schema
+ * via the `definition` "ScreenshotParams".
+ */
+export interface ScreenshotParams {
+  tab?: number;
+  /**
+   * FullPage scrolls and stitches the whole page.
+   */
+  fullPage?: boolean;
+  /**
+   * Ref captures only that element's box.
+   */
+  ref?: string;
+  /**
+   * Format is png (default) or jpeg.
+   */
+  format?: 'png' | 'jpeg';
+  /**
+   * BringToFront lets a background tab come to the front for the capture.
+   */
+  bringToFront?: boolean;
+  /**
+   * MaxBytes caps the image; larger captures are scaled down.
+   */
+  maxBytes?: number;
+}
+/**
+ * ScreenshotResult is the captured image.
+ *
+ * This interface was referenced by `TetherProtocol`'s JSON-Schema
+ * via the `definition` "ScreenshotResult".
+ */
+export interface ScreenshotResult {
+  tab: number;
+  mime: string;
+  dataBase64: string;
+  width: number;
+  height: number;
+}
+/**
+ * SelectOptionParams selects options of a native select by value or label.
+ *
+ * This interface was referenced by `TetherProtocol`'s JSON-Schema
+ * via the `definition` "SelectOptionParams".
+ */
+export interface SelectOptionParams {
+  tab?: number;
+  /**
+   * MaxChars caps the snapshot text; past it, whole lines are left out and
+   * a last line says how many elements were left out and how to reach
+   * them (browser_find, or a subtree ref). 0: the extension's default (40 000).
+   */
+  maxChars?: number;
+  ref: string;
+  /**
+   * Trusted performs the action with trusted input through chrome.debugger
+   * (only when the user enabled it in settings).
+   */
+  trusted?: boolean;
+  values: string[];
+}
+/**
+ * SnapshotOptions shape every snapshot a method returns.
+ *
+ * This interface was referenced by `TetherProtocol`'s JSON-Schema
+ * via the `definition` "SnapshotOptions".
+ */
+export interface SnapshotOptions {
+  /**
+   * MaxChars caps the snapshot text; past it, whole lines are left out and
+   * a last line says how many elements were left out and how to reach
+   * them (browser_find, or a subtree ref). 0: the extension's default (40 000).
+   */
+  maxChars?: number;
+}
+/**
+ * SnapshotParams reads a tab's ARIA snapshot.
+ *
+ * This interface was referenced by `TetherProtocol`'s JSON-Schema
+ * via the `definition` "SnapshotParams".
+ */
+export interface SnapshotParams {
+  tab?: number;
+  /**
+   * MaxChars caps the snapshot text; past it, whole lines are left out and
+   * a last line says how many elements were left out and how to reach
+   * them (browser_find, or a subtree ref). 0: the extension's default (40 000).
+   */
+  maxChars?: number;
+  /**
+   * Ref limits the snapshot to that element's subtree.
+   */
+  ref?: string;
+  /**
+   * Depth limits how many levels below the root are printed; 0: all.
+   */
+  depth?: number;
 }
 /**
  * TabNewParams opens URL in a new tab, which is shared automatically.
@@ -313,10 +768,34 @@ export interface TabsListResult {
  */
 export interface TypeParams {
   tab?: number;
+  /**
+   * MaxChars caps the snapshot text; past it, whole lines are left out and
+   * a last line says how many elements were left out and how to reach
+   * them (browser_find, or a subtree ref). 0: the extension's default (40 000).
+   */
+  maxChars?: number;
   ref: string;
   text: string;
   /**
    * Submit presses Enter after typing (submits the element's form).
    */
   submit?: boolean;
+}
+/**
+ * WaitForParams waits until Text appears, TextGone disappears, or TimeMs passes (at least one is set).
+ *
+ * This interface was referenced by `TetherProtocol`'s JSON-Schema
+ * via the `definition` "WaitForParams".
+ */
+export interface WaitForParams {
+  tab?: number;
+  /**
+   * MaxChars caps the snapshot text; past it, whole lines are left out and
+   * a last line says how many elements were left out and how to reach
+   * them (browser_find, or a subtree ref). 0: the extension's default (40 000).
+   */
+  maxChars?: number;
+  text?: string;
+  textGone?: string;
+  timeMs?: number;
 }

@@ -67,7 +67,7 @@ describe('DaemonConnection', () => {
     const s = sockets[0]!;
     expect(s.url).toBe('ws://127.0.0.1:12345/extension');
     s.open();
-    expect(s.sent).toEqual([{ type: 'hello', protocol: 2, profileId: 'p-1', label: 'Work', extVersion: '0.1.0', userAgent: 'UA', tabs: TABS }]);
+    expect(s.sent).toEqual([{ type: 'hello', protocol: 3, profileId: 'p-1', label: 'Work', extVersion: '0.1.0', userAgent: 'UA', tabs: TABS }]);
     s.receive({ type: 'hello_ack', daemonVersion: 'x', assignedLabel: 'Work', assignedSlug: 'work' });
     expect(statuses.at(-1)?.state).toBe('connected');
     s.receive({ type: 'request', id: '7', method: 'tabs_list', params: {}, timeoutMs: 5000 });
@@ -135,7 +135,7 @@ describe('DaemonConnection', () => {
     conn.start();
     await flush();
     sockets[0]!.open();
-    expect(sockets[0]!.sent[0]).toMatchObject({ type: 'hello', protocol: 2, slug: 'work', secret: 's3cret', tabs: TABS });
+    expect(sockets[0]!.sent[0]).toMatchObject({ type: 'hello', protocol: 3, slug: 'work', secret: 's3cret', tabs: TABS });
   });
 
   it('waits through pairing on the same socket, then keeps the issued secret for the next hello', async () => {

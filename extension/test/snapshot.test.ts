@@ -32,18 +32,18 @@ describe('snapshot', () => {
     const snap = snapshot(document, refs);
     expect(snap.split('\n')).toEqual([
       '- heading "Sign in" [level=1]',
-      '- navigation "Main":',
-      '  - link "Docs" [ref=e1]:',
+      '- navigation "Main" [ref=e1]:',
+      '  - link "Docs" [ref=e2]:',
       '    - /url: /docs',
-      '- form:',
+      '- form [ref=e3]:',
       '  - text: Email',
-      '  - textbox "Email" [ref=e2]: a@b.c',
+      '  - textbox "Email" [ref=e4]: a@b.c',
       '  - text: Password',
-      '  - textbox "Password" [ref=e3]: ••••',
-      '  - checkbox "Remember me" [checked] [ref=e4]',
+      '  - textbox "Password" [ref=e5]: ••••',
+      '  - checkbox "Remember me" [checked] [ref=e6]',
       '  - text: Remember me',
-      '  - button "Sign in" [disabled] [ref=e5]',
-      '  - button "Options" [expanded] [ref=e6]',
+      '  - button "Sign in" [disabled] [ref=e7]',
+      '  - button "Options" [expanded] [ref=e8]',
       '- paragraph: Hello world',
     ]);
     expect(snap).not.toContain('hunter2');
@@ -53,9 +53,9 @@ describe('snapshot', () => {
   it('nests landmarks, flattens wrappers and trims long text', () => {
     page(`<main><div><div><section aria-label="Intro"><div><span>${'x'.repeat(300)}</span></div></section></div></div></main>`);
     const lines = snapshot(document, refs).split('\n');
-    expect(lines[0]).toBe('- main:');
-    expect(lines[1]).toMatch(/^ {2}- region "Intro": x+…$/);
-    expect(lines[1]!.length).toBe('  - region "Intro": '.length + 200);
+    expect(lines[0]).toBe('- main [ref=e1]:');
+    expect(lines[1]).toMatch(/^ {2}- region "Intro" \[ref=e2\]: x+…$/);
+    expect(lines[1]!.length).toBe('  - region "Intro" [ref=e2]: '.length + 200);
     expect(lines).toHaveLength(2);
   });
 

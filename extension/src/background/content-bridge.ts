@@ -11,15 +11,22 @@ export function isRestrictedUrl(url: string): boolean {
   return RESTRICTED_URL.test(url);
 }
 
-/** Sends msg to the tab's content script; on "no receiver", injects content.js and retries once. */
-export async function callContent(tabId: number, msg: ContentMessage, deadline: number): Promise<ContentReply> {
+/**
+ * Sends msg to the content script of the tab's frame frameId (0: the top
+ * frame); on "no receiver", injects content.js into the top frame and retries
+ * once. A subframe without a receiver is gone: its refs are stale.
+ */
+export async function callContent(tabId: number, msg: ContentMessage, deadline: number, frameId = 0): Promise<ContentReply> {
   const tab = await chrome.tabs.get(tabId);
   const url = tab.url || tab.pendingUrl || '';
   if (isRestrictedUrl(url)) throw restrictedPage(url);
   try {
-    return check(await withDeadline(chrome.tabs.sendMessage(tabId, msg, { frameId: 0 }), deadline));
+    return check(await withDeadline(chrome.tabs.sendMessage(tabId, msg, { frameId }), deadline));
   } catch (err) {
     if (!isNoReceiver(err)) throw err;
+    if (frameId !== 0) {
+      throw new TetherError('stale_ref', 'The frame that element was in is gone (it navigated or was removed). Call browser_snapshot again and use a fresh ref.');
+    }
   }
   await inject(tabId, url);
   return check(await withDeadline(chrome.tabs.sendMessage(tabId, msg, { frameId: 0 }), deadline));
@@ -30,7 +37,11 @@ async function inject(tabId: number, url: string): Promise<void> {
     await chrome.scripting.executeScript({ target: { tabId, frameIds: [0] }, files: ['content.js'], injectImmediately: true });
   } catch (err) {
     const text = String(err instanceof Error ? err.message : err);
-    if (/cannot be scripted|Cannot access|cannot access|must request permission|error page/i.test(text)) {
+    if (/error page/i.test(text)) {
+      // Chrome shows its own error page: the page did not load (a network error), it is not protected.
+      throw new TetherError('navigation_failed', `${url || 'The page'} did not load: the tab shows Chrome's error page (a network or DNS error). Check the URL and that the site is reachable, then call browser_navigate again.`);
+    }
+    if (/cannot be scripted|Cannot access|cannot access|must request permission/i.test(text)) {
       if (url.startsWith('file:')) {
         throw new TetherError('restricted_page', `Chrome does not let Tether read ${url}: file pages need "Allow access to file URLs" turned on for Tether at chrome://extensions. Ask the user to turn it on, or use an http(s) URL.`);
       }

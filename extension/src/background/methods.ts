@@ -2,23 +2,39 @@
 // not in it is refused before anything runs.
 import type { ClickParams, NavigateParams, PageResult, Request, TabInfo, TabNewParams, TabParams, TabsListResult, TypeParams } from '../protocol.gen';
 import { TetherError, restrictedPage, toWireError } from '../shared/errors';
-import type { ContentMessage, ContentReply, Method, Outcome } from '../shared/messages';
+import type { ContentMessage, ContentReply, Method, Outcome, SnapshotShape } from '../shared/messages';
+import { READ_HANDLERS, finishPage, pageResultFor, routeRef, snapShape } from './methods-read';
 import { callContent, isChannelClosed, isRestrictedUrl } from './content-bridge';
 import { NavigationWatcher, OpenedTabsWatcher } from './navigation';
 import { documentsIssued, forgetTab, listTabs, requireTab, resolveTab, share, tabInfo, touch } from './shared-tabs';
 import { readState } from './state';
+import { dragAct, evaluateAct, fileUploadAct, historyAct, hoverAct, pressKeyAct, screenshotAct, scriptableFirst, selectOptionAct, trustedClickAct, waitForAct } from './methods-act';
 
 type Handler = (params: Record<string, unknown>, deadline: number) => Promise<object>;
 
 export const HANDLERS: Readonly<Record<Method, Handler>> = {
-  navigate: (p, d) => navigate(navigateParams(p), d),
-  snapshot: (p, d) => snapshot(tabParams(p), d),
-  click: (p, d) => click(clickParams(p), d),
-  type: (p, d) => type(typeParams(p), d),
+  navigate: (p, d) => navigate(navigateParams(p), d, snapShape(p)),
+  snapshot: READ_HANDLERS.snapshot,
+  click: (p, d) => (p.trusted === true ? trustedClickAct(p, d) : scriptableFirst(p, () => click(clickParams(p), d, snapShape(p)))),
+  type: (p, d) => scriptableFirst(p, () => type(typeParams(p), d, snapShape(p))),
   tabs_list: () => tabsList(),
   tab_new: (p, d) => tabNew(tabNewParams(p), d),
   tab_close: (p) => tabClose(tabParams(p)),
   tab_select: (p) => tabSelect(tabParams(p)),
+  select_option: (p, d) => selectOptionAct(p, d),
+  hover: (p, d) => hoverAct(p, d),
+  drag: (p, d) => dragAct(p, d),
+  press_key: (p, d) => pressKeyAct(p, d),
+  file_upload: (p, d) => fileUploadAct(p, d),
+  wait_for: (p, d) => waitForAct(p, d),
+  history: (p, d) => historyAct(p, d),
+  screenshot: (p, d) => screenshotAct(p, d),
+  evaluate: (p, d) => evaluateAct(p, d),
+  find: READ_HANDLERS.find,
+  read: READ_HANDLERS.read,
+  read_url: READ_HANDLERS.read_url,
+  console: READ_HANDLERS.console,
+  handle_dialog: READ_HANDLERS.handle_dialog,
 };
 
 /** Runs one daemon request; never throws. deadline is a Date.now() value. */
@@ -36,7 +52,7 @@ export async function handleRequest(req: Request, deadline: number): Promise<Out
 // Time kept back from a load wait for the snapshot that follows it.
 const SNAPSHOT_RESERVE_MS = 1500;
 
-async function navigate(p: NavigateParams, deadline: number): Promise<PageResult> {
+async function navigate(p: NavigateParams, deadline: number, shape: SnapshotShape = {}): Promise<PageResult> {
   const url = checkUrl(p.url);
   const watcher = new NavigationWatcher();
   try {
@@ -52,24 +68,18 @@ async function navigate(p: NavigateParams, deadline: number): Promise<PageResult
       await share(tabId, true, 'opened');
     }
     if (url !== 'about:blank') await waitForPage(watcher, tabId, url, deadline);
-    return await pageResult(tabId, deadline);
+    return await pageResult(tabId, deadline, shape);
   } finally {
     watcher.dispose();
   }
 }
 
-async function snapshot(p: TabParams, deadline: number): Promise<PageResult> {
-  const t = await requireTab(p.tab);
-  await touch(t.tabId);
-  return pageResult(t.tabId, deadline);
+function click(p: ClickParams, deadline: number, snap: SnapshotShape): Promise<PageResult> {
+  return act(p.tab, { target: 'content', kind: 'click', ref: p.ref, docsIssued: 0, snap }, deadline);
 }
 
-function click(p: ClickParams, deadline: number): Promise<PageResult> {
-  return act(p.tab, { target: 'content', kind: 'click', ref: p.ref, docsIssued: 0 }, deadline);
-}
-
-function type(p: TypeParams, deadline: number): Promise<PageResult> {
-  return act(p.tab, { target: 'content', kind: 'type', ref: p.ref, text: p.text, submit: p.submit === true, docsIssued: 0 }, deadline);
+function type(p: TypeParams, deadline: number, snap: SnapshotShape): Promise<PageResult> {
+  return act(p.tab, { target: 'content', kind: 'type', ref: p.ref, text: p.text, submit: p.submit === true, docsIssued: 0, snap }, deadline);
 }
 
 async function tabsList(): Promise<TabsListResult> {
@@ -119,16 +129,21 @@ function withOpened(page: PageResult, opened: TabInfo[]): PageResult {
 }
 
 /** Runs a click or type in the page; when it navigates, waits for the new page and snapshots that. */
-async function act(tab: number | undefined, msg: ContentMessage & { docsIssued: number }, deadline: number): Promise<PageResult> {
-  const t = await requireTab(tab);
+export async function act(tab: number | undefined, msg: ContentMessage & { docsIssued: number; snap?: SnapshotShape }, deadline: number, before?: (tabId: number) => Promise<void>): Promise<PageResult> {
+  // A ref names its tab and frame (refs are unique per profile): act there.
+  const ref = 'ref' in msg && typeof msg.ref === 'string' && msg.ref.trim() ? msg.ref : undefined;
+  const { t, frameId } = ref ? await routeRef(ref, tab) : { t: await requireTab(tab), frameId: 0 };
+  const shape = msg.snap ?? {};
   await touch(t.tabId);
   const watcher = new NavigationWatcher();
   const opened = new OpenedTabsWatcher(t.tabId);
   try {
     msg.docsIssued = await documentsIssued(t.tabId);
+    // Trusted input acts here, once the watchers see what it starts.
+    await before?.(t.tabId);
     let reply: ContentReply | undefined;
     try {
-      reply = await callContent(t.tabId, msg, deadline);
+      reply = await callContent(t.tabId, msg, deadline, frameId);
     } catch (err) {
       // The page was replaced while answering: the action navigated.
       if (!(watcher.started(t.tabId) && isChannelClosed(err))) throw err;
@@ -138,9 +153,11 @@ async function act(tab: number | undefined, msg: ContentMessage & { docsIssued: 
     if (navigated) {
       // Wait for the new page; give up early when no navigation actually starts.
       await waitForPage(watcher, t.tabId, 'the new page', deadline, Date.now() + 1000);
-      return withOpened(await pageResult(t.tabId, deadline), await openedTabs(opened));
+      return withOpened(await pageResult(t.tabId, deadline, shape), await openedTabs(opened));
     }
-    if (reply && 'page' in reply) return withOpened({ tab: t.number, ...reply.page }, await openedTabs(opened));
+    // An action in a cross-origin frame answered with that frame only: the result shows the whole tab.
+    if (reply && 'page' in reply && frameId !== 0) return withOpened(await pageResult(t.tabId, deadline, shape), await openedTabs(opened));
+    if (reply && 'page' in reply) return withOpened(await finishPage(t.tabId, t.number, reply.page, shape, deadline), await openedTabs(opened));
     throw new Error('the content script answered without a page');
   } finally {
     watcher.dispose();
@@ -148,16 +165,9 @@ async function act(tab: number | undefined, msg: ContentMessage & { docsIssued: 
   }
 }
 
-async function pageResult(tabId: number, deadline: number): Promise<PageResult> {
-  const number = (await readState()).shared[tabId];
-  if (number === undefined) throw new TetherError('unknown_tab', 'The tab was closed. Call browser_tabs to list the shared tabs.');
-  const tab = await chrome.tabs.get(tabId);
-  const url = tab.url || tab.pendingUrl || '';
-  if (url === 'about:blank' || url === '') return { tab: number, url, title: tab.title ?? '', snapshot: '' };
-  const reply = await callContent(tabId, { target: 'content', kind: 'snapshot', docsIssued: await documentsIssued(tabId) }, deadline);
-  if (!reply.ok) throw new TetherError(reply.error.code, reply.error.message);
-  if (!('page' in reply)) throw new Error('the content script answered without a page');
-  return { tab: number, ...reply.page };
+/** The tab's PageResult (frames stitched, capped by shape.maxChars, with the dialogs since the last result). */
+export function pageResult(tabId: number, deadline: number, shape: SnapshotShape = {}): Promise<PageResult> {
+  return pageResultFor(tabId, deadline, shape);
 }
 
 /**
@@ -171,7 +181,7 @@ async function waitForPage(watcher: NavigationWatcher, tabId: number, what: stri
   throw new TetherError('timeout', `Loading ${what} did not get a response in time; the tab is still loading it. Call browser_snapshot in a few seconds to see whether it arrived, or try another URL.`);
 }
 
-function loadDeadline(deadline: number): number {
+export function loadDeadline(deadline: number): number {
   const budget = deadline - Date.now();
   return Date.now() + Math.max(budget - Math.min(SNAPSHOT_RESERVE_MS, budget / 4), 0);
 }
@@ -192,7 +202,7 @@ function checkUrl(raw: string): string {
   throw new TetherError('bad_request', `Cannot open ${JSON.stringify(raw)}: only http, https, file and about:blank URLs can be opened. Pass an http(s) URL.`);
 }
 
-function tabParams(p: Record<string, unknown>): TabParams {
+export function tabParams(p: Record<string, unknown>): TabParams {
   const tab = p.tab;
   if (tab === undefined || tab === null) return {};
   if (typeof tab !== 'number' || !Number.isInteger(tab) || tab < 0) {
@@ -201,7 +211,7 @@ function tabParams(p: Record<string, unknown>): TabParams {
   return tab === 0 ? {} : { tab };
 }
 
-function str(p: Record<string, unknown>, key: string, allowEmpty = false): string {
+export function str(p: Record<string, unknown>, key: string, allowEmpty = false): string {
   const v = p[key];
   if (typeof v !== 'string' || (!allowEmpty && v.trim() === '')) {
     throw new TetherError('bad_request', `${key} must be a ${allowEmpty ? '' : 'non-empty '}string.`);
@@ -209,7 +219,7 @@ function str(p: Record<string, unknown>, key: string, allowEmpty = false): strin
   return v;
 }
 
-function bool(p: Record<string, unknown>, key: string): boolean {
+export function bool(p: Record<string, unknown>, key: string): boolean {
   const v = p[key];
   if (v === undefined || v === null) return false;
   if (typeof v !== 'boolean') throw new TetherError('bad_request', `${key} must be true or false.`);
@@ -231,5 +241,7 @@ function clickParams(p: Record<string, unknown>): ClickParams {
 }
 
 function typeParams(p: Record<string, unknown>): TypeParams {
-  return { ...tabParams(p), ref: str(p, 'ref'), text: str(p, 'text', true), submit: bool(p, 'submit') };
+  // No ref (or ""): the focused element.
+  const ref = p.ref === undefined || p.ref === null ? '' : str(p, 'ref', true).trim();
+  return { ...tabParams(p), ref, text: str(p, 'text', true), submit: bool(p, 'submit') };
 }

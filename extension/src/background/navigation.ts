@@ -2,7 +2,7 @@
 // request can wait for the page it started (or that a click started) to load.
 import { TetherError } from '../shared/errors';
 
-type NavEvent =
+export type NavEvent =
   | { kind: 'start'; tabId: number; url: string }
   | { kind: 'commit'; tabId: number; url: string }
   | { kind: 'done'; tabId: number; url: string }
@@ -29,6 +29,10 @@ export class NavigationWatcher {
   private readonly onFragment = (d: chrome.webNavigation.WebNavigationTransitionCallbackDetails) => {
     if (d.frameId === 0) this.push({ kind: 'done', tabId: d.tabId, url: d.url });
   };
+  // A same-document history entry (pushState) reached by back/forward.
+  private readonly onHistoryState = (d: chrome.webNavigation.WebNavigationTransitionCallbackDetails) => {
+    if (d.frameId === 0) this.push({ kind: 'done', tabId: d.tabId, url: d.url });
+  };
   private readonly onError = (d: chrome.webNavigation.WebNavigationFramedErrorCallbackDetails) => {
     if (d.frameId === 0) this.push({ kind: 'error', tabId: d.tabId, url: d.url, error: d.error });
   };
@@ -38,6 +42,7 @@ export class NavigationWatcher {
     chrome.webNavigation.onCommitted.addListener(this.onCommitted);
     chrome.webNavigation.onCompleted.addListener(this.onCompleted);
     chrome.webNavigation.onReferenceFragmentUpdated.addListener(this.onFragment);
+    chrome.webNavigation.onHistoryStateUpdated.addListener(this.onHistoryState);
     chrome.webNavigation.onErrorOccurred.addListener(this.onError);
   }
 
@@ -46,6 +51,7 @@ export class NavigationWatcher {
     chrome.webNavigation.onCommitted.removeListener(this.onCommitted);
     chrome.webNavigation.onCompleted.removeListener(this.onCompleted);
     chrome.webNavigation.onReferenceFragmentUpdated.removeListener(this.onFragment);
+    chrome.webNavigation.onHistoryStateUpdated.removeListener(this.onHistoryState);
     chrome.webNavigation.onErrorOccurred.removeListener(this.onError);
     this.wake?.();
   }
@@ -58,6 +64,12 @@ export class NavigationWatcher {
   /** True once a top-frame navigation of tabId has started since creation. */
   started(tabId: number): boolean {
     return this.events.some((e) => e.tabId === tabId);
+  }
+
+  /** The URL of the last navigation event of tabId, if any. */
+  lastUrl(tabId: number): string | undefined {
+    const mine = this.events.filter((e) => e.tabId === tabId);
+    return mine[mine.length - 1]?.url;
   }
 
   /** True when the last navigation of tabId has committed (its new document exists). */
@@ -74,7 +86,7 @@ export class NavigationWatcher {
    */
   async waitForLoad(tabId: number, deadline: number, startBy = deadline): Promise<boolean> {
     for (;;) {
-      const mine = this.events.filter((e) => e.tabId === tabId);
+      const mine = relevant(this.events.filter((e) => e.tabId === tabId));
       const last = mine[mine.length - 1];
       // No navigation began in time: the page stays as it is.
       if (!last && Date.now() >= startBy) return true;
@@ -95,6 +107,30 @@ export class NavigationWatcher {
       });
     }
   }
+}
+
+/**
+ * Drops the late events of a navigation that a newer one replaced: after the
+ * last start, an ERR_ABORTED or a completion for another URL (before the new
+ * navigation commits) belongs to the page that was still loading before.
+ */
+export function relevant(events: NavEvent[]): NavEvent[] {
+  let start = -1;
+  for (let i = events.length - 1; i >= 0; i--) {
+    if (events[i]!.kind === 'start') {
+      start = i;
+      break;
+    }
+  }
+  if (start < 0) return events;
+  const url = events[start]!.url;
+  let committed = false;
+  return events.filter((e, i) => {
+    if (i <= start) return true;
+    if (e.kind === 'commit') committed = true;
+    if (committed || e.url === url) return true;
+    return !((e.kind === 'error' && e.error === 'net::ERR_ABORTED') || e.kind === 'done');
+  });
 }
 
 /**

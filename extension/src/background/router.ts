@@ -14,6 +14,7 @@ import { popupTabList } from '../popup/view';
 import { loadDaemonConfig } from './config';
 import { handleRequest } from './methods';
 import { ensureOffscreen } from './offscreen-doc';
+import { onPageHooks } from './methods-read';
 import { nextDocument, share, unshare } from './shared-tabs';
 import { readState } from './state';
 
@@ -44,8 +45,14 @@ function fromPopup(sender: chrome.runtime.MessageSender): boolean {
 function route(msg: BackgroundMessage, sender: chrome.runtime.MessageSender): Promise<unknown> | undefined {
   if (msg.kind === 'register-document') {
     const tabId = sender.tab?.id;
-    if (tabId === undefined || sender.frameId !== 0) return undefined;
-    return nextDocument(tabId).then((doc) => ({ doc }));
+    const frameId = sender.frameId ?? 0;
+    if (tabId === undefined) return undefined;
+    return nextDocument(tabId, frameId).then((doc) => ({ doc, frame: frameId }));
+  }
+  if (msg.kind === 'page-hooks') {
+    const tabId = sender.tab?.id;
+    if (tabId === undefined || typeof msg.batch !== 'object' || msg.batch === null) return undefined;
+    return onPageHooks(tabId, msg.batch).then(() => true);
   }
   if (fromPopup(sender)) {
     switch (msg.kind) {

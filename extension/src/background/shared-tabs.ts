@@ -110,6 +110,8 @@ export async function forgetTab(tabId: number): Promise<void> {
     delete s.shared[tabId];
     delete s.numbers[tabId];
     delete s.docs[tabId];
+    delete s.dialogs[tabId];
+    delete s.armed[tabId];
     s.recent = s.recent.filter((id) => id !== tabId);
     return n;
   });
@@ -129,9 +131,11 @@ export async function replaceTab(addedTabId: number, removedTabId: number): Prom
       s.numbers[addedTabId] = s.numbers[removedTabId]!;
       delete s.numbers[removedTabId];
     }
-    if (s.docs[removedTabId] !== undefined) {
-      s.docs[addedTabId] = s.docs[removedTabId]!;
-      delete s.docs[removedTabId];
+    for (const key of ['docs', 'dialogs', 'armed'] as const) {
+      if (s[key][removedTabId] !== undefined) {
+        (s[key] as Record<string, unknown>)[addedTabId] = s[key][removedTabId];
+        delete s[key][removedTabId];
+      }
     }
     return n;
   });
@@ -202,14 +206,30 @@ export function touch(tabId: number): Promise<void> {
   });
 }
 
-/** Numbers the next document of a tab (1 for its first) and returns it. */
-export function nextDocument(tabId: number): Promise<number> {
-  return updateState((s) => (s.docs[tabId] = (s.docs[tabId] ?? 0) + 1));
+/**
+ * Numbers a document that asks for refs, with one counter for the whole
+ * profile (1 for the very first), and records it as what frameId of tabId shows.
+ */
+export function nextDocument(tabId: number, frameId = 0): Promise<number> {
+  return updateState((s) => {
+    const doc = s.nextDoc++;
+    (s.docs[tabId] ??= {})[frameId] = doc;
+    return doc;
+  });
 }
 
-/** How many documents the tab has numbered so far. */
-export async function documentsIssued(tabId: number): Promise<number> {
-  return (await readState()).docs[tabId] ?? 0;
+/** How many documents the profile has numbered so far (the argument is ignored: numbers are per profile). */
+export async function documentsIssued(_tabId?: number): Promise<number> {
+  return (await readState()).nextDoc - 1;
+}
+
+/** The tab and frame that show document doc, if it is still the frame's current one. */
+export async function documentOwner(doc: number): Promise<{ tabId: number; frameId: number } | undefined> {
+  const s = await readState();
+  for (const [tab, frames] of Object.entries(s.docs)) {
+    for (const [frame, d] of Object.entries(frames)) if (d === doc) return { tabId: Number(tab), frameId: Number(frame) };
+  }
+  return undefined;
 }
 
 /**

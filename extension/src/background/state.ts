@@ -1,8 +1,11 @@
 // The service worker's session state: which tabs are shared under which
-// number, which was used last, and how many documents each tab has loaded.
+// number, which was used last, which document each frame shows (documents are
+// numbered per profile, for refs), and each tab's dialogs and armed answers.
 // Kept in chrome.storage.session so it survives service-worker restarts (and
 // is cleared when the browser or the extension restarts). Updates are
 // serialised so concurrent requests never lose one another's writes.
+import type { DialogEvent } from '../protocol.gen';
+import type { ArmedAnswer } from '../content/page-hooks';
 
 export interface TabState {
   /** The next shared-tab number to hand out; numbers are never reused in a session. */
@@ -16,21 +19,32 @@ export interface TabState {
   numbers: Record<string, number>;
   /** Shared tab ids, most recently used first. */
   recent: number[];
-  /** Documents loaded so far per tab id (for ref prefixes); any tab, shared or not. */
-  docs: Record<string, number>;
+  /** The number of the next document that asks for refs; one counter for the whole profile. */
+  nextDoc: number;
+  /** Tab id → frameId → the number of the document the frame shows (last registered). */
+  docs: Record<string, Record<string, number>>;
+  /** Tab id → dialogs not yet reported in a result (oldest first, bounded). */
+  dialogs: Record<string, DialogEvent[]>;
+  /** Tab id → answers armed by handle_dialog for the tab's next dialogs. */
+  armed: Record<string, ArmedAnswer[]>;
 }
 
 const KEY = 'tabState';
 
 function empty(): TabState {
-  return { nextNumber: 1, shared: {}, numbers: {}, recent: [], docs: {} };
+  return { nextNumber: 1, shared: {}, numbers: {}, recent: [], nextDoc: 1, docs: {}, dialogs: {}, armed: {} };
 }
 
 let cache: Promise<TabState> | undefined;
 let queue: Promise<unknown> = Promise.resolve();
 
 function load(): Promise<TabState> {
-  cache ??= chrome.storage.session.get(KEY).then((got) => ({ ...empty(), ...(got[KEY] as Partial<TabState> | undefined) }));
+  cache ??= chrome.storage.session.get(KEY).then((got) => {
+    const s = { ...empty(), ...(got[KEY] as Partial<TabState> | undefined) };
+    // State written by protocol 2 counted documents per tab.
+    for (const [tab, v] of Object.entries(s.docs)) if (typeof v !== 'object' || v === null) delete s.docs[tab];
+    return s;
+  });
   return cache;
 }
 

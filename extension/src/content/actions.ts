@@ -1,6 +1,11 @@
-// DOM actions on one element: click and type, then wait for the page to settle.
+// DOM actions on one element: click, type, select, hover; then wait for the page to settle.
 import { TetherError } from '../shared/errors';
-import { describe, isDisabledEl, isEditableHost } from './snapshot';
+import type { ActionMessage, ContentReply, ViewportInfo } from '../shared/messages';
+import { drag } from './dnd';
+import { uploadFiles } from './upload';
+import { waitFor } from './wait';
+import { deepActiveElement, implicitSubmit, insertText, parseKey, pressKey } from './keys';
+import { describe, isDisabledEl, isEditableHost, roleOf } from './snapshot';
 
 /** Input types whose value is text that `type` may replace. */
 const TEXT_INPUT_TYPES = new Set([
@@ -24,8 +29,9 @@ export interface SettleResult {
 }
 
 /**
- * Clicks el like a user: scrolls it to the middle of the viewport, then sends
- * pointer and mouse events at its centre followed by a click.
+ * Clicks el like a user: scrolls it to the middle of the viewport, checks that
+ * nothing covers it, then sends pointer and mouse events at a visible point of
+ * it followed by a click. A click on an <option> of a native select selects it.
  */
 export function click(el: Element): void {
   if (isDisabledEl(el)) {
@@ -34,15 +40,15 @@ export function click(el: Element): void {
       `The ${describe(el)} is disabled, so it cannot be clicked. Call browser_snapshot to see when it becomes enabled, or pick another element.`,
     );
   }
-  el.scrollIntoView?.({ block: 'center', inline: 'center', behavior: 'instant' });
-  const rect = el.getBoundingClientRect();
-  const x = rect.left + rect.width / 2;
-  const y = rect.top + rect.height / 2;
+  const select = el.tagName === 'OPTION' ? el.closest('select') : null;
+  if (select) {
+    // Options of a drop-down live in a native popup that page events cannot open.
+    const option = el as HTMLOptionElement;
+    selectOption(select, [option.value], [option]);
+    return;
+  }
+  const { x, y, target } = clickablePoint(el);
   const doc = el.ownerDocument;
-  // Aim at what is actually under the pointer when that is inside el, so
-  // handlers on inner elements see the events the way a real click sends them.
-  const hit = rect.width > 0 && rect.height > 0 ? doc.elementFromPoint?.(x, y) : null;
-  const target = hit && el.contains(hit) ? hit : el;
   const view = doc.defaultView!;
   const base = { bubbles: true, cancelable: true, composed: true, clientX: x, clientY: y, screenX: x, screenY: y, view, button: 0 };
   const pointer = { ...base, pointerId: 1, pointerType: 'mouse', isPrimary: true, width: 1, height: 1 };
@@ -57,6 +63,171 @@ export function click(el: Element): void {
   target.dispatchEvent(new PointerEv('pointerup', { ...pointer, buttons: 0 }));
   target.dispatchEvent(new view.MouseEvent('mouseup', { ...base, buttons: 0, detail: 1 }));
   target.dispatchEvent(new view.MouseEvent('click', { ...base, buttons: 0, detail: 1 }));
+}
+
+/** True when hit is el, inside el (shadow trees included), or a label of el. */
+function reaches(el: Element, hit: Element): boolean {
+  for (let n: Node | null = hit; n; n = n instanceof ShadowRootLike ? (n as ShadowRoot).host : n.parentNode) {
+    if (n === el) return true;
+  }
+  const labels = (el as HTMLInputElement).labels;
+  if (labels) for (const l of Array.from(labels)) if (l.contains(hit)) return true;
+  return false;
+}
+// ShadowRoot may be missing in some DOMs; DocumentFragment with a host is one.
+const ShadowRootLike = (globalThis as { ShadowRoot?: typeof ShadowRoot }).ShadowRoot ?? class {};
+
+/** A short description of an element that covers another: role, name and tag. */
+function describeCover(el: Element): string {
+  const tag = el.tagName.toLowerCase();
+  const id = el.id ? `#${el.id}` : '';
+  const cls = typeof el.className === 'string' && el.className.trim() ? `.${el.className.trim().split(/\s+/).slice(0, 2).join('.')}` : '';
+  return `${describe(el)} (<${tag}${id}${cls}>)`;
+}
+
+/**
+ * Scrolls el to the middle of the viewport and returns a point of el that is
+ * not covered by another element (its centre when possible) and the element
+ * there. Throws not_interactable naming the element on top otherwise.
+ */
+export function clickablePoint(el: Element, what = 'clicked'): { x: number; y: number; target: Element } {
+  el.scrollIntoView?.({ block: 'center', inline: 'center', behavior: 'instant' });
+  const rect = el.getBoundingClientRect();
+  const cx = rect.left + rect.width / 2;
+  const cy = rect.top + rect.height / 2;
+  const root = el.getRootNode() as Document | ShadowRoot;
+  if (rect.width === 0 || rect.height === 0 || typeof root.elementFromPoint !== 'function') return { x: cx, y: cy, target: el };
+  const view = el.ownerDocument.defaultView!;
+  // The part of el inside the viewport.
+  const left = Math.max(rect.left, 0);
+  const top = Math.max(rect.top, 0);
+  const right = Math.min(rect.right, view.innerWidth || rect.right);
+  const bottom = Math.min(rect.bottom, view.innerHeight || rect.bottom);
+  const points: [number, number][] = [[cx, cy]];
+  if (right > left && bottom > top) {
+    points.push([(left + right) / 2, (top + bottom) / 2]);
+    for (const [fx, fy] of [[0.25, 0.25], [0.75, 0.25], [0.25, 0.75], [0.75, 0.75], [0.5, 0.15], [0.5, 0.85], [0.1, 0.5], [0.9, 0.5]] as const) {
+      points.push([left + (right - left) * fx, top + (bottom - top) * fy]);
+    }
+  }
+  let cover: Element | null = null;
+  for (const [x, y] of points) {
+    const hit = root.elementFromPoint(x, y);
+    if (!hit) continue;
+    if (reaches(el, hit)) return { x, y, target: el.contains(hit) ? hit : el };
+    cover ??= hit;
+  }
+  if (!cover) {
+    // Nothing reported under any point (outside the viewport or an unrendered DOM).
+    return { x: cx, y: cy, target: el };
+  }
+  throw new TetherError(
+    'not_interactable',
+    `The ${describe(el)} cannot be ${what}: another element, ${describeCover(cover)}, is on top of it and would receive the click. Close or move what covers it (often a cookie banner, dialog, overlay or sticky header), or act on the covering element if that is what you meant; then call browser_snapshot and retry.`,
+  );
+}
+
+/**
+ * The centre of el in the top document's viewport, for trusted input: el is
+ * scrolled into view and checked for covering elements first.
+ */
+export function viewportPoint(el: Element): { x: number; y: number } {
+  let { x, y } = clickablePoint(el);
+  // Add the offsets of same-origin frames up to the top document.
+  for (let view: Window | null = el.ownerDocument.defaultView; view && view.frameElement; view = view.parent) {
+    const frame = view.frameElement as HTMLElement;
+    const r = frame.getBoundingClientRect();
+    x += r.left + frame.clientLeft;
+    y += r.top + frame.clientTop;
+  }
+  return { x, y };
+}
+
+/**
+ * Selects options of a native <select> by value or visible label and fires
+ * input and change. Custom ARIA comboboxes and listboxes are refused with the
+ * instruction to click them.
+ */
+export function selectOption(el: Element, values: string[], exact?: HTMLOptionElement[]): HTMLOptionElement[] {
+  const select = (el.tagName === 'OPTION' ? el.closest('select') : el) as HTMLSelectElement | null;
+  if (!select || select.tagName !== 'SELECT') {
+    const role = roleOf(el);
+    const custom = role === 'combobox' || role === 'listbox' || role === 'option' || role === 'menu' || role === 'menuitem';
+    throw new TetherError(
+      'not_interactable',
+      `The ${describe(el)} is not a native <select>${custom ? ` but a custom ARIA ${role}` : ''}, so browser_select_option cannot set it. Operate it by clicking: browser_click it to open the list, call browser_snapshot, then browser_click the option you want.`,
+    );
+  }
+  if (isDisabledEl(select)) {
+    throw new TetherError('not_interactable', `The ${describe(select)} is disabled, so no option can be selected. Call browser_snapshot to see when it becomes enabled.`);
+  }
+  if (values.length === 0) throw new TetherError('bad_request', 'values must name at least one option (its value or visible label).');
+  const options = Array.from(select.options);
+  const label = (o: HTMLOptionElement) => (o.label || o.text || '').replace(/\s+/g, ' ').trim();
+  const chosen = exact ?? values.map((v) => {
+    const want = v.replace(/\s+/g, ' ').trim();
+    const found =
+      options.find((o) => o.value === v) ??
+      options.find((o) => label(o) === want) ??
+      options.find((o) => label(o).toLowerCase() === want.toLowerCase()) ??
+      options.find((o) => o.value.toLowerCase() === want.toLowerCase());
+    if (!found) {
+      const list = options.slice(0, 30).map((o) => JSON.stringify(label(o))).join(', ');
+      throw new TetherError('bad_request', `The ${describe(select)} has no option with the value or label ${JSON.stringify(v)}. Its options: ${list}${options.length > 30 ? ', …' : ''}. Pass one of those labels exactly.`);
+    }
+    return found;
+  });
+  if (!select.multiple && chosen.length > 1) {
+    throw new TetherError('bad_request', `The ${describe(select)} allows only one selected option, but ${chosen.length} values were given. Pass one value.`);
+  }
+  const disabled = chosen.find((o) => o.disabled || (o.parentElement?.tagName === 'OPTGROUP' && (o.parentElement as HTMLOptGroupElement).disabled));
+  if (disabled) {
+    throw new TetherError('not_interactable', `The option ${JSON.stringify(label(disabled))} of the ${describe(select)} is disabled and cannot be selected. Pick another option.`);
+  }
+  select.scrollIntoView?.({ block: 'center', inline: 'center', behavior: 'instant' });
+  select.focus?.({ preventScroll: true });
+  if (select.multiple) {
+    for (const o of options) o.selected = chosen.includes(o);
+  } else {
+    chosen[0]!.selected = true;
+  }
+  const view = select.ownerDocument.defaultView!;
+  select.dispatchEvent(new view.Event('input', { bubbles: true, composed: true }));
+  select.dispatchEvent(new view.Event('change', { bubbles: true }));
+  return chosen;
+}
+
+let lastHovered: WeakRef<Element> | undefined;
+
+/**
+ * Moves the (untrusted) pointer onto el: leave events on the element hovered
+ * before, then over/enter/move at el's centre. CSS :hover needs trusted input.
+ */
+export function hover(el: Element): void {
+  const { x, y, target } = clickablePoint(el, 'hovered');
+  const view = el.ownerDocument.defaultView!;
+  const base = { bubbles: true, cancelable: true, composed: true, clientX: x, clientY: y, screenX: x, screenY: y, view, button: 0, buttons: 0 };
+  const pointer = { ...base, pointerId: 1, pointerType: 'mouse', isPrimary: true, width: 1, height: 1 };
+  const PointerEv = view.PointerEvent ?? view.MouseEvent;
+  const prev = lastHovered?.deref();
+  if (prev && prev.isConnected && prev !== target && !prev.contains(target)) {
+    const pv = prev.ownerDocument.defaultView!;
+    const PEv = pv.PointerEvent ?? pv.MouseEvent;
+    prev.dispatchEvent(new PEv('pointerout', { ...pointer, relatedTarget: target }));
+    prev.dispatchEvent(new PEv('pointerleave', { ...pointer, bubbles: false, relatedTarget: target }));
+    prev.dispatchEvent(new pv.MouseEvent('mouseout', { ...base, relatedTarget: target }));
+    prev.dispatchEvent(new pv.MouseEvent('mouseleave', { ...base, bubbles: false, relatedTarget: target }));
+  }
+  // Enter events go to every element from el down to the one under the pointer.
+  const entered: Element[] = [];
+  for (let n: Element | null = target; n; n = n === el ? null : n.parentElement) entered.unshift(n);
+  target.dispatchEvent(new PointerEv('pointerover', pointer));
+  for (const n of entered) n.dispatchEvent(new PointerEv('pointerenter', { ...pointer, bubbles: false }));
+  target.dispatchEvent(new view.MouseEvent('mouseover', base));
+  for (const n of entered) n.dispatchEvent(new view.MouseEvent('mouseenter', { ...base, bubbles: false }));
+  target.dispatchEvent(new PointerEv('pointermove', pointer));
+  target.dispatchEvent(new view.MouseEvent('mousemove', base));
+  lastHovered = new WeakRef(target);
 }
 
 /** Moves focus the way a mousedown would: to el or its nearest focusable ancestor. */
@@ -90,7 +261,7 @@ export function typeText(el: Element, text: string, submit: boolean): void {
     const native = Object.getOwnPropertyDescriptor(proto, 'value')!;
     native.set!.call(el, text);
     if (text !== '' && native.get!.call(el) === '') {
-      throw new TetherError('not_interactable', `The ${describe(el)} did not accept ${JSON.stringify(text)} (an input of type "${el.type}" needs its own format, e.g. 2024-05-31 for a date). Retry with a value in that format.`);
+      throw new TetherError('not_interactable', `The ${describe(el)} did not accept ${el.type === 'password' ? 'the text' : JSON.stringify(text)} (an input of type "${el.type}" takes ${FORMATS[el.type] ?? 'its own format'}). Retry with a value in that format.`);
     }
     el.dispatchEvent(new view.InputEvent('input', { bubbles: true, composed: true, inputType: 'insertText', data: text }));
     el.dispatchEvent(new view.Event('change', { bubbles: true }));
@@ -133,14 +304,38 @@ function safeExec(doc: Document, command: string, value?: string): boolean {
 /** Sends Enter; if no handler cancels it, submits the input's form (implicit submission). */
 function pressEnter(el: Element): void {
   const view = el.ownerDocument.defaultView!;
-  const init = { key: 'Enter', code: 'Enter', keyCode: 13, which: 13, charCode: 0, bubbles: true, cancelable: true, composed: true };
-  const notCancelled = el.dispatchEvent(new view.KeyboardEvent('keydown', init));
-  el.dispatchEvent(new view.KeyboardEvent('keypress', { ...init, charCode: 13 }));
-  el.dispatchEvent(new view.KeyboardEvent('keyup', init));
-  if (notCancelled && el instanceof view.HTMLInputElement && el.form && el.isConnected) {
-    el.form.requestSubmit();
-  }
+  const init = { key: 'Enter', code: 'Enter', keyCode: 13, which: 13, charCode: 0, bubbles: true, cancelable: true, composed: true, view };
+  let allowed = el.dispatchEvent(new view.KeyboardEvent('keydown', init));
+  if (allowed) allowed = el.dispatchEvent(new view.KeyboardEvent('keypress', { ...init, charCode: 13 }));
+  if (allowed && el instanceof view.HTMLInputElement) implicitSubmit(el);
+  if (el.isConnected) el.dispatchEvent(new view.KeyboardEvent('keyup', init));
 }
+
+/**
+ * Types text into the focused element at its caret, replacing its selection,
+ * the way keyboard typing does (no clearing first). With submit, presses Enter.
+ */
+export function typeFocused(doc: Document, text: string, submit: boolean): void {
+  const el = deepActiveElement(doc);
+  const editable =
+    ((el.tagName === 'INPUT' && TEXT_INPUT_TYPES.has((el as HTMLInputElement).type)) || el.tagName === 'TEXTAREA') && !(el as HTMLInputElement).readOnly && !isDisabledEl(el);
+  if (!editable && !(el as HTMLElement).isContentEditable) {
+    throw new TetherError('not_interactable', `No editable field has the focus (the focus is on the ${describe(el)}). Pass the ref of the field to browser_type, or browser_click the field first.`);
+  }
+  if (text !== '') insertText(el, text);
+  if (submit) pressEnter(el);
+}
+
+/** Example values for input types with a fixed format. */
+const FORMATS: Record<string, string> = {
+  number: 'a number such as 12 or 3.5',
+  date: 'YYYY-MM-DD, e.g. 2024-05-31',
+  'datetime-local': 'YYYY-MM-DDThh:mm, e.g. 2024-05-31T14:30',
+  month: 'YYYY-MM, e.g. 2024-05',
+  week: 'YYYY-Www, e.g. 2024-W22',
+  time: 'hh:mm or hh:mm:ss (24-hour), e.g. 14:30',
+  color: '#rrggbb, e.g. #ff8800',
+};
 
 /**
  * Waits until the DOM has not changed for quietMs (at most maxMs), or until a
@@ -175,4 +370,137 @@ export function settle(doc: Document, opts: SettleOptions = DEFAULT_SETTLE): Pro
     nav?.addEventListener('navigate', onNavigate);
     view.addEventListener('pagehide', onPageHide);
   });
+}
+
+// ---------------------------------------------------------------------------
+// The action methods' dispatch (select_option … wait_for, and what trusted
+// input and screenshots measure).
+
+/** What performAction produced: a settled action (the agent answers with the page), or a direct reply. */
+export type ActionOutcome = { settled: SettleResult } | { reply: ContentReply };
+
+/** Resolves a ref of this document to its element (throws stale_ref / unknown_ref). */
+export type ResolveRef = (ref: string) => Element;
+
+export async function performAction(doc: Document, msg: ActionMessage, resolve: ResolveRef, settleOptions: SettleOptions = DEFAULT_SETTLE): Promise<ActionOutcome> {
+  const run = async (action: () => void): Promise<ActionOutcome> => {
+    const settled = settle(doc, settleOptions);
+    action();
+    return { settled: await settled };
+  };
+  switch (msg.kind) {
+    case 'select_option': {
+      const el = resolve(msg.ref);
+      return run(() => selectOption(el, msg.values));
+    }
+    case 'hover': {
+      const el = resolve(msg.ref);
+      return run(() => hover(el));
+    }
+    case 'drag': {
+      const from = resolve(msg.ref);
+      const to = resolve(msg.toRef);
+      return run(() => drag(from, to));
+    }
+    case 'press_key': {
+      const spec = parseKey(msg.key);
+      return run(() => pressKey(doc, spec));
+    }
+    case 'file_upload': {
+      const el = resolve(msg.ref);
+      return run(() => void uploadFiles(el, msg.files));
+    }
+    case 'wait_for':
+      await waitFor(doc, { text: msg.text, textGone: msg.textGone, timeMs: msg.timeMs, limitMs: msg.limitMs });
+      return { settled: { navigating: false } };
+    case 'settle':
+      return { settled: await settle(doc, settleOptions) };
+    case 'point':
+      return { reply: { ok: true, point: viewportPoint(resolve(msg.ref)) } };
+    case 'viewport': {
+      const el = msg.ref ? resolve(msg.ref) : undefined;
+      if (el) {
+        const r = el.getBoundingClientRect();
+        const view = doc.defaultView!;
+        const inView = r.top >= 0 && r.left >= 0 && r.bottom <= view.innerHeight && r.right <= view.innerWidth;
+        if (!inView) el.scrollIntoView?.({ block: r.height <= view.innerHeight ? 'center' : 'start', inline: 'nearest', behavior: 'instant' });
+        await frames(doc, 2);
+      }
+      return { reply: { ok: true, viewport: viewportInfo(doc, el) } };
+    }
+    case 'scroll_to': {
+      if (msg.hideFixed === true) hideFixed(doc);
+      else if (msg.hideFixed === false) restoreFixed();
+      doc.defaultView!.scrollTo({ left: msg.x, top: msg.y, behavior: 'instant' });
+      await frames(doc, 2);
+      return { reply: { ok: true, viewport: viewportInfo(doc) } };
+    }
+    default: {
+      const kind: never = msg;
+      throw new TetherError('bad_request', `Unknown content request ${JSON.stringify(kind)}.`);
+    }
+  }
+}
+
+/** Waits n animation frames (or, when frames do not run, a short time). */
+function frames(doc: Document, n: number): Promise<void> {
+  const view = doc.defaultView!;
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, 100 * n);
+    const step = (left: number) => {
+      if (left === 0) {
+        clearTimeout(timer);
+        resolve();
+      } else view.requestAnimationFrame(() => step(left - 1));
+    };
+    if (typeof view.requestAnimationFrame === 'function') step(n);
+  });
+}
+
+function viewportInfo(doc: Document, el?: Element): ViewportInfo {
+  const view = doc.defaultView!;
+  const root = doc.documentElement;
+  const info: ViewportInfo = {
+    width: view.innerWidth,
+    height: view.innerHeight,
+    scrollX: view.scrollX,
+    scrollY: view.scrollY,
+    scrollWidth: Math.max(root.scrollWidth, doc.body?.scrollWidth ?? 0),
+    scrollHeight: Math.max(root.scrollHeight, doc.body?.scrollHeight ?? 0),
+    dpr: view.devicePixelRatio || 1,
+  };
+  if (el) {
+    const r = el.getBoundingClientRect();
+    let x = r.left;
+    let y = r.top;
+    for (let v: Window | null = el.ownerDocument.defaultView; v && v.frameElement; v = v.parent) {
+      const frame = v.frameElement as HTMLElement;
+      const fr = frame.getBoundingClientRect();
+      x += fr.left + frame.clientLeft;
+      y += fr.top + frame.clientTop;
+    }
+    info.box = { x, y, width: r.width, height: r.height };
+  }
+  return info;
+}
+
+// Fixed and sticky elements repeat in every slice of a stitched screenshot;
+// they are hidden after the first slice and restored at the end.
+let hidden: { el: HTMLElement; visibility: string; priority: string }[] = [];
+
+function hideFixed(doc: Document): void {
+  if (hidden.length > 0) return;
+  const view = doc.defaultView!;
+  for (const el of Array.from(doc.querySelectorAll<HTMLElement>('body *'))) {
+    const pos = view.getComputedStyle(el).position;
+    if (pos === 'fixed' || pos === 'sticky') {
+      hidden.push({ el, visibility: el.style.getPropertyValue('visibility'), priority: el.style.getPropertyPriority('visibility') });
+      el.style.setProperty('visibility', 'hidden', 'important');
+    }
+  }
+}
+
+function restoreFixed(): void {
+  for (const h of hidden) h.el.style.setProperty('visibility', h.visibility, h.priority);
+  hidden = [];
 }

@@ -2,28 +2,42 @@
 // document's refs. It learns the document's number in its tab from the
 // service worker the first time it needs refs.
 import { TetherError, toWireError } from '../shared/errors';
-import type { ContentMessage, ContentReply, PageSnapshot } from '../shared/messages';
-import { DEFAULT_SETTLE, click, settle, typeText, type SettleOptions } from './actions';
+import type { ContentMessage, ContentReply, PageSnapshot, SnapshotShape } from '../shared/messages';
+import { DEFAULT_SETTLE, click, performAction, settle, typeFocused, typeText, type SettleOptions } from './actions';
 import { RefRegistry } from './refs';
-import { snapshot } from './snapshot';
+import { find } from './find';
+import { readDocument } from './read';
+import { snapshotPage } from './snapshot';
 
 export class ContentAgent {
   private refs?: Promise<RefRegistry>;
+  /** The snapshot shape of the request being handled (snapshot options ride on every request). */
+  private snap: SnapshotShape = {};
 
   constructor(
     private readonly doc: Document,
-    /** Asks the service worker for this document's number in its tab. */
-    private readonly registerDocument: () => Promise<number>,
+    /** Asks the service worker for this document's number in the profile (and its frameId). */
+    private readonly registerDocument: () => Promise<number | { doc: number; frame: number }>,
     private readonly settleOptions: SettleOptions = DEFAULT_SETTLE,
+    /** The Chrome frameId of a cross-origin iframe (chrome.runtime.getFrameId). */
+    private readonly frameIdOf?: (iframe: Element) => number | undefined,
   ) {}
 
   async handle(msg: ContentMessage): Promise<ContentReply> {
+    this.snap = (msg as { snap?: SnapshotShape }).snap ?? {};
     try {
       switch (msg.kind) {
         case 'ping':
           return { ok: true, pong: true };
         case 'snapshot':
-          return { ok: true, page: await this.page() };
+          return { ok: true, page: await this.page(msg.docsIssued) };
+        case 'find': {
+          const refs = await this.registry();
+          const out = find(this.doc, refs, { text: msg.text, role: msg.role, frameIdOf: this.frameIdOf });
+          return { ok: true, found: out.matches, frames: out.frames, url: this.doc.location.href, title: this.doc.title };
+        }
+        case 'read':
+          return { ok: true, html: readDocument(this.doc), url: this.doc.location.href, title: this.doc.title };
         case 'click': {
           const el = (await this.registry()).resolve(msg.ref, msg.docsIssued);
           const settled = settle(this.doc, this.settleOptions);
@@ -31,10 +45,19 @@ export class ContentAgent {
           return await this.afterAction(await settled);
         }
         case 'type': {
-          const el = (await this.registry()).resolve(msg.ref, msg.docsIssued);
+          // No ref: type into the focused element at its caret.
+          const el = msg.ref === '' ? undefined : (await this.registry()).resolve(msg.ref, msg.docsIssued);
           const settled = settle(this.doc, this.settleOptions);
-          typeText(el, msg.text, msg.submit);
+          if (el) typeText(el, msg.text, msg.submit);
+          else typeFocused(this.doc, msg.text, msg.submit);
           return await this.afterAction(await settled);
+        }
+        case 'select_option': case 'hover': case 'drag': case 'press_key': case 'file_upload':
+        case 'wait_for': case 'settle': case 'point': case 'viewport': case 'scroll_to': {
+          const refs = await this.registry();
+          const docsIssued = 'docsIssued' in msg ? msg.docsIssued : 0;
+          const out = await performAction(this.doc, msg, (ref) => refs.resolve(ref, docsIssued), this.settleOptions);
+          return 'reply' in out ? out.reply : await this.afterAction(out.settled);
         }
         default: {
           const kind: never = msg;
@@ -52,13 +75,20 @@ export class ContentAgent {
     return { ok: true, page: await this.page(), navigating: settled.navigating };
   }
 
-  async page(): Promise<PageSnapshot> {
+  /** The page's snapshot, shaped by the request's snapshot options (docsIssued: for a subtree ref). */
+  async page(docsIssued = 0): Promise<PageSnapshot> {
     const refs = await this.registry();
-    return { url: this.doc.location.href, title: this.doc.title, snapshot: snapshot(this.doc, refs) };
+    const shape = this.snap;
+    const root = shape.ref ? refs.resolve(shape.ref, docsIssued) : undefined;
+    const out = snapshotPage(this.doc, refs, { maxChars: shape.maxChars, depth: shape.depth, root, frameIdOf: this.frameIdOf });
+    const page: PageSnapshot = { url: this.doc.location.href, title: this.doc.title, snapshot: out.text };
+    if (out.omitted > 0) page.omitted = out.omitted;
+    if (out.frames.length > 0) page.frames = out.frames;
+    return page;
   }
 
   private registry(): Promise<RefRegistry> {
-    this.refs ??= this.registerDocument().then((n) => new RefRegistry(n));
+    this.refs ??= this.registerDocument().then((r) => (typeof r === 'number' ? new RefRegistry(r) : new RefRegistry(r.doc, r.frame)));
     // A failed registration is retried on the next request.
     this.refs.catch(() => (this.refs = undefined));
     return this.refs;

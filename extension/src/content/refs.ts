@@ -1,21 +1,50 @@
 // Element refs: short opaque names for elements, stable for as long as the
 // element stays in its document and never reused for another element.
 //
-// Format: "e<n>" in the first document a tab loads, "d<doc>e<n>" in later ones.
-// The service worker numbers each document of a tab (chrome.storage.session),
-// so a ref from an earlier document of the same tab can never name an element
-// of the current one.
+// Format: [f<frame>][d<doc>]e<n>.
+//   - doc is the document's number in the profile: the service worker numbers
+//     every document that asks for refs with one counter across all tabs and
+//     frames (chrome.storage.session), so no two documents ever share a number
+//     and a ref names its tab too. "d1" is left out: the very first document's
+//     refs are "e<n>".
+//   - frame is Chrome's frameId of the document's frame; left out for a tab's
+//     top frame. Elements of same-origin iframes are reached from the top
+//     document and carry its refs; cross-origin frames answer for themselves.
+// Examples: e12, d7e12, f3d9e2.
 import { staleRef, unknownRef } from '../shared/errors';
 
-const REF_PATTERN = /^(?:d(\d+))?e(\d+)$/;
+const REF_PATTERN = /^(?:f(\d+))?(?:d(\d+))?e(\d+)$/;
+
+/** The parts of a well-formed ref. */
+export interface ParsedRef {
+  frame: number;
+  doc: number;
+  n: number;
+}
+
+/** Parses a ref; undefined when it is not one Tether could have issued. */
+export function parseRef(ref: string): ParsedRef | undefined {
+  const m = REF_PATTERN.exec(ref.trim());
+  if (!m) return undefined;
+  const parsed = { frame: m[1] === undefined ? 0 : Number(m[1]), doc: m[2] === undefined ? 1 : Number(m[2]), n: Number(m[3]) };
+  // Only the canonical spelling is accepted: "d1e3" and "f0e3" were never issued.
+  return formatRef(parsed.frame, parsed.doc, parsed.n) === ref.trim() ? parsed : undefined;
+}
+
+export function formatRef(frame: number, doc: number, n: number): string {
+  return `${frame === 0 ? '' : `f${frame}`}${doc === 1 ? '' : `d${doc}`}e${n}`;
+}
 
 export class RefRegistry {
   private readonly byElement = new WeakMap<Element, number>();
   private readonly byIndex = new Map<number, WeakRef<Element>>();
   private issued = 0;
 
-  /** doc is this document's number in its tab, starting at 1. */
-  constructor(readonly doc: number) {}
+  /** doc is this document's number in the profile (from 1); frame its frameId (0: top). */
+  constructor(
+    readonly doc: number,
+    readonly frame = 0,
+  ) {}
 
   /** Returns el's ref, issuing a new one the first time. */
   refFor(el: Element): string {
@@ -28,25 +57,30 @@ export class RefRegistry {
     return this.format(n);
   }
 
+  /** el's ref if it has one; never issues. */
+  existingRef(el: Element): string | undefined {
+    const n = this.byElement.get(el);
+    return n === undefined ? undefined : this.format(n);
+  }
+
   format(n: number): string {
-    return this.doc === 1 ? `e${n}` : `d${this.doc}e${n}`;
+    return formatRef(this.frame, this.doc, n);
   }
 
   /**
    * Returns the element named by ref, or throws stale_ref / unknown_ref.
-   * docsIssued is how many documents the tab has had, so a ref of another
-   * document can be told apart from one that was never issued.
+   * docsIssued is how many documents the profile has numbered, so a ref of
+   * another (earlier) document can be told apart from one never issued.
    */
   resolve(ref: string, docsIssued: number): Element {
-    const m = REF_PATTERN.exec(ref.trim());
-    if (!m) throw unknownRef(ref);
-    const doc = m[1] === undefined ? 1 : Number(m[1]);
-    const n = Number(m[2]);
+    const parsed = parseRef(ref);
+    if (!parsed) throw unknownRef(ref);
+    const { doc, n } = parsed;
     if (doc !== this.doc) {
       if (doc >= 1 && doc <= Math.max(docsIssued, this.doc)) throw staleRef(ref);
       throw unknownRef(ref);
     }
-    if (n < 1 || n > this.issued || this.format(n) !== ref.trim()) throw unknownRef(ref);
+    if (parsed.frame !== this.frame || n < 1 || n > this.issued) throw unknownRef(ref);
     const el = this.byIndex.get(n)?.deref();
     if (!el || !el.isConnected) {
       if (!el) this.byIndex.delete(n);

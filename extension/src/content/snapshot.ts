@@ -7,10 +7,14 @@
 //   - checkbox "Remember me" [checked] [ref=e9]
 //   - paragraph: Hello world
 //
-// One DOM walk builds a tree of role nodes and text runs; roles and names come
-// from dom-accessibility-api and are computed only for nodes that are printed.
-// Hidden content is skipped, role-less wrappers are flattened, and interactive
-// elements get a ref from the document's RefRegistry.
+// One DOM walk builds a tree of role nodes and text runs; roles come from
+// dom-accessibility-api during the walk, names (also dom-accessibility-api),
+// states and refs only when a node is printed, so a capped snapshot of a huge
+// page stays cheap. Hidden content is skipped, role-less wrappers are
+// flattened, interactive elements and landmarks get a ref from the document's
+// RefRegistry. Same-origin iframes are walked into; a cross-origin frame
+// leaves a placeholder line (FRAME_MARK + frameId) that the service worker
+// replaces with that frame's own snapshot.
 import { computeAccessibleName, getRole } from 'dom-accessibility-api';
 import type { RefRegistry } from './refs';
 
@@ -19,16 +23,23 @@ export const TEXT_LIMIT = 200;
 /** What a password field shows instead of its value. */
 export const PASSWORD_MASK = '••••';
 
-interface AriaNode {
+export interface AriaNode {
   role: string;
-  name: string;
-  props: string[];
-  ref?: string;
-  value?: string;
+  el: Element;
+  interactive: boolean;
   url?: string;
+  /**
+   * A cross-origin iframe's document, answered by its own content script: its
+   * Chrome frameId, or "u<url>" when the frameId is not known here (the
+   * service worker finds the child frame with that URL).
+   */
+  frame?: number | string;
   children: Item[];
 }
-type Item = string | AriaNode;
+export type Item = string | AriaNode;
+
+/** Starts a placeholder line for a cross-origin frame: "<indent>\u0001frame=<frameId>". */
+export const FRAME_MARK = '\u0001frame=';
 
 const SKIPPED_TAGS = new Set([
   'SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'HEAD', 'META', 'LINK', 'TITLE', 'BASE',
@@ -38,25 +49,79 @@ const INTERACTIVE_ROLES = new Set([
   'spinbutton', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'option', 'tab', 'treeitem',
   'listbox', 'gridcell', 'scrollbar',
 ]);
+/** Containers that get a ref too, so browser_snapshot {ref} can print just them. */
+const CONTAINER_REF_ROLES = new Set([
+  'main', 'navigation', 'region', 'complementary', 'banner', 'contentinfo', 'search', 'form',
+  'dialog', 'alertdialog', 'table', 'grid', 'treegrid', 'article', 'iframe',
+]);
 const VALUE_ROLES = new Set(['textbox', 'searchbox', 'combobox', 'spinbutton', 'slider']);
 const CHECKABLE_ROLES = new Set(['checkbox', 'radio', 'switch', 'menuitemcheckbox', 'menuitemradio']);
 /** Roles whose subtree is their value or name: children are not printed. */
 const LEAF_ROLES = new Set(['textbox', 'searchbox', 'spinbutton', 'slider', 'img', 'progressbar', 'meter', 'separator', 'scrollbar']);
 /** Implicit roles dom-accessibility-api 0.7 does not map. */
-const FALLBACK_ROLES: Record<string, string> = { P: 'paragraph', BLOCKQUOTE: 'blockquote', CAPTION: 'caption', CODE: 'code' };
+const FALLBACK_ROLES: Record<string, string> = { P: 'paragraph', BLOCKQUOTE: 'blockquote', CAPTION: 'caption', CODE: 'code', IFRAME: 'iframe', FRAME: 'iframe' };
 /** Marks a block-box boundary between text runs: they are printed apart. */
 const BREAK = '\u0000';
 const INTERACTIVE_TAGS = new Set(['BUTTON', 'SELECT', 'TEXTAREA', 'SUMMARY']);
 
+/** The default cap of a snapshot's text (SnapshotOptions.maxChars 0). */
+export const DEFAULT_MAX_CHARS = 40_000;
+/** Room kept under the cap for the note line the service worker appends. */
+export const NOTE_RESERVE = 200;
+
+export interface SnapshotOptions {
+  /** Cap on the text; past it whole lines are left out and counted. 0/absent: DEFAULT_MAX_CHARS. */
+  maxChars?: number;
+  /** Levels printed below the root (the page, or root itself at level 0); 0/absent: all. */
+  depth?: number;
+  /** Print only this element's subtree (the element included). */
+  root?: Element;
+  /** The Chrome frameId of an iframe whose document this script cannot reach. */
+  frameIdOf?: (iframe: Element) => number | undefined;
+}
+
+export interface SnapshotOutput {
+  text: string;
+  /** Nodes and text runs left out for size or depth. */
+  omitted: number;
+  /** The cross-origin frame placeholders in text (see AriaNode.frame). */
+  frames: Array<number | string>;
+}
+
+/** The page's snapshot text, uncapped (tests and small pages). */
 export function snapshot(doc: Document, refs: RefRegistry): string {
-  const root = doc.body ?? doc.documentElement;
-  if (!root) return '';
+  return snapshotPage(doc, refs, { maxChars: Number.MAX_SAFE_INTEGER }).text;
+}
+
+/** The page's (or root's) snapshot, cut at maxChars and depth. */
+export function snapshotPage(doc: Document, refs: RefRegistry, opts: SnapshotOptions = {}): SnapshotOutput {
+  const maxChars = opts.maxChars && opts.maxChars > 0 ? opts.maxChars : DEFAULT_MAX_CHARS;
+  // Each printed line costs at least ~10 characters: past this many nodes the
+  // rest of the page is only counted, never styled or named.
+  const walkBudget = Math.ceil(maxChars / 10) + 50;
+  const items = buildTree(doc, { root: opts.root, frameIdOf: opts.frameIdOf, budget: walkBudget });
+  const r = new Renderer(refs, Math.max(maxChars - NOTE_RESERVE, 1), opts.depth && opts.depth > 0 ? opts.depth : Infinity);
+  r.renderItems(items.items, '', opts.root ? 0 : 1);
+  return { text: r.lines.join('\n'), omitted: r.omitted + items.uncounted, frames: r.frames };
+}
+
+export interface TreeOptions {
+  root?: Element | undefined;
+  frameIdOf?: ((iframe: Element) => number | undefined) | undefined;
+  /** Nodes built before the rest is only counted; absent: no limit. */
+  budget?: number;
+}
+
+/** Walks the page (or root and its subtree) into role nodes and text runs. */
+export function buildTree(doc: Document, opts: TreeOptions = {}): { items: Item[]; uncounted: number } {
+  const walker = new Walker(opts.frameIdOf, opts.budget ?? Infinity);
   const items: Item[] = [];
-  const walker = new Walker(doc, refs);
-  walker.visitChildren(root, items, true);
-  const lines: string[] = [];
-  render(normalize(items), '', lines);
-  return lines.join('\n');
+  if (opts.root) walker.visit(opts.root, items, true);
+  else {
+    const root = doc.body ?? doc.documentElement;
+    if (root) walker.visitChildren(root, items, true);
+  }
+  return { items: normalize(items), uncounted: walker.skipped };
 }
 
 /** The role printed for el, or null for a role-less wrapper. */
@@ -80,23 +145,24 @@ export function isEditableHost(el: Element): boolean {
 }
 
 class Walker {
-  private readonly view: Window & typeof globalThis;
+  /** Nodes built so far. */
+  private built = 0;
+  /** Elements only counted once the budget ran out. */
+  skipped = 0;
 
   constructor(
-    doc: Document,
-    private readonly refs: RefRegistry,
-  ) {
-    this.view = doc.defaultView as Window & typeof globalThis;
-  }
+    private readonly frameIdOf: ((iframe: Element) => number | undefined) | undefined,
+    private readonly budget: number,
+  ) {}
 
   visitChildren(el: Element, out: Item[], textVisible: boolean): void {
     const kids = childNodesOf(el);
     for (const child of kids) this.visit(child, out, textVisible);
   }
 
-  private visit(node: Node, out: Item[], textVisible: boolean): void {
+  visit(node: Node, out: Item[], textVisible: boolean): void {
     if (node.nodeType === 3 /* TEXT_NODE */) {
-      if (textVisible) out.push((node as Text).data);
+      if (textVisible && this.built <= this.budget) out.push((node as Text).data);
       return;
     }
     if (node.nodeType !== 1 /* ELEMENT_NODE */) return;
@@ -109,8 +175,15 @@ class Walker {
       out.push('\n');
       return;
     }
-    const style = this.view.getComputedStyle(el);
-    if (style.display === 'none') return;
+    if (this.built > this.budget) {
+      // Over budget: count what would have been printed, cheaply (no styles, no names).
+      if (roleOf(el) !== null || isInteractive(el, null)) this.skipped++;
+      this.visitChildren(el, out, false);
+      return;
+    }
+    const view = el.ownerDocument.defaultView as (Window & typeof globalThis) | null;
+    const style = view?.getComputedStyle(el);
+    if (!style || style.display === 'none') return;
     const isOption = el.tagName === 'OPTION' || el.tagName === 'OPTGROUP';
     // checkVisibility also catches closed <details> and content-visibility:hidden
     // ancestors; it is false for boxless display:contents elements and for the
@@ -131,34 +204,150 @@ class Walker {
       return;
     }
 
-    const aria: AriaNode = { role: role ?? 'generic', name: '', props: [], children: [] };
-    if (role !== null && role !== 'generic') aria.name = clip(normalizeSpace(safeName(el)));
-    if (interactive) aria.ref = this.refs.refFor(el);
-    addProps(el, aria);
-
+    this.built++;
+    const aria: AriaNode = { role: role ?? 'generic', el, interactive, children: [] };
     if (el.tagName === 'A' && el.hasAttribute('href')) {
       const href = el.getAttribute('href')!.trim();
       if (href && !/^javascript:/i.test(href)) aria.url = clip(href);
     }
-
-    if (VALUE_ROLES.has(aria.role) || isEditableHost(el)) {
-      const value = valueOf(el);
-      if (value !== undefined) aria.value = value;
-    }
-    if (el.tagName === 'SELECT') {
+    if (el.tagName === 'IFRAME' || el.tagName === 'FRAME') {
+      this.visitFrame(el as HTMLIFrameElement, aria);
+    } else if (el.tagName === 'SELECT') {
       // The options are the children; the value is the selected one.
-      aria.value = undefined;
       this.visitChildren(el, aria.children, true);
     } else if (!LEAF_ROLES.has(aria.role) && !isEditableHost(el) && el.tagName !== 'INPUT' && el.tagName !== 'TEXTAREA') {
       this.visitChildren(el, aria.children, selfVisible);
     }
     aria.children = normalize(aria.children);
-    // A name computed from the content repeats it: print only the name.
-    if (aria.name && aria.children.every((c) => typeof c === 'string') && aria.children.join(' ') === aria.name) {
-      aria.children = [];
-    }
     out.push(aria);
   }
+
+  private visitFrame(frame: HTMLIFrameElement, aria: AriaNode): void {
+    let inner: Document | null = null;
+    try {
+      inner = frame.contentDocument;
+    } catch {
+      inner = null; // Cross-origin.
+    }
+    const body = inner?.body ?? inner?.documentElement;
+    if (body) {
+      this.visitChildren(body, aria.children, true);
+      return;
+    }
+    const id = this.frameIdOf?.(frame);
+    if (id !== undefined && id > 0) aria.frame = id;
+    else aria.frame = `u${frame.src || 'about:blank'}`;
+  }
+}
+
+/** Prints a tree within a character budget and a depth, counting what it leaves out. */
+export class Renderer {
+  readonly lines: string[] = [];
+  readonly frames: Array<number | string> = [];
+  omitted = 0;
+  private chars = 0;
+  private full = false;
+
+  constructor(
+    private readonly refs: RefRegistry,
+    private readonly maxChars = Infinity,
+    private readonly depth = Infinity,
+  ) {}
+
+  private push(line: string, item: Item): boolean {
+    if (this.full || this.chars + line.length + 1 > this.maxChars) {
+      this.full = true;
+      this.omitted += countItems([item]);
+      return false;
+    }
+    this.chars += line.length + 1;
+    this.lines.push(line);
+    return true;
+  }
+
+  renderItems(items: Item[], indent: string, level: number): void {
+    for (const item of items) {
+      if (this.full) {
+        this.omitted += countItems([item]);
+        continue;
+      }
+      if (typeof item === 'string') {
+        this.push(`${indent}- text: ${yamlText(clip(item))}`, item);
+        continue;
+      }
+      const name = nodeName(item);
+      let kids = item.children;
+      // A name computed from the content repeats it: print only the name.
+      if (name && kids.length > 0 && kids.every((c) => typeof c === 'string') && kids.join(' ') === name) kids = [];
+      const cut = level >= this.depth && (kids.length > 0 || item.frame !== undefined);
+      const key = nodeKey(item, name, this.refs, cut);
+      const value = nodeValue(item);
+      if (cut) {
+        if (this.push(value !== undefined ? `${indent}- ${key}: ${yamlText(value)}` : `${indent}- ${key}`, { ...item, children: [] })) {
+          this.omitted += countItems(kids) + (item.frame !== undefined ? 1 : 0);
+        } else {
+          this.omitted += countItems(kids);
+        }
+        continue;
+      }
+      if (item.url === undefined && kids.length === 0 && item.frame === undefined) {
+        this.push(value !== undefined ? `${indent}- ${key}: ${yamlText(value)}` : `${indent}- ${key}`, item);
+      } else if (item.url === undefined && item.frame === undefined && kids.length === 1 && typeof kids[0] === 'string' && value === undefined) {
+        this.push(`${indent}- ${key}: ${yamlText(clip(kids[0]))}`, item);
+      } else {
+        if (!this.push(`${indent}- ${key}:`, item)) continue;
+        const inner = indent + '  ';
+        if (value !== undefined) this.push(`${inner}- /value: ${yamlText(value)}`, '');
+        if (item.url !== undefined) this.push(`${inner}- /url: ${yamlText(item.url)}`, '');
+        if (item.frame !== undefined && this.push(`${inner}${FRAME_MARK}${item.frame}`, '')) this.frames.push(item.frame);
+        this.renderItems(kids, inner, level + 1);
+      }
+    }
+  }
+}
+
+/** How many nodes and text runs items hold. */
+export function countItems(items: Item[]): number {
+  let n = 0;
+  for (const item of items) n += typeof item === 'string' ? (item === '' ? 0 : 1) : 1 + countItems(item.children);
+  return n;
+}
+
+/** A node's accessible name as printed ('' for role-less nodes). */
+export function nodeName(node: AriaNode): string {
+  return node.role !== 'generic' ? clip(normalizeSpace(safeName(node.el))) : '';
+}
+
+/** `role "name" [props] [ref=…]`: a node's line without its "- " and value. withRef issues a ref to any node. */
+export function nodeKey(node: AriaNode, name: string, refs: RefRegistry | undefined, withRef = false): string {
+  let key = node.role;
+  if (name) key += ' ' + JSON.stringify(name);
+  for (const p of propsOf(node.el, node.role)) key += ' ' + p;
+  if (refs && (node.interactive || withRef || CONTAINER_REF_ROLES.has(node.role))) key += ` [ref=${refs.refFor(node.el)}]`;
+  return key;
+}
+
+/** The value printed after a node's key, if any. */
+export function nodeValue(node: AriaNode): string | undefined {
+  if (node.el.tagName === 'SELECT') return undefined;
+  if (VALUE_ROLES.has(node.role) || isEditableHost(node.el)) return valueOf(node.el);
+  return undefined;
+}
+
+/** One line for a node on its own: `- role "name" [props] [ref=…]: value`. */
+export function nodeLine(node: AriaNode, refs: RefRegistry): string {
+  const name = nodeName(node);
+  const key = nodeKey(node, name, refs);
+  const value = nodeValue(node);
+  if (value !== undefined) return `- ${key}: ${yamlText(value)}`;
+  const kids = node.children;
+  if (!name && kids.length === 1 && typeof kids[0] === 'string') return `- ${key}: ${yamlText(clip(kids[0]))}`;
+  return `- ${key}`;
+}
+
+/** One line for a text run. */
+export function textLine(text: string): string {
+  return `- text: ${yamlText(clip(text))}`;
 }
 
 function childNodesOf(el: Element): Iterable<Node> {
@@ -170,17 +359,17 @@ function childNodesOf(el: Element): Iterable<Node> {
   return el.childNodes;
 }
 
-function isInteractive(el: Element, role: string | null): boolean {
+export function isInteractive(el: Element, role: string | null): boolean {
   if (role !== null && INTERACTIVE_ROLES.has(role)) return true;
   if (INTERACTIVE_TAGS.has(el.tagName)) return true;
   if (el.tagName === 'A' && el.hasAttribute('href')) return true;
   if (el.tagName === 'INPUT') return true;
-  if (el.hasAttribute('tabindex') || el.hasAttribute('onclick')) return true;
+  if (el.hasAttribute('tabindex') || el.hasAttribute('onclick') || el.getAttribute('draggable') === 'true') return true;
   return isEditableHost(el);
 }
 
-function addProps(el: Element, node: AriaNode): void {
-  const { role, props } = node;
+function propsOf(el: Element, role: string): string[] {
+  const props: string[] = [];
   if (CHECKABLE_ROLES.has(role)) {
     const checked = checkedState(el);
     if (checked === 'mixed') props.push('[checked=mixed]');
@@ -199,6 +388,7 @@ function addProps(el: Element, node: AriaNode): void {
   if (el.getAttribute('aria-selected') === 'true' || (el.tagName === 'OPTION' && (el as HTMLOptionElement).selected)) {
     props.push('[selected]');
   }
+  return props;
 }
 
 function checkedState(el: Element): boolean | 'mixed' {
@@ -244,7 +434,7 @@ function valueOf(el: Element): string | undefined {
   return aria ? clip(normalizeSpace(aria)) : undefined;
 }
 
-function safeName(el: Element): string {
+export function safeName(el: Element): string {
   try {
     return computeAccessibleName(el);
   } catch {
@@ -273,7 +463,7 @@ function normalize(items: Item[]): Item[] {
   return out;
 }
 
-function normalizeSpace(s: string): string {
+export function normalizeSpace(s: string): string {
   return s.replace(/[\s\u00a0]+/g, ' ').trim();
 }
 
@@ -281,32 +471,8 @@ export function clip(s: string, limit = TEXT_LIMIT): string {
   return s.length > limit ? s.slice(0, limit - 1).trimEnd() + '…' : s;
 }
 
-function render(items: Item[], indent: string, lines: string[]): void {
-  for (const item of items) {
-    if (typeof item === 'string') {
-      lines.push(`${indent}- text: ${yamlText(clip(item))}`);
-      continue;
-    }
-    let key = item.role;
-    if (item.name) key += ' ' + JSON.stringify(item.name);
-    for (const p of item.props) key += ' ' + p;
-    if (item.ref) key += ` [ref=${item.ref}]`;
-    const kids = item.children;
-    if (item.url === undefined && kids.length === 0) {
-      lines.push(item.value !== undefined ? `${indent}- ${key}: ${yamlText(item.value)}` : `${indent}- ${key}`);
-    } else if (item.url === undefined && kids.length === 1 && typeof kids[0] === 'string' && item.value === undefined) {
-      lines.push(`${indent}- ${key}: ${yamlText(clip(kids[0]))}`);
-    } else {
-      lines.push(`${indent}- ${key}:`);
-      if (item.value !== undefined) lines.push(`${indent}  - /value: ${yamlText(item.value)}`);
-      if (item.url !== undefined) lines.push(`${indent}  - /url: ${yamlText(item.url)}`);
-      render(kids, indent + '  ', lines);
-    }
-  }
-}
-
 /** Quotes a scalar only when plain YAML would misread it. */
-function yamlText(s: string): string {
+export function yamlText(s: string): string {
   if (s === '' || /^[\s\-?:,[\]{}#&*!|>'"%@`]/.test(s) || /: | #|:$/.test(s) || /^(true|false|null|~|[-+.\d][\d.eE+-]*)$/i.test(s)) {
     return JSON.stringify(s);
   }

@@ -1,12 +1,16 @@
 // Messages between the extension's own contexts (offscreen document, service
 // worker, content script). Every message names its target context and kind,
 // so each listener ignores what is not addressed to it.
-import type { Error as WireError, HelloAck, Request, TabInfo, TabsChanged } from '../protocol.gen';
+import type { Error as WireError, FindMatch, HelloAck, Request, TabInfo, TabsChanged } from '../protocol.gen';
 
 export type Method = Request['method'];
 
 /** The methods the daemon may call: an explicit allow-list. */
-export const METHODS: readonly Method[] = ['navigate', 'snapshot', 'click', 'type', 'tabs_list', 'tab_new', 'tab_close', 'tab_select'];
+export const METHODS: readonly Method[] = [
+  'navigate', 'snapshot', 'click', 'type', 'tabs_list', 'tab_new', 'tab_close', 'tab_select',
+  'find', 'read', 'console', 'select_option', 'hover', 'drag', 'press_key', 'file_upload',
+  'wait_for', 'handle_dialog', 'history', 'screenshot', 'evaluate', 'read_url',
+];
 
 export function isMethod(m: unknown): m is Method {
   return typeof m === 'string' && (METHODS as readonly string[]).includes(m);
@@ -78,6 +82,7 @@ export type BackgroundMessage =
   | { target: 'background'; kind: 'hello-ack'; ack: HelloAck }
   | { target: 'background'; kind: 'daemon-request'; request: Request; deadline: number }
   | { target: 'background'; kind: 'register-document' }
+  | { target: 'background'; kind: 'page-hooks'; batch: HookBatch }
   | { target: 'background'; kind: 'popup-tabs' }
   | { target: 'background'; kind: 'popup-share'; tabId: number; shared: boolean }
   | { target: 'background'; kind: 'popup-reconnect' }
@@ -96,19 +101,81 @@ export interface PageSnapshot {
   url: string;
   title: string;
   snapshot: string;
+  /** Nodes left out for size or depth (the service worker adds the note line). */
+  omitted?: number;
+  /** frameIds of cross-origin frame placeholders in snapshot (FRAME_MARK lines). */
+  frames?: Array<number | string>;
+}
+
+/** How a content script shapes the snapshot of its reply (snapshot and every action). */
+export interface SnapshotShape {
+  maxChars?: number;
+  depth?: number;
+  /** Only this ref's subtree. */
+  ref?: string;
+}
+
+/** The page-world hooks' records, relayed by a content script (page-controlled data). */
+export interface HookBatch {
+  dialogs: Array<{ kind: 'alert' | 'confirm' | 'prompt'; message: string; accepted: boolean; promptText?: string; armed: boolean }>;
+  console: Array<{ level: string; text: string; time: number; url?: string }>;
 }
 
 /** Messages handled by the content script of a tab's top frame. */
 export type ContentMessage =
   | { target: 'content'; kind: 'ping' }
-  | { target: 'content'; kind: 'snapshot'; docsIssued: number }
+  | { target: 'content'; kind: 'snapshot'; docsIssued: number; snap?: SnapshotShape }
+  | { target: 'content'; kind: 'find'; text?: string; role?: string; docsIssued: number }
+  | { target: 'content'; kind: 'read' }
   | { target: 'content'; kind: 'click'; ref: string; docsIssued: number }
-  | { target: 'content'; kind: 'type'; ref: string; text: string; submit: boolean; docsIssued: number };
+  | { target: 'content'; kind: 'type'; ref: string; text: string; submit: boolean; docsIssued: number }
+  | ActionMessage;
+
+/** A file for file_upload, as the daemon sends it. */
+export interface UploadFileData {
+  name: string;
+  mime: string;
+  dataBase64: string;
+}
+
+/**
+ * The action methods' content messages (select_option … wait_for; settle waits
+ * for the DOM to go quiet after trusted input). ref "" in type: the focused element.
+ * point, viewport and scroll_to serve trusted input and screenshots.
+ */
+export type ActionMessage =
+  | { target: 'content'; kind: 'select_option'; ref: string; values: string[]; docsIssued: number }
+  | { target: 'content'; kind: 'hover'; ref: string; docsIssued: number }
+  | { target: 'content'; kind: 'drag'; ref: string; toRef: string; docsIssued: number }
+  | { target: 'content'; kind: 'press_key'; key: string; docsIssued: number }
+  | { target: 'content'; kind: 'file_upload'; ref: string; files: UploadFileData[]; docsIssued: number }
+  | { target: 'content'; kind: 'wait_for'; text?: string; textGone?: string; timeMs?: number; limitMs: number; docsIssued: number }
+  | { target: 'content'; kind: 'settle'; docsIssued: number }
+  | { target: 'content'; kind: 'point'; ref: string; docsIssued: number }
+  | { target: 'content'; kind: 'viewport'; ref?: string; docsIssued: number }
+  | { target: 'content'; kind: 'scroll_to'; x: number; y: number; hideFixed?: boolean };
+
+/** Where the page's viewport is, for screenshots (CSS pixels). */
+export interface ViewportInfo {
+  width: number;
+  height: number;
+  scrollX: number;
+  scrollY: number;
+  scrollWidth: number;
+  scrollHeight: number;
+  dpr: number;
+  /** The element's box in the viewport, when a ref was given. */
+  box?: { x: number; y: number; width: number; height: number };
+}
 
 /** A content script's answer. navigating: the action started a navigation of the page. */
 export type ContentReply =
   | { ok: true; page: PageSnapshot; navigating?: boolean }
   | { ok: true; pong: true }
+  | { ok: true; found: FindMatch[]; frames: Array<number | string>; url: string; title: string }
+  | { ok: true; html: string; url: string; title: string }
+  | { ok: true; point: { x: number; y: number } }
+  | { ok: true; viewport: ViewportInfo }
   | { ok: false; error: WireError };
 
 export function isBackgroundMessage(m: unknown): m is BackgroundMessage {
@@ -128,4 +195,4 @@ export const DEFAULT_PORT = 47615;
 /** Default profile label when neither tether.json nor storage names one. */
 export const DEFAULT_LABEL = 'Chrome';
 /** The protocol version this build speaks (protocol.Version in Go). */
-export const PROTOCOL_VERSION = 2;
+export const PROTOCOL_VERSION = 3;

@@ -1,0 +1,464 @@
+// The reading methods (snapshot with options, find, read, read_url, console)
+// and dialogs (handle_dialog), plus what every PageResult shares: frames
+// stitched in, the size cap, and the dialogs since the previous result.
+//
+// Refs are numbered per profile (see content/refs.ts), so a ref alone says
+// which tab and frame it belongs to: routeRef sends an action there.
+import type {
+  ConsoleMessage,
+  ConsoleResult,
+  DialogArmResult,
+  DialogEvent,
+  FindMatch,
+  FindResult,
+  PageResult,
+  ReadResult,
+} from '../protocol.gen';
+import { ARM_EVENT, type ArmedAnswer } from '../content/page-hooks';
+import { parseRef } from '../content/refs';
+import { capSnapshot } from '../shared/cap';
+import { TetherError, staleRef, unknownRef } from '../shared/errors';
+import type { ContentReply, HookBatch, PageSnapshot, SnapshotShape } from '../shared/messages';
+import { callContent, isRestrictedUrl } from './content-bridge';
+import { NavigationWatcher } from './navigation';
+import { documentOwner, documentsIssued, forgetTab, requireTab, share, touch, type SharedTab } from './shared-tabs';
+import { readState, updateState } from './state';
+
+/** FRAME_MARK of content/snapshot.ts (kept here so the worker does not bundle the DOM code). */
+const FRAME_MARK = '\u0001frame=';
+/** How deep cross-origin frames are followed. */
+const MAX_FRAME_DEPTH = 5;
+/** Dialogs kept per tab until a result reports them. */
+const DIALOG_LIMIT = 50;
+/** Console messages kept per tab. */
+export const CONSOLE_LIMIT = 1000;
+const FIND_LIMIT_DEFAULT = 50;
+const FIND_LIMIT_MAX = 1000;
+const TIMES_MAX = 100;
+const SNAPSHOT_RESERVE_MS = 1500;
+
+type P = Record<string, unknown>;
+
+export const READ_HANDLERS = {
+  snapshot: (p: P, d: number) => snapshotMethod(p, d),
+  find: (p: P, d: number) => findMethod(p, d),
+  read: (p: P, d: number) => readMethod(p, d),
+  read_url: (p: P, d: number) => readUrlMethod(p, d),
+  console: (p: P) => consoleMethod(p),
+  handle_dialog: (p: P) => handleDialogMethod(p),
+} as const;
+
+// ---- params ----
+
+function tabOf(p: P): number | undefined {
+  const tab = p.tab;
+  if (tab === undefined || tab === null || tab === 0) return undefined;
+  if (typeof tab !== 'number' || !Number.isInteger(tab) || tab < 0) {
+    throw new TetherError('bad_request', `tab must be a tab number from browser_tabs (a positive integer), not ${JSON.stringify(tab)}.`);
+  }
+  return tab;
+}
+
+function count(p: P, key: string, max: number): number | undefined {
+  const v = p[key];
+  if (v === undefined || v === null || v === 0) return undefined;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > max) {
+    throw new TetherError('bad_request', `${key} must be a whole number from 0 to ${max}, not ${JSON.stringify(v)}.`);
+  }
+  return v;
+}
+
+function optString(p: P, key: string): string | undefined {
+  const v = p[key];
+  if (v === undefined || v === null || v === '') return undefined;
+  if (typeof v !== 'string') throw new TetherError('bad_request', `${key} must be a string.`);
+  return v;
+}
+
+function flag(p: P, key: string): boolean {
+  const v = p[key];
+  if (v === undefined || v === null) return false;
+  if (typeof v !== 'boolean') throw new TetherError('bad_request', `${key} must be true or false.`);
+  return v;
+}
+
+/** The snapshot options of any method's params (maxChars; snapshot also ref and depth). */
+export function snapShape(p: P): SnapshotShape {
+  const shape: SnapshotShape = {};
+  const maxChars = count(p, 'maxChars', 10_000_000);
+  if (maxChars !== undefined) shape.maxChars = maxChars;
+  return shape;
+}
+
+// ---- refs → tab and frame ----
+
+/**
+ * The shared tab and frame a ref belongs to. Refs are unique per profile, so
+ * the ref wins over tab: a ref of another shared tab acts there. A ref of a
+ * tab that is not shared (any more) fails; a malformed one goes to the
+ * addressed tab, whose content script names the problem.
+ */
+export async function routeRef(ref: string, tab: number | undefined): Promise<{ t: SharedTab; frameId: number }> {
+  const parsed = parseRef(ref);
+  if (!parsed) return { t: await requireTab(tab), frameId: 0 };
+  if (parsed.doc > (await documentsIssued())) throw unknownRef(ref);
+  const owner = await documentOwner(parsed.doc);
+  if (!owner) throw staleRef(ref);
+  if (owner.frameId !== parsed.frame) throw unknownRef(ref);
+  const number = (await readState()).shared[owner.tabId];
+  if (number === undefined) {
+    throw new TetherError('unknown_tab', `Element ref ${ref} belongs to a tab that is not shared with Tether (any more). Call browser_tabs to list the shared tabs and browser_snapshot to get refs there.`);
+  }
+  return { t: { tabId: owner.tabId, number }, frameId: owner.frameId };
+}
+
+// ---- page results ----
+
+/** The tab's PageResult: its snapshot (frames stitched in, capped) and the dialogs since the last result. */
+export async function pageResultFor(tabId: number, deadline: number, shape: SnapshotShape = {}, frameId = 0): Promise<PageResult> {
+  const number = (await readState()).shared[tabId];
+  if (number === undefined) throw new TetherError('unknown_tab', 'The tab was closed. Call browser_tabs to list the shared tabs.');
+  const tab = await chrome.tabs.get(tabId);
+  const url = tab.url || tab.pendingUrl || '';
+  if (url === 'about:blank' || url === '') return withDialogs<PageResult>({ tab: number, url, title: tab.title ?? '', snapshot: '' }, tabId);
+  const page = await snapshotFrame(tabId, frameId, shape, deadline);
+  return finishPage(tabId, number, page, shape, deadline);
+}
+
+async function snapshotFrame(tabId: number, frameId: number, shape: SnapshotShape, deadline: number): Promise<PageSnapshot> {
+  const reply = await callContent(tabId, { target: 'content', kind: 'snapshot', docsIssued: await documentsIssued(), snap: shape }, deadline, frameId);
+  if (!reply.ok) throw new TetherError(reply.error.code, reply.error.message);
+  if (!('page' in reply)) throw new Error('the content script answered without a page');
+  return reply.page;
+}
+
+/**
+ * Completes a content script's page into a PageResult: cross-origin frames
+ * stitched in, the cap applied (with its note line), dialogs added.
+ */
+export async function finishPage(tabId: number, number: number, page: PageSnapshot, shape: SnapshotShape, deadline: number): Promise<PageResult> {
+  const stitched = await stitchFrames(tabId, 0, page, shape, deadline, 0);
+  const capped = capSnapshot(stitched.text, shape.maxChars ?? 0, stitched.omitted);
+  const out: PageResult = { tab: number, url: page.url, title: page.title, snapshot: capped.text };
+  if (capped.omitted > 0) out.omitted = capped.omitted;
+  return withDialogs(out, tabId);
+}
+
+async function stitchFrames(tabId: number, parentFrameId: number, page: PageSnapshot, shape: SnapshotShape, deadline: number, depth: number): Promise<{ text: string; omitted: number }> {
+  let omitted = page.omitted ?? 0;
+  if (!page.frames?.length) return { text: page.snapshot, omitted };
+  const inner = new Map<string, string>();
+  const resolve = frameResolver(tabId, parentFrameId);
+  for (const key of page.frames) {
+    if (depth >= MAX_FRAME_DEPTH) continue;
+    try {
+      const frameId = await resolve(key);
+      if (frameId === undefined) continue;
+      const child = await snapshotFrame(tabId, frameId, { maxChars: shape.maxChars }, deadline);
+      const sub = await stitchFrames(tabId, frameId, child, shape, deadline, depth + 1);
+      inner.set(String(key), sub.text);
+      omitted += sub.omitted;
+    } catch {
+      // The frame went away or cannot be scripted: it stays out.
+    }
+  }
+  const lines: string[] = [];
+  for (const line of page.snapshot.split('\n')) {
+    const t = line.trimStart();
+    if (!t.startsWith(FRAME_MARK)) {
+      lines.push(line);
+      continue;
+    }
+    const text = inner.get(t.slice(FRAME_MARK.length));
+    if (!text) continue;
+    const indent = line.slice(0, line.length - t.length);
+    for (const l of text.split('\n')) lines.push(indent + l);
+  }
+  return { text: lines.join('\n'), omitted };
+}
+
+/**
+ * Turns a frame placeholder into a frameId: a number is one already; "u<url>"
+ * is the next child frame of parentFrameId showing that URL.
+ */
+function frameResolver(tabId: number, parentFrameId: number): (key: number | string) => Promise<number | undefined> {
+  let children: Promise<chrome.webNavigation.GetAllFrameResultDetails[]> | undefined;
+  const used = new Set<number>();
+  return async (key) => {
+    if (typeof key === 'number') return key;
+    if (!key.startsWith('u')) return undefined;
+    const url = key.slice(1);
+    children ??= chrome.webNavigation.getAllFrames({ tabId }).then((all) => (all ?? []).filter((f) => f.parentFrameId === parentFrameId));
+    const hit = (await children).find((f) => !used.has(f.frameId) && (f.url === url || stripHash(f.url) === stripHash(url)));
+    if (!hit) return undefined;
+    used.add(hit.frameId);
+    return hit.frameId;
+  };
+}
+
+function stripHash(url: string): string {
+  const i = url.indexOf('#');
+  return i < 0 ? url : url.slice(0, i);
+}
+
+async function withDialogs<T extends { dialogs?: DialogEvent[] }>(result: T, tabId: number): Promise<T> {
+  const dialogs = await takeDialogs(tabId);
+  if (dialogs.length > 0) result.dialogs = dialogs;
+  return result;
+}
+
+/** The tab's dialogs not reported yet; they count as reported now. */
+export function takeDialogs(tabId: number): Promise<DialogEvent[]> {
+  return updateState((s) => {
+    const d = s.dialogs[tabId] ?? [];
+    delete s.dialogs[tabId];
+    return d;
+  });
+}
+
+// ---- methods ----
+
+async function snapshotMethod(p: P, deadline: number): Promise<PageResult> {
+  const shape = snapShape(p);
+  const depth = count(p, 'depth', 1000);
+  if (depth !== undefined) shape.depth = depth;
+  const ref = optString(p, 'ref')?.trim();
+  if (ref) shape.ref = ref;
+  const { t, frameId } = ref ? await routeRef(ref, tabOf(p)) : { t: await requireTab(tabOf(p)), frameId: 0 };
+  await touch(t.tabId);
+  return pageResultFor(t.tabId, deadline, shape, frameId);
+}
+
+async function findMethod(p: P, deadline: number): Promise<FindResult> {
+  const text = optString(p, 'text')?.trim() || undefined;
+  const role = optString(p, 'role')?.trim() || undefined;
+  if (!text && !role) throw new TetherError('bad_request', 'Pass text, role or both to browser_find.');
+  const limit = count(p, 'limit', FIND_LIMIT_MAX) ?? FIND_LIMIT_DEFAULT;
+  const t = await requireTab(tabOf(p));
+  await touch(t.tabId);
+  const docsIssued = await documentsIssued();
+  const matches: FindMatch[] = [];
+  let url = '';
+  let title = '';
+  const search = async (frameId: number, depth: number): Promise<void> => {
+    let reply: ContentReply;
+    try {
+      reply = await callContent(t.tabId, { target: 'content', kind: 'find', text, role, docsIssued }, deadline, frameId);
+    } catch (err) {
+      if (frameId === 0) throw err;
+      return; // A frame that went away.
+    }
+    if (!reply.ok) throw new TetherError(reply.error.code, reply.error.message);
+    if (!('found' in reply)) throw new Error('the content script answered without matches');
+    if (frameId === 0) ({ url, title } = reply);
+    matches.push(...reply.found);
+    if (depth >= MAX_FRAME_DEPTH) return;
+    const resolve = frameResolver(t.tabId, frameId);
+    for (const key of reply.frames) {
+      const child = await resolve(key);
+      if (child !== undefined) await search(child, depth + 1);
+    }
+  };
+  await search(0, 0);
+  return { tab: t.number, url, title, matches: matches.slice(0, limit), total: matches.length };
+}
+
+async function readMethod(p: P, deadline: number): Promise<ReadResult> {
+  const t = await requireTab(tabOf(p));
+  await touch(t.tabId);
+  return readTab(t, deadline);
+}
+
+async function readTab(t: SharedTab, deadline: number): Promise<ReadResult> {
+  const tab = await chrome.tabs.get(t.tabId);
+  const url = tab.url || tab.pendingUrl || '';
+  if (url === 'about:blank' || url === '') return { tab: t.number, url, title: tab.title ?? '', html: '' };
+  const reply = await callContent(t.tabId, { target: 'content', kind: 'read' }, deadline);
+  if (!reply.ok) throw new TetherError(reply.error.code, reply.error.message);
+  if (!('html' in reply)) throw new Error('the content script answered without HTML');
+  return { tab: t.number, url: reply.url, title: reply.title, html: reply.html };
+}
+
+async function readUrlMethod(p: P, deadline: number): Promise<ReadResult> {
+  const raw = typeof p.url === 'string' ? p.url.trim() : '';
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new TetherError('bad_request', `${JSON.stringify(p.url)} is not an absolute URL. Pass a full http(s) URL.`);
+  }
+  if (!['http:', 'https:', 'file:'].includes(parsed.protocol)) {
+    if (isRestrictedUrl(raw)) throw new TetherError('restricted_page', `Chrome does not let extensions read ${raw}. Pass an http(s) URL.`);
+    throw new TetherError('bad_request', `Cannot read ${JSON.stringify(raw)}: only http, https and file URLs can be read.`);
+  }
+  const closeAfter = flag(p, 'closeAfter');
+  const watcher = new NavigationWatcher();
+  let tabId: number | undefined;
+  try {
+    const tab = await chrome.tabs.create({ url: parsed.href, active: false });
+    tabId = tab.id!;
+    const number = await share(tabId, false, 'opened');
+    const loaded = await watcher.waitForLoad(tabId, loadDeadline(deadline));
+    if (!loaded && !watcher.committed(tabId)) {
+      throw new TetherError('timeout', `Loading ${parsed.href} did not get a response in time. Try again later, or call browser_navigate to open it in a tab you can watch.`);
+    }
+    return await readTab({ tabId, number }, deadline);
+  } finally {
+    watcher.dispose();
+    if (closeAfter && tabId !== undefined) {
+      await chrome.tabs.remove(tabId).catch(() => undefined);
+      await forgetTab(tabId);
+    }
+  }
+}
+
+function loadDeadline(deadline: number): number {
+  const budget = deadline - Date.now();
+  return Date.now() + Math.max(budget - Math.min(SNAPSHOT_RESERVE_MS, budget / 4), 0);
+}
+
+async function consoleMethod(p: P): Promise<ConsoleResult> {
+  const t = await requireTab(tabOf(p));
+  const clear = flag(p, 'clear');
+  // Content scripts relay console records in batches every 50 ms.
+  await new Promise((r) => setTimeout(r, 60));
+  const rings = await loadRings();
+  const ring = rings.get(t.tabId) ?? { messages: [], dropped: 0 };
+  const out: ConsoleResult = { tab: t.number, messages: ring.messages.slice(), dropped: ring.dropped };
+  if (clear) {
+    rings.delete(t.tabId);
+    saveRingsSoon();
+  }
+  return out;
+}
+
+async function handleDialogMethod(p: P): Promise<DialogArmResult> {
+  if (typeof p.accept !== 'boolean') throw new TetherError('bad_request', 'accept must be true (OK) or false (Cancel).');
+  const accept = p.accept;
+  const promptText = optString(p, 'promptText');
+  const times = count(p, 'times', TIMES_MAX) ?? 1;
+  const t = await requireTab(tabOf(p));
+  const answer: ArmedAnswer = promptText !== undefined ? { accept, promptText } : { accept };
+  const armed = await updateState((s) => {
+    const q = (s.armed[t.tabId] ??= []);
+    for (let i = 0; i < times; i++) q.push({ ...answer });
+    return q.length;
+  });
+  await pushArmed(t.tabId);
+  const out: DialogArmResult = { tab: t.number, armed };
+  const dialogs = await takeDialogs(t.tabId);
+  if (dialogs.length > 0) out.dialogs = dialogs;
+  return out;
+}
+
+// ---- dialogs: the armed answers reach every document of the tab ----
+
+/** Hands the tab's armed answers to the page-world hooks of its frames (all, or frameId). */
+export async function pushArmed(tabId: number, frameId?: number): Promise<void> {
+  const queue = (await readState()).armed[tabId] ?? [];
+  const target: chrome.scripting.InjectionTarget = frameId === undefined ? { tabId, allFrames: true } : { tabId, frameIds: [frameId] };
+  await chrome.scripting
+    .executeScript({
+      target,
+      world: 'MAIN',
+      injectImmediately: true,
+      func: (name: string, detail: string) => {
+        // Read by the hooks when they install later in this document, and told now if they run.
+        (window as unknown as Record<string, unknown>).__tetherArmQueue = detail;
+        window.dispatchEvent(new CustomEvent(name, { detail }));
+      },
+      args: [ARM_EVENT, JSON.stringify({ queue })],
+    })
+    .catch(() => undefined); // Restricted or gone: no page hooks there either.
+}
+
+/** Registers the listeners that keep armed answers in new documents. Call once at worker start. */
+export function installReadListeners(): void {
+  chrome.tabs.onRemoved.addListener((tabId) => void forgetConsole(tabId));
+  chrome.webNavigation.onCommitted.addListener((d) => {
+    void readState().then((s) => {
+      if ((s.armed[d.tabId]?.length ?? 0) > 0) return pushArmed(d.tabId, d.frameId);
+      return undefined;
+    });
+  });
+}
+
+// ---- records from the page-world hooks ----
+
+interface Ring {
+  messages: ConsoleMessage[];
+  dropped: number;
+}
+
+const RINGS_KEY = 'consoleRings';
+let rings: Promise<Map<number, Ring>> | undefined;
+let saveTimer: ReturnType<typeof setTimeout> | undefined;
+
+function loadRings(): Promise<Map<number, Ring>> {
+  rings ??= chrome.storage.session.get(RINGS_KEY).then(
+    (got) => new Map(Object.entries((got[RINGS_KEY] as Record<string, Ring> | undefined) ?? {}).map(([k, v]) => [Number(k), v])),
+    () => new Map(),
+  );
+  return rings;
+}
+
+/** Saves the shared tabs' rings a little later (a burst of logs is one write). */
+function saveRingsSoon(): void {
+  if (saveTimer) return;
+  saveTimer = setTimeout(() => {
+    saveTimer = undefined;
+    void (async () => {
+      const [all, s] = await Promise.all([loadRings(), readState()]);
+      const out: Record<string, Ring> = {};
+      // Only shared tabs survive a worker restart, and only their last 200 (session storage is small).
+      for (const [tab, ring] of all) if (s.shared[tab] !== undefined) out[tab] = { messages: ring.messages.slice(-200), dropped: ring.dropped };
+      await chrome.storage.session.set({ [RINGS_KEY]: out }).catch(() => undefined);
+    })();
+  }, 500);
+}
+
+/** Forgets a closed tab's console. */
+export async function forgetConsole(tabId: number): Promise<void> {
+  if ((await loadRings()).delete(tabId)) saveRingsSoon();
+}
+
+/** A content script relayed page-world records of tabId. */
+export async function onPageHooks(tabId: number, batch: HookBatch): Promise<void> {
+  const dialogs = Array.isArray(batch.dialogs) ? batch.dialogs : [];
+  const messages = Array.isArray(batch.console) ? batch.console : [];
+  if (dialogs.length > 0) {
+    const consumed = await updateState((s) => {
+      const list = (s.dialogs[tabId] ??= []);
+      let consumed = 0;
+      for (const d of dialogs) {
+        const e: DialogEvent = { kind: d.kind, message: String(d.message), accepted: d.accepted === true, armed: d.armed === true };
+        if (typeof d.promptText === 'string') e.promptText = d.promptText;
+        list.push(e);
+        if (e.armed) {
+          s.armed[tabId]?.shift();
+          consumed++;
+        }
+      }
+      if (list.length > DIALOG_LIMIT) list.splice(0, list.length - DIALOG_LIMIT);
+      if (s.armed[tabId]?.length === 0) delete s.armed[tabId];
+      return consumed;
+    });
+    // The other documents of the tab hold copies of the queue: bring them up to date.
+    if (consumed > 0) await pushArmed(tabId);
+  }
+  if (messages.length > 0) {
+    const all = await loadRings();
+    let ring = all.get(tabId);
+    if (!ring) all.set(tabId, (ring = { messages: [], dropped: 0 }));
+    for (const m of messages) {
+      const msg: ConsoleMessage = { level: String(m.level), text: String(m.text), time: Number(m.time) || Date.now() };
+      if (typeof m.url === 'string' && m.url) msg.url = m.url;
+      ring.messages.push(msg);
+    }
+    if (ring.messages.length > CONSOLE_LIMIT) {
+      ring.dropped += ring.messages.length - CONSOLE_LIMIT;
+      ring.messages.splice(0, ring.messages.length - CONSOLE_LIMIT);
+    }
+    saveRingsSoon();
+  }
+}
