@@ -83,6 +83,12 @@ func (p Paths) Daemon() string { return filepath.Join(p.Dir, "daemon.json") }
 // secret hashes, last seen).
 func (p Paths) Profiles() string { return filepath.Join(p.Dir, "profiles.json") }
 
+// Timeline is the SQLite database of every tool call (mode 0600).
+func (p Paths) Timeline() string { return filepath.Join(p.Dir, "timeline.db") }
+
+// Policy is the guardrails file: the user's rules and the pause switch.
+func (p Paths) Policy() string { return filepath.Join(p.Dir, "policy.json") }
+
 // LogFile is the daemon's log file.
 func (p Paths) LogFile() string { return filepath.Join(p.Dir, "tether.log") }
 

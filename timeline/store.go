@@ -1,0 +1,326 @@
+// Package timeline records every tool call the AI makes — when, which
+// client, which profile and tab, which tool, a redacted summary of its
+// arguments, how long it took and how it ended — in an embedded SQLite
+// database (timeline.db in the config dir, mode 0600), and streams the
+// records live to subscribers such as the tray's window.
+//
+// Retention: the newest Options.MaxRows rows (10 000) are kept, and none
+// older than Options.MaxAge (30 days); older rows are deleted when the store
+// opens and after every 100 records.
+//
+// What is typed (browser_type's text) and code run in pages
+// (browser_evaluate's expression) are never stored, only their length: the
+// daemon cannot tell whether a field is a password field.
+package timeline
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver, pure Go
+)
+
+// Outcome is how a call ended.
+type Outcome string
+
+// The outcomes.
+const (
+	// OK: the tool ran and succeeded.
+	OK Outcome = "ok"
+	// Error: the tool ran and returned an error (Entry.Error says which).
+	Error Outcome = "error"
+	// Refused: a deny rule of the policy refused it.
+	Refused Outcome = "refused"
+	// Denied: a confirm rule held it and it was not approved.
+	Denied Outcome = "denied"
+	// Paused: AI access was paused.
+	Paused Outcome = "paused"
+)
+
+// Entry is one tool call on the timeline.
+type Entry struct {
+	// ID increases with every record; 0 until recorded.
+	ID int64 `json:"id"`
+	// Time is when the call arrived.
+	Time time.Time `json:"time"`
+	// Client is the MCP client's name from its clientInfo, e.g. "claude-ai".
+	Client string `json:"client"`
+	// Profile is the browser profile's slug, when known.
+	Profile string `json:"profile,omitempty"`
+	// Tab is the tab's number, when known.
+	Tab int `json:"tab,omitempty"`
+	// Tool is the tool's name.
+	Tool string `json:"tool"`
+	// Args summarizes the arguments, secrets redacted (see Summarize).
+	Args string `json:"args"`
+	// Class is the tool's policy class (read, navigate, interact, sensitive).
+	Class string `json:"class,omitempty"`
+	// Site is the origin the policy judged, when known.
+	Site string `json:"site,omitempty"`
+	// Decision says how the guard decided, e.g. "allow (default for read
+	// actions)" or "confirm (…): denied by the user".
+	Decision string `json:"decision,omitempty"`
+	// Duration is how long the call took, approval wait included.
+	Duration time.Duration `json:"durationNs"`
+	// Outcome is how it ended.
+	Outcome Outcome `json:"outcome"`
+	// Error is the tool's error text, shortened, for Error outcomes.
+	Error string `json:"error,omitempty"`
+}
+
+// Options configure a Store.
+type Options struct {
+	// MaxRows is how many rows are kept (10 000).
+	MaxRows int
+	// MaxAge is how long rows are kept (30 days).
+	MaxAge time.Duration
+	// Now is the clock (time.Now).
+	Now func() time.Time
+}
+
+// Store is the timeline database. Its methods are safe for concurrent use.
+type Store struct {
+	db    *sql.DB
+	path  string
+	opts  Options
+	bus   bus
+	mu    sync.Mutex
+	since int // records since the last prune
+}
+
+const schema = `
+CREATE TABLE IF NOT EXISTS calls (
+	id          INTEGER PRIMARY KEY AUTOINCREMENT,
+	time_us     INTEGER NOT NULL,
+	client      TEXT NOT NULL DEFAULT '',
+	profile     TEXT NOT NULL DEFAULT '',
+	tab         INTEGER NOT NULL DEFAULT 0,
+	tool        TEXT NOT NULL,
+	args        TEXT NOT NULL DEFAULT '',
+	class       TEXT NOT NULL DEFAULT '',
+	site        TEXT NOT NULL DEFAULT '',
+	decision    TEXT NOT NULL DEFAULT '',
+	duration_us INTEGER NOT NULL DEFAULT 0,
+	outcome     TEXT NOT NULL,
+	error       TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS calls_time ON calls(time_us);
+PRAGMA user_version = 1;
+`
+
+// Open opens (creating, mode 0600) the timeline database at path and
+// applies the retention limits.
+func Open(path string, opts Options) (*Store, error) {
+	if opts.MaxRows <= 0 {
+		opts.MaxRows = 10000
+	}
+	if opts.MaxAge <= 0 {
+		opts.MaxAge = 30 * 24 * time.Hour
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	// Create the file first so that it, and the journal files SQLite
+	// derives from it, get mode 0600.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open timeline %s: %w", path, err)
+	}
+	f.Close()
+	dsn := "file:" + path + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open timeline %s: %w", path, err)
+	}
+	if _, err := db.Exec(schema); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("timeline %s is not a Tether timeline (delete it to start a new one): %w", path, err)
+	}
+	s := &Store{db: db, path: path, opts: opts}
+	if _, err := s.Prune(context.Background()); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Path is the database file.
+func (s *Store) Path() string { return s.path }
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Subscribe returns a subscription to live events with a buffer of n (64
+// when n < 1). Publishing never blocks: when the buffer is full the event is
+// dropped and the next one delivered says how many were.
+func (s *Store) Subscribe(n int) *Subscription { return s.bus.subscribe(n) }
+
+// Started announces a call that runs now (not stored).
+func (s *Store) Started(e Entry) { s.bus.publish(Event{Kind: CallStarted, Entry: e}) }
+
+// Record stores e, publishes it and returns it with its ID.
+func (s *Store) Record(ctx context.Context, e Entry) (Entry, error) {
+	if e.Time.IsZero() {
+		e.Time = s.opts.Now()
+	}
+	e.Error = ShortError(e.Error)
+	res, err := s.db.ExecContext(ctx, `INSERT INTO calls
+		(time_us, client, profile, tab, tool, args, class, site, decision, duration_us, outcome, error)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		e.Time.UnixMicro(), e.Client, e.Profile, e.Tab, e.Tool, e.Args, e.Class, e.Site, e.Decision,
+		e.Duration.Microseconds(), string(e.Outcome), e.Error)
+	if err != nil {
+		return e, fmt.Errorf("record tool call on the timeline: %w", err)
+	}
+	e.ID, _ = res.LastInsertId()
+	e.Time = time.UnixMicro(e.Time.UnixMicro())
+	e.Duration = e.Duration.Truncate(time.Microsecond)
+	s.bus.publish(Event{Kind: CallRecorded, Entry: e})
+	s.mu.Lock()
+	s.since++
+	prune := s.since >= 100
+	if prune {
+		s.since = 0
+	}
+	s.mu.Unlock()
+	if prune {
+		if _, err := s.Prune(ctx); err != nil {
+			return e, err
+		}
+	}
+	return e, nil
+}
+
+// Prune deletes the rows beyond the retention limits and returns how many.
+func (s *Store) Prune(ctx context.Context) (int64, error) {
+	cutoff := s.opts.Now().Add(-s.opts.MaxAge).UnixMicro()
+	res, err := s.db.ExecContext(ctx, `DELETE FROM calls WHERE time_us < ? OR id <= (
+		SELECT id FROM calls ORDER BY id DESC LIMIT 1 OFFSET ?)`, cutoff, s.opts.MaxRows)
+	if err != nil {
+		return 0, fmt.Errorf("prune the timeline: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return n, nil
+}
+
+// Filter selects timeline rows. Zero fields match everything.
+type Filter struct {
+	// Client, Profile and Outcome match exactly.
+	Client  string
+	Profile string
+	Outcome Outcome
+	// BeforeID returns rows older than this ID (paging), when > 0.
+	BeforeID int64
+	// Limit caps the rows (100 when 0; Export: no cap when 0).
+	Limit int
+}
+
+func (f Filter) where() (string, []any) {
+	var conds []string
+	var args []any
+	if f.Client != "" {
+		conds, args = append(conds, "client = ?"), append(args, f.Client)
+	}
+	if f.Profile != "" {
+		conds, args = append(conds, "profile = ?"), append(args, f.Profile)
+	}
+	if f.Outcome != "" {
+		conds, args = append(conds, "outcome = ?"), append(args, string(f.Outcome))
+	}
+	if f.BeforeID > 0 {
+		conds, args = append(conds, "id < ?"), append(args, f.BeforeID)
+	}
+	if len(conds) == 0 {
+		return "", nil
+	}
+	return " WHERE " + strings.Join(conds, " AND "), args
+}
+
+const columns = `id, time_us, client, profile, tab, tool, args, class, site, decision, duration_us, outcome, error`
+
+// Query returns the rows matching f, newest first.
+func (s *Store) Query(ctx context.Context, f Filter) ([]Entry, error) {
+	if f.Limit <= 0 {
+		f.Limit = 100
+	}
+	where, args := f.where()
+	rows, err := s.db.QueryContext(ctx, "SELECT "+columns+" FROM calls"+where+" ORDER BY id DESC LIMIT ?", append(args, f.Limit)...)
+	if err != nil {
+		return nil, fmt.Errorf("query the timeline: %w", err)
+	}
+	defer rows.Close()
+	out := []Entry{}
+	for rows.Next() {
+		e, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+func scan(rows *sql.Rows) (Entry, error) {
+	var e Entry
+	var t, d int64
+	var outcome string
+	if err := rows.Scan(&e.ID, &t, &e.Client, &e.Profile, &e.Tab, &e.Tool, &e.Args, &e.Class, &e.Site, &e.Decision, &d, &outcome, &e.Error); err != nil {
+		return e, fmt.Errorf("read the timeline: %w", err)
+	}
+	e.Time, e.Duration, e.Outcome = time.UnixMicro(t), time.Duration(d)*time.Microsecond, Outcome(outcome)
+	return e, nil
+}
+
+// Export writes the rows matching f as JSON Lines, one Entry per line,
+// oldest first (f.Limit keeps the newest that many), and returns how many.
+func (s *Store) Export(ctx context.Context, w io.Writer, f Filter) (int, error) {
+	where, args := f.where()
+	q := "SELECT " + columns + " FROM calls" + where + " ORDER BY id ASC"
+	if f.Limit > 0 {
+		q = "SELECT * FROM (SELECT " + columns + " FROM calls" + where + " ORDER BY id DESC LIMIT ?) ORDER BY id ASC"
+		args = append(args, f.Limit)
+	}
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return 0, fmt.Errorf("export the timeline: %w", err)
+	}
+	defer rows.Close()
+	enc := json.NewEncoder(w)
+	n := 0
+	for rows.Next() {
+		e, err := scan(rows)
+		if err != nil {
+			return n, err
+		}
+		if err := enc.Encode(e); err != nil {
+			return n, fmt.Errorf("export the timeline: %w", err)
+		}
+		n++
+	}
+	return n, rows.Err()
+}
+
+// ReadJSONL reads entries written by Export.
+func ReadJSONL(r io.Reader) ([]Entry, error) {
+	dec := json.NewDecoder(r)
+	var out []Entry
+	for {
+		var e Entry
+		err := dec.Decode(&e)
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return out, fmt.Errorf("read timeline line %d: %w", len(out)+1, err)
+		}
+		out = append(out, e)
+	}
+}

@@ -1,0 +1,139 @@
+package timeline
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// Summary limits.
+const (
+	maxValue   = 120
+	maxSummary = 400
+	maxError   = 300
+)
+
+// redactedArgs are arguments never stored, only their length: what was typed
+// (it may be a password: the daemon cannot tell what field a ref names), and
+// code run in the page (it may carry credentials).
+var redactedArgs = map[string]map[string]bool{
+	"browser_type":     {"text": true},
+	"browser_evaluate": {"expression": true},
+}
+
+// omittedArgs are arguments left out of the summary because they have their
+// own columns.
+var omittedArgs = map[string]bool{"profile": true, "tab": true}
+
+// secretNames are argument and query-parameter names whose values are
+// redacted wherever they appear.
+var secretNames = []string{"password", "passwd", "secret", "token", "auth", "key", "session", "cookie", "credential", "sig", "code"}
+
+func isSecretName(name string) bool {
+	n := strings.ToLower(name)
+	for _, s := range secretNames {
+		if strings.Contains(n, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// Summarize returns a short, redacted summary of a tool call's arguments,
+// e.g. `ref=e4 submit=true text=<redacted, 12 chars>`: keys sorted, long values
+// shortened, typed text and evaluated code reduced to their length, file
+// contents never (tools take paths, which are kept), URLs kept without
+// their password and secret-looking query values.
+func Summarize(tool string, args map[string]any) string {
+	keys := make([]string, 0, len(args))
+	for k := range args {
+		if !omittedArgs[k] {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, k+"="+summarizeValue(tool, k, args[k]))
+	}
+	return shorten(strings.Join(parts, " "), maxSummary)
+}
+
+func summarizeValue(tool, key string, v any) string {
+	if redactedArgs[tool][key] || (isSecretName(key) && !(tool == "browser_press_key" && key == "key")) {
+		if s, ok := v.(string); ok {
+			return fmt.Sprintf("<redacted, %d chars>", utf8.RuneCountInString(s))
+		}
+		return "<redacted>"
+	}
+	switch x := v.(type) {
+	case string:
+		if key == "url" || strings.Contains(x, "://") {
+			x = redactURL(x)
+		}
+		return quoteIfNeeded(shorten(x, maxValue))
+	case []any:
+		items := make([]string, len(x))
+		for i, it := range x {
+			items[i] = summarizeValue(tool, key, it)
+		}
+		return shorten("["+strings.Join(items, ",")+"]", maxValue)
+	case map[string]any:
+		return "{…}"
+	case nil:
+		return "null"
+	default:
+		b, _ := json.Marshal(x)
+		return shorten(string(b), maxValue)
+	}
+}
+
+// redactURL removes a URL's password and the values of secret-looking query
+// parameters.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" {
+		return raw
+	}
+	if _, has := u.User.Password(); has {
+		u.User = url.UserPassword(u.User.Username(), "redacted")
+	}
+	if u.RawQuery != "" {
+		q := u.Query()
+		changed := false
+		for k := range q {
+			if isSecretName(k) {
+				q[k] = []string{"redacted"}
+				changed = true
+			}
+		}
+		if changed {
+			u.RawQuery = q.Encode()
+		}
+	}
+	return u.String()
+}
+
+func quoteIfNeeded(s string) string {
+	if s == "" || strings.ContainsAny(s, " \t\n\"") {
+		return fmt.Sprintf("%q", s)
+	}
+	return s
+}
+
+// shorten cuts s to at most n runes, marking the cut with "…".
+func shorten(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+// ShortError shortens a tool error's text for the timeline.
+func ShortError(s string) string {
+	return shorten(strings.Join(strings.Fields(s), " "), maxError)
+}

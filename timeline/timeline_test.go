@@ -1,0 +1,235 @@
+package timeline
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func open(t *testing.T, path string, opts Options) *Store {
+	t.Helper()
+	s, err := Open(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func entry(i int, client, profile string, outcome Outcome, at time.Time) Entry {
+	return Entry{Time: at, Client: client, Profile: profile, Tab: i, Tool: "browser_click",
+		Args: "ref=e" + string(rune('0'+i%10)), Class: "interact", Site: "https://a.com",
+		Decision: "allow (default for interact actions)", Duration: time.Duration(i) * time.Millisecond, Outcome: outcome}
+}
+
+func TestPersistReopenAndFilters(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "timeline.db")
+	s := open(t, path, Options{})
+	base := time.Now().Add(-time.Hour)
+	rows := []Entry{
+		entry(1, "claude-ai", "work", OK, base),
+		entry(2, "cursor", "work", Error, base.Add(time.Second)),
+		entry(3, "claude-ai", "home", Denied, base.Add(2*time.Second)),
+		entry(4, "claude-ai", "work", OK, base.Add(3*time.Second)),
+	}
+	rows[1].Error = "stale_ref: " + strings.Repeat("x", 1000)
+	for _, e := range rows {
+		if _, err := s.Record(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	info, err := os.Stat(path)
+	if err != nil || info.Mode().Perm() != 0o600 {
+		t.Fatalf("timeline.db: %v mode %v", err, info.Mode())
+	}
+
+	s = open(t, path, Options{})
+	all, err := s.Query(ctx, Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 4 || all[0].Tab != 4 || all[3].Tab != 1 {
+		t.Fatalf("not newest first after reopen: %+v", all)
+	}
+	got := all[3]
+	want := rows[0]
+	want.ID, want.Time = got.ID, time.UnixMicro(want.Time.UnixMicro())
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("round trip:\n got %+v\nwant %+v", got, want)
+	}
+	if e := all[2].Error; len([]rune(e)) > maxError || !strings.HasPrefix(e, "stale_ref") {
+		t.Fatalf("error not shortened: %d chars", len(e))
+	}
+	for _, tt := range []struct {
+		f    Filter
+		tabs []int
+	}{
+		{Filter{Client: "claude-ai"}, []int{4, 3, 1}},
+		{Filter{Profile: "work"}, []int{4, 2, 1}},
+		{Filter{Outcome: OK}, []int{4, 1}},
+		{Filter{Client: "claude-ai", Profile: "work", Outcome: OK}, []int{4, 1}},
+		{Filter{Limit: 2}, []int{4, 3}},
+		{Filter{BeforeID: all[1].ID}, []int{2, 1}},
+		{Filter{Client: "nobody"}, nil},
+	} {
+		res, err := s.Query(ctx, tt.f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tabs []int
+		for _, e := range res {
+			tabs = append(tabs, e.Tab)
+		}
+		if !reflect.DeepEqual(tabs, tt.tabs) {
+			t.Errorf("%+v: tabs %v, want %v", tt.f, tabs, tt.tabs)
+		}
+	}
+}
+
+func TestRetention(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	path := filepath.Join(t.TempDir(), "timeline.db")
+	s := open(t, path, Options{MaxRows: 5, MaxAge: 24 * time.Hour, Now: func() time.Time { return now }})
+	// Two rows too old, then ten recent ones.
+	for i := range 12 {
+		at := now.Add(-time.Duration(12-i) * time.Minute)
+		if i < 2 {
+			at = now.Add(-48 * time.Hour)
+		}
+		if _, err := s.Record(ctx, entry(i, "c", "p", OK, at)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := s.Prune(ctx)
+	if err != nil || n != 7 {
+		t.Fatalf("pruned %d (%v), want 7", n, err)
+	}
+	res, _ := s.Query(ctx, Filter{})
+	if len(res) != 5 || res[0].Tab != 11 || res[4].Tab != 7 {
+		t.Fatalf("kept %+v", res)
+	}
+	// Age alone: a day later every row is too old, pruned on open.
+	s.Close()
+	later := open(t, path, Options{MaxAge: 24 * time.Hour, Now: func() time.Time { return now.Add(25 * time.Hour) }})
+	if res, _ := later.Query(ctx, Filter{}); len(res) != 0 {
+		t.Fatalf("old rows kept: %d", len(res))
+	}
+}
+
+func TestExportRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, filepath.Join(t.TempDir(), "timeline.db"), Options{})
+	var want []Entry
+	for i := range 5 {
+		e, err := s.Record(ctx, entry(i, "claude-ai", "work", OK, time.Now().Add(time.Duration(i)*time.Second)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, e)
+	}
+	var buf bytes.Buffer
+	n, err := s.Export(ctx, &buf, Filter{})
+	if err != nil || n != 5 {
+		t.Fatalf("export: %d, %v", n, err)
+	}
+	if lines := strings.Count(buf.String(), "\n"); lines != 5 {
+		t.Fatalf("%d lines", lines)
+	}
+	got, err := ReadJSONL(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d entries", len(got))
+	}
+	for i := range want {
+		if !got[i].Time.Equal(want[i].Time) {
+			t.Fatalf("time %v != %v", got[i].Time, want[i].Time)
+		}
+		got[i].Time = want[i].Time
+		if !reflect.DeepEqual(got[i], want[i]) {
+			t.Fatalf("entry %d:\n got %+v\nwant %+v", i, got[i], want[i])
+		}
+	}
+	buf.Reset()
+	if n, _ := s.Export(ctx, &buf, Filter{Limit: 2}); n != 2 {
+		t.Fatalf("limited export: %d", n)
+	}
+	got, _ = ReadJSONL(&buf)
+	if got[0].ID != want[3].ID || got[1].ID != want[4].ID {
+		t.Fatalf("limit keeps the newest, oldest first: %+v", got)
+	}
+}
+
+func TestEventsNeverBlockAndCountDrops(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, filepath.Join(t.TempDir(), "timeline.db"), Options{})
+	slow := s.Subscribe(2)
+	fast := s.Subscribe(100)
+	s.Started(Entry{Tool: "browser_click"})
+	for i := range 5 {
+		if _, err := s.Record(ctx, entry(i, "c", "p", OK, time.Now())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(fast.C) != 6 {
+		t.Fatalf("fast subscriber got %d events", len(fast.C))
+	}
+	if e := <-fast.C; e.Kind != CallStarted || e.Entry.Tool != "browser_click" {
+		t.Fatalf("%+v", e)
+	}
+	if slow.Dropped() != 4 {
+		t.Fatalf("slow dropped %d, want 4", slow.Dropped())
+	}
+	<-slow.C
+	<-slow.C
+	if _, err := s.Record(ctx, entry(9, "c", "p", OK, time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	if e := <-slow.C; e.Dropped != 4 || e.Entry.Tab != 9 {
+		t.Fatalf("next event should say 4 dropped: %+v", e)
+	}
+	slow.Unsubscribe()
+	slow.Unsubscribe()
+	if _, ok := <-slow.C; ok {
+		t.Fatal("channel open after Unsubscribe")
+	}
+	if _, err := s.Record(ctx, entry(10, "c", "p", OK, time.Now())); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	for _, tt := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"browser_type", map[string]any{"ref": "e4", "text": "hunter2 secret", "submit": true, "profile": "work", "tab": 3.0},
+			`ref=e4 submit=true text=<redacted, 14 chars>`},
+		{"browser_evaluate", map[string]any{"expression": "document.cookie"}, `expression=<redacted, 15 chars>`},
+		{"browser_navigate", map[string]any{"url": "https://u:pw@a.com/x?q=1&access_token=abc"},
+			`url=https://u:redacted@a.com/x?access_token=redacted&q=1`},
+		{"browser_file_upload", map[string]any{"ref": "e1", "paths": []any{"/home/u/cv.pdf"}}, `paths=[/home/u/cv.pdf] ref=e1`},
+		{"browser_press_key", map[string]any{"key": "Enter"}, `key=Enter`},
+		{"browser_find", map[string]any{"query": "Sign in"}, `query="Sign in"`},
+		{"browser_x", map[string]any{"password": "p"}, `password=<redacted, 1 chars>`},
+		{"browser_snapshot", map[string]any{}, ``},
+	} {
+		if got := Summarize(tt.tool, tt.args); got != tt.want {
+			t.Errorf("%s: %q, want %q", tt.tool, got, tt.want)
+		}
+	}
+	long := Summarize("browser_find", map[string]any{"query": strings.Repeat("a", 1000)})
+	if n := len([]rune(long)); n > maxValue+10 {
+		t.Errorf("long value: %d runes", n)
+	}
+}
