@@ -294,6 +294,7 @@ func (s *Store) Export(ctx context.Context, w io.Writer, f Filter) (int, error) 
 	}
 	defer rows.Close()
 	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
 	n := 0
 	for rows.Next() {
 		e, err := scan(rows)
