@@ -16,12 +16,16 @@ const module = "github.com/tether-browser/tether"
 // wires everything; the broker knows nothing of MCP or UI; the tools reach
 // the browser only through their own Browser interface.
 var forbidden = map[string][]string{
-	"broker":   {"github.com/mark3labs/mcp-go", "github.com/wailsapp/", "fyne.io/systray", module + "/mcp", module + "/daemon", module + "/bridge"},
+	"broker":   {"github.com/mark3labs/mcp-go", "github.com/wailsapp/", "fyne.io/systray", module + "/mcp", module + "/daemon", module + "/bridge", module + "/policy", module + "/timeline"},
 	"protocol": {"github.com/mark3labs/mcp-go", "github.com/gorilla/websocket", module + "/broker", module + "/mcp"},
 	"mcp":      {module + "/broker", module + "/daemon", "github.com/gorilla/websocket", "github.com/wailsapp/", "fyne.io/systray"},
 	"bridge":   {module + "/broker", module + "/mcp", "github.com/mark3labs/mcp-go"},
 	"config":   {module + "/"},
 	"launcher": {module + "/broker", module + "/mcp", module + "/daemon"},
+	// The guardrails and the timeline are domain packages: the daemon adapts
+	// them to the MCP server's Guard and Recorder, and a tray uses them in-process.
+	"policy":   {"github.com/mark3labs/mcp-go", module + "/broker", module + "/mcp", module + "/daemon", module + "/timeline", "github.com/wailsapp/", "fyne.io/systray"},
+	"timeline": {"github.com/mark3labs/mcp-go", module + "/broker", module + "/mcp", module + "/daemon", module + "/policy", "github.com/wailsapp/", "fyne.io/systray"},
 }
 
 func TestDependencyDirection(t *testing.T) {

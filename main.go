@@ -26,12 +26,13 @@ import (
 	"github.com/tether-browser/tether/daemon"
 	"github.com/tether-browser/tether/extension"
 	"github.com/tether-browser/tether/launcher"
+	"github.com/tether-browser/tether/policy"
 )
 
 const usage = `Tether lets AI apps drive your own Chrome through an extension.
 
 Usage:
-  tether serve [--port N] [--allow-extension ID]... [--auto-approve-profiles]
+  tether serve [--port N] [--allow-extension ID]... [--auto-approve-profiles] [--unattended=deny|allow]
                                                       run the daemon (no tray)
   tether mcp                                          MCP over stdio, for AI apps
   tether browser [--headless] [--browser PATH] [--user-data-dir DIR] [-- CHROME_ARGS...]
@@ -40,6 +41,9 @@ Usage:
   tether connect [--http] CLIENT... | --list          add Tether to an MCP client's config; list clients
   tether disconnect CLIENT...                         remove Tether's entry from a client's config
   tether token rotate                                 issue a new MCP token and update HTTP entries
+  tether timeline [export [--out FILE]] [--client C] [--profile P] [--outcome O] [--limit N]
+                                                      list the AI's tool calls, newest first; export as JSON Lines
+  tether pause | resume                               refuse every tool call until resumed (kill switch)
   tether version                                      print the version
 
 Environment:
@@ -70,6 +74,12 @@ func main() {
 		err = runDisconnect(args)
 	case "token":
 		err = runToken(ctx, args)
+	case "timeline":
+		err = runTimeline(ctx, args)
+	case "pause":
+		err = runPause(ctx, args, true)
+	case "resume":
+		err = runPause(ctx, args, false)
 	case "version", "--version":
 		fmt.Println(versionString())
 	case "help", "-h", "--help":
@@ -140,9 +150,13 @@ func runServe(ctx context.Context, args []string) error {
 	var allow stringList
 	fs.Var(&allow, "allow-extension", "also accept the extension with this id (repeatable)")
 	autoApprove := fs.Bool("auto-approve-profiles", false, "pair new browser profiles without asking (tests and servers)")
+	unattended := fs.String("unattended", "deny", "what actions needing confirmation do without a UI to ask: deny, or allow (tests and trusted servers only)")
 	enableTools := fs.String("enable-tools", "", "comma-separated off-by-default tools to offer this run (browser_evaluate)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *unattended != string(policy.Deny) && *unattended != string(policy.Allow) {
+		return fmt.Errorf("--unattended must be deny or allow, not %q", *unattended)
 	}
 	paths, err := config.Resolve()
 	if err != nil {
@@ -157,6 +171,7 @@ func runServe(ctx context.Context, args []string) error {
 	}
 	defer closeLog()
 	return daemon.Run(ctx, daemon.Config{
+		Unattended:          policy.Action(*unattended),
 		Paths:               paths,
 		Port:                port,
 		Version:             versionString(),

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tether-browser/tether/broker"
 	tmcp "github.com/tether-browser/tether/mcp"
+	"github.com/tether-browser/tether/policy"
 	"github.com/tether-browser/tether/protocol"
 )
 
@@ -135,5 +136,43 @@ func profilesHandler(b *broker.Broker) http.Handler {
 		default:
 			reply(http.StatusNotFound, ControlError{"unknown action " + action + "; use approve, deny or forget"})
 		}
+	})
+}
+
+// PauseJSON is the body of /control/pause, both ways.
+type PauseJSON struct {
+	Paused bool `json:"paused"`
+}
+
+// pauseHandler serves the control API behind `tether pause` / `resume`:
+//
+//	GET  /control/pause                    → PauseJSON
+//	POST /control/pause {"paused": bool}   → PauseJSON
+func pauseHandler(g *policy.Guard) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reply := func(code int, v any) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(code)
+			_ = json.NewEncoder(w).Encode(v)
+		}
+		switch r.Method {
+		case http.MethodGet:
+		case http.MethodPost:
+			var req struct {
+				Paused *bool `json:"paused"`
+			}
+			if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096)).Decode(&req); err != nil || req.Paused == nil {
+				reply(http.StatusBadRequest, ControlError{`send {"paused": true} or {"paused": false}`})
+				return
+			}
+			if err := g.SetPaused(*req.Paused); err != nil {
+				reply(http.StatusInternalServerError, ControlError{err.Error()})
+				return
+			}
+		default:
+			reply(http.StatusMethodNotAllowed, ControlError{"use GET or POST"})
+			return
+		}
+		reply(http.StatusOK, PauseJSON{Paused: g.Paused()})
 	})
 }

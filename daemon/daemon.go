@@ -22,6 +22,8 @@ import (
 	"github.com/tether-browser/tether/broker"
 	"github.com/tether-browser/tether/config"
 	tmcp "github.com/tether-browser/tether/mcp"
+	"github.com/tether-browser/tether/policy"
+	"github.com/tether-browser/tether/timeline"
 )
 
 // Routes.
@@ -32,6 +34,8 @@ const (
 	PathShutdown  = "/shutdown"
 	// PathProfiles is the control API behind `tether profiles`.
 	PathProfiles = "/control/profiles"
+	// PathPause is the control API behind `tether pause` and `tether resume`.
+	PathPause = "/control/pause"
 )
 
 // ErrAlreadyRunning is returned when another daemon holds the lock.
@@ -54,10 +58,31 @@ type Config struct {
 	// EnableTools turns on off-by-default tools for this run, in addition to
 	// settings.json's enabledTools.
 	EnableTools []string
+	// Unattended is what a confirm rule becomes when no Approver is set:
+	// policy.Deny (the default) or policy.Allow (--unattended=allow).
+	Unattended policy.Action
+	// Approver asks the user about held calls (the tray's window); nil under
+	// `tether serve`.
+	Approver policy.Approver
+	// ApprovalTimeout is how long a held call waits for an answer (120 s).
+	ApprovalTimeout time.Duration
+	// Services, if set, is called once the daemon's parts are open, before
+	// it listens: the in-process API of the tray and window.
+	Services func(Services)
 	// Logger receives every log line.
 	Logger *slog.Logger
 	// Ready, if set, is called once the daemon is listening.
 	Ready func(addr string)
+}
+
+// Services are the daemon's parts a tray or window uses in-process.
+type Services struct {
+	// Broker is the registry of browser profiles and their shared tabs.
+	Broker *broker.Broker
+	// Guard holds the pause switch, the policy rules and the approval queue.
+	Guard *policy.Guard
+	// Timeline is the record of every tool call, with its live event stream.
+	Timeline *timeline.Store
 }
 
 // Health is /health's JSON body. It holds no secrets.
@@ -124,13 +149,41 @@ func Run(ctx context.Context, cfg Config) error {
 		ln.Close()
 		return err
 	}
-	mcpServer := tmcp.NewServer(browserAdapter{b}, tmcp.Config{
+	if cfg.Unattended == policy.Allow && cfg.Approver == nil {
+		log.Warn("UNATTENDED MODE: actions that need the user's confirmation (file upload, evaluate) are ALLOWED without asking; use only for tests and trusted servers",
+			"unattended", "allow")
+	}
+	guard, err := policy.Open(policy.Config{
+		Path: p.Policy(), Approver: cfg.Approver, Unattended: cfg.Unattended,
+		Timeout: cfg.ApprovalTimeout, Logger: log,
+	})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	if guard.Paused() {
+		log.Warn("AI access is paused (tether resume to resume it)")
+	}
+	tl, err := timeline.Open(p.Timeline(), timeline.Options{})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer tl.Close()
+	adapter := browserAdapter{b}
+	tg := &toolGuard{guard: guard, timeline: tl, profiles: adapter.Profiles, log: log}
+	if cfg.Services != nil {
+		cfg.Services(Services{Broker: b, Guard: guard, Timeline: tl})
+	}
+	mcpServer := tmcp.NewServer(adapter, tmcp.Config{
 		Version:          cfg.Version,
 		EnabledTools:     append(settings.EnabledTools, cfg.EnableTools...),
 		TrustedInput:     settings.TrustedInput,
 		NoImages:         !settings.ImagesEnabled(),
 		SnapshotMaxChars: settings.SnapshotMaxChars,
 		ScreenshotDir:    p.Screenshots(),
+		Guard:            tg,
+		Recorder:         tg,
 		AllowFileURLs:    settings.AllowFileURLs,
 	})
 	streamable := server.NewStreamableHTTPServer(mcpServer,
@@ -159,6 +212,7 @@ func Run(ctx context.Context, cfg Config) error {
 	})))
 	mux.Handle(PathProfiles, apiGuard(log, token, profilesHandler(b)))
 	mux.Handle(PathProfiles+"/", apiGuard(log, token, profilesHandler(b)))
+	mux.Handle(PathPause, apiGuard(log, token, pauseHandler(guard)))
 	srv := &http.Server{
 		Handler:           loopbackOnly(log, mux),
 		ReadHeaderTimeout: 10 * time.Second,

@@ -63,6 +63,11 @@ type Config struct {
 	AllowFileURLs bool
 	// MaxUploadBytes caps the files of one browser_file_upload (50 MiB).
 	MaxUploadBytes int64
+	// Guard, if set, decides whether each tool call may run (pause, policy,
+	// approvals) before its handler does.
+	Guard Guard
+	// Recorder, if set, records every tool call (the timeline).
+	Recorder Recorder
 }
 
 // offByDefault are the tools absent from tools/list until enabled, because
@@ -141,7 +146,7 @@ func NewServer(b Browser, cfg Config) *server.MCPServer {
 	if cfg.MaxUploadBytes == 0 {
 		cfg.MaxUploadBytes = 50 << 20
 	}
-	s := server.NewMCPServer("tether", cfg.Version,
+	opts := []server.ServerOption{
 		server.WithToolCapabilities(false),
 		server.WithResourceCapabilities(false, false),
 		server.WithInstructions(instructions),
@@ -149,7 +154,11 @@ func NewServer(b Browser, cfg Config) *server.MCPServer {
 		// Arguments are checked against each tool's schema (SEP-1303): a wrong
 		// type or an unknown argument is a tool error the model can fix.
 		server.WithInputSchemaValidation(),
-	)
+	}
+	if cfg.Guard != nil || cfg.Recorder != nil {
+		opts = append(opts, server.WithToolHandlerMiddleware(guardMiddleware(cfg.Guard, cfg.Recorder)))
+	}
+	s := server.NewMCPServer("tether", cfg.Version, opts...)
 	h := &handlers{browser: b, cfg: cfg}
 	for _, t := range h.tools() {
 		s.AddTool(t.def, t.handler)

@@ -1,0 +1,186 @@
+package daemon
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+
+	"github.com/tether-browser/tether/broker"
+	tmcp "github.com/tether-browser/tether/mcp"
+	"github.com/tether-browser/tether/policy"
+	"github.com/tether-browser/tether/timeline"
+)
+
+// toolGuard implements the MCP server's Guard and Recorder with the policy
+// guard and the timeline: it resolves each call's profile, tab and site
+// from the registry of shared tabs, asks the policy, and records the call.
+type toolGuard struct {
+	guard    *policy.Guard
+	timeline *timeline.Store // nil: not recorded
+	profiles func() []tmcp.Profile
+	log      *slog.Logger
+}
+
+// target is what a call addresses, as far as the daemon can tell.
+type target struct {
+	profile string   // slug; "" when unknown or ambiguous
+	tab     int      // 0 when unknown
+	sites   []string // origins the policy judges
+}
+
+// note is toolGuard's context carried from Check to the Recorder.
+type note struct {
+	target  target
+	summary string
+	verdict policy.Verdict
+}
+
+// Check resolves the call's target and asks the policy guard.
+func (g *toolGuard) Check(ctx context.Context, call tmcp.ToolCall) (tmcp.Verdict, error) {
+	t := g.resolve(call)
+	action, _ := call.Args["action"].(string)
+	n := &note{target: t, summary: timeline.Summarize(call.Tool, call.Args)}
+	n.verdict = g.guard.Check(ctx, policy.Call{
+		Tool: call.Tool, Action: action, Client: call.Client,
+		Profile: t.profile, Tab: t.tab, Sites: t.sites, Summary: n.summary,
+		Progress: call.Progress,
+	})
+	return tmcp.Verdict{Allow: n.verdict.Allow, Outcome: string(n.verdict.Outcome), Message: n.verdict.Message, Note: n}, nil
+}
+
+func (g *toolGuard) entry(call tmcp.ToolCall, v tmcp.Verdict) timeline.Entry {
+	e := timeline.Entry{Time: call.Started, Client: call.Client, Tool: call.Tool}
+	n, ok := v.Note.(*note)
+	if !ok {
+		e.Args = timeline.Summarize(call.Tool, call.Args)
+		return e
+	}
+	e.Profile, e.Tab, e.Args = n.target.profile, n.target.tab, n.summary
+	e.Class, e.Decision = string(n.verdict.Class), n.verdict.Decision
+	e.Site = strings.Join(n.target.sites, " ")
+	return e
+}
+
+// Started announces a running call on the timeline's live stream.
+func (g *toolGuard) Started(call tmcp.ToolCall, v tmcp.Verdict) {
+	if g.timeline != nil {
+		g.timeline.Started(g.entry(call, v))
+	}
+}
+
+// Finished records the call on the timeline.
+func (g *toolGuard) Finished(call tmcp.ToolCall, v tmcp.Verdict, end tmcp.CallEnd) {
+	if g.timeline == nil {
+		return
+	}
+	e := g.entry(call, v)
+	e.Duration, e.Outcome, e.Error = end.Duration, timeline.Outcome(end.Outcome), end.Error
+	if _, err := g.timeline.Record(context.Background(), e); err != nil {
+		g.log.Error("timeline record failed", "tool", call.Tool, "err", err)
+	}
+}
+
+// resolve finds the profile, tab and site(s) a call addresses, the way the
+// broker will: the named profile (id, slug, unique prefix) or the only
+// connected one; when several are connected and none is named, the broker
+// picks the most recently used, which the daemon cannot see, so every
+// connected profile's current tab counts and the strictest decision wins.
+// Navigation is judged by its target URL.
+func (g *toolGuard) resolve(call tmcp.ToolCall) target {
+	var t target
+	name, _ := call.Args["profile"].(string)
+	tab := 0
+	if f, ok := call.Args["tab"].(float64); ok {
+		tab = int(f)
+	}
+	var candidates []tmcp.Profile
+	if name != "" {
+		if p, ok := findProfile(g.profiles(), name); ok {
+			candidates = []tmcp.Profile{p}
+		}
+	} else {
+		for _, p := range g.profiles() {
+			if p.Connected {
+				candidates = append(candidates, p)
+			}
+		}
+	}
+	if len(candidates) == 1 {
+		t.profile = candidates[0].Slug
+	}
+	if u, ok := navigationTarget(call); ok {
+		if o := policy.Origin(u); o != "" {
+			t.sites = []string{o}
+		}
+		if tab > 0 && len(candidates) == 1 {
+			t.tab = tab
+		}
+		return t
+	}
+	seen := map[string]bool{}
+	for _, p := range candidates {
+		for _, ti := range p.Tabs {
+			if tab > 0 && ti.Tab == tab || tab == 0 && ti.Current {
+				if len(candidates) == 1 {
+					t.tab = ti.Tab
+				}
+				if o := policy.Origin(ti.URL); o != "" && !seen[o] {
+					seen[o] = true
+					t.sites = append(t.sites, o)
+				}
+			}
+		}
+	}
+	return t
+}
+
+// navigationTarget is the URL a navigating call loads.
+func navigationTarget(call tmcp.ToolCall) (string, bool) {
+	u, _ := call.Args["url"].(string)
+	switch call.Tool {
+	case "browser_navigate", "browser_read_url":
+		return u, true
+	case "browser_tabs":
+		if a, _ := call.Args["action"].(string); a == "new" {
+			if u == "" {
+				u = "about:blank"
+			}
+			return u, true
+		}
+	}
+	return "", false
+}
+
+// findProfile resolves a profile name as the broker does: exact id, exact
+// slug (of the slugified name), unique slug prefix, unique id prefix.
+func findProfile(ps []tmcp.Profile, name string) (tmcp.Profile, bool) {
+	slug := broker.Slugify(name)
+	for _, p := range ps {
+		if p.ID == name {
+			return p, true
+		}
+	}
+	for _, p := range ps {
+		if p.Slug == slug {
+			return p, true
+		}
+	}
+	for _, match := range []func(tmcp.Profile) bool{
+		func(p tmcp.Profile) bool { return slug != "" && strings.HasPrefix(p.Slug, slug) },
+		func(p tmcp.Profile) bool { return strings.HasPrefix(p.ID, name) },
+	} {
+		var found []tmcp.Profile
+		for _, p := range ps {
+			if match(p) {
+				found = append(found, p)
+			}
+		}
+		if len(found) == 1 {
+			return found[0], true
+		}
+		if len(found) > 1 {
+			return tmcp.Profile{}, false
+		}
+	}
+	return tmcp.Profile{}, false
+}

@@ -1,0 +1,450 @@
+package daemon
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	tmcp "github.com/tether-browser/tether/mcp"
+	"github.com/tether-browser/tether/policy"
+	"github.com/tether-browser/tether/protocol"
+	"github.com/tether-browser/tether/timeline"
+)
+
+// fakeBrowser answers every call with a page and lists one connected
+// profile whose current tab is on https://app.example.
+type fakeBrowser struct {
+	mu       sync.Mutex
+	calls    []protocol.Method
+	profiles []tmcp.Profile
+}
+
+func newFakeBrowser() *fakeBrowser {
+	return &fakeBrowser{profiles: []tmcp.Profile{{
+		ID: "c0ffee00-1111", Label: "Work", Slug: "work", Connected: true,
+		Tabs: []protocol.TabInfo{
+			{Tab: 1, URL: "https://app.example/inbox", Current: true},
+			{Tab: 2, URL: "https://bank.example/login"},
+		},
+	}}}
+}
+
+func (f *fakeBrowser) Profiles() []tmcp.Profile { return f.profiles }
+
+func (f *fakeBrowser) Call(_ context.Context, _ string, method protocol.Method, _, result any, _ time.Duration) error {
+	f.mu.Lock()
+	f.calls = append(f.calls, method)
+	f.mu.Unlock()
+	var v any = protocol.PageResult{Tab: 1, URL: "https://app.example/inbox", Title: "Inbox", Snapshot: "- button \"Go\" [ref=e1]"}
+	if method == protocol.MethodEvaluate {
+		v = protocol.EvaluateResult{Tab: 1, ValueJSON: "42"}
+	}
+	raw, _ := json.Marshal(v)
+	return json.Unmarshal(raw, result)
+}
+
+func (f *fakeBrowser) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.calls)
+}
+
+type rig struct {
+	dir      string
+	browser  *fakeBrowser
+	guard    *policy.Guard
+	timeline *timeline.Store
+	client   *client.Client
+	notes    chan mcp.JSONRPCNotification
+}
+
+// newRig serves the real tools with the real policy guard and timeline
+// over mcp-go's in-process client, as "claude-ai".
+func newRig(t *testing.T, pc policy.Config) *rig {
+	t.Helper()
+	r := &rig{dir: t.TempDir(), browser: newFakeBrowser(), notes: make(chan mcp.JSONRPCNotification, 100)}
+	pc.Path = filepath.Join(r.dir, "policy.json")
+	var err error
+	if r.guard, err = policy.Open(pc); err != nil {
+		t.Fatal(err)
+	}
+	if r.timeline, err = timeline.Open(filepath.Join(r.dir, "timeline.db"), timeline.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.timeline.Close() })
+	tg := &toolGuard{guard: r.guard, timeline: r.timeline, profiles: r.browser.Profiles, log: slog.New(slog.DiscardHandler)}
+	srv := tmcp.NewServer(r.browser, tmcp.Config{Version: "test", Fence: "FENCE", EnabledTools: []string{"browser_evaluate"}, Guard: tg, Recorder: tg})
+	c, err := client.NewInProcessClient(srv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c.OnNotification(func(n mcp.JSONRPCNotification) { r.notes <- n })
+	req := mcp.InitializeRequest{}
+	req.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	req.Params.ClientInfo = mcp.Implementation{Name: "claude-ai", Version: "1"}
+	if _, err := c.Initialize(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	r.client = c
+	return r
+}
+
+func (r *rig) call(t *testing.T, name string, args map[string]any, progressToken any) (string, bool) {
+	t.Helper()
+	req := mcp.CallToolRequest{}
+	req.Params.Name = name
+	req.Params.Arguments = args
+	if progressToken != nil {
+		req.Params.Meta = &mcp.Meta{ProgressToken: progressToken}
+	}
+	res, err := r.client.CallTool(context.Background(), req)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	var sb strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(mcp.TextContent); ok {
+			sb.WriteString(tc.Text)
+		}
+	}
+	return sb.String(), res.IsError
+}
+
+// last is the newest timeline row.
+func (r *rig) last(t *testing.T) timeline.Entry {
+	t.Helper()
+	rows, err := r.timeline.Query(context.Background(), timeline.Filter{Limit: 1})
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("timeline: %v, %d rows", err, len(rows))
+	}
+	return rows[0]
+}
+
+func TestPauseRefusesEveryCall(t *testing.T) {
+	r := newRig(t, policy.Config{})
+	if err := r.guard.SetPaused(true); err != nil {
+		t.Fatal(err)
+	}
+	text, isErr := r.call(t, "browser_snapshot", nil, nil)
+	if !isErr || text != policy.PausedMessage || r.browser.count() != 0 {
+		t.Fatalf("paused call: %q (error %v), browser calls %d", text, isErr, r.browser.count())
+	}
+	if e := r.last(t); e.Outcome != timeline.Paused || e.Client != "claude-ai" || e.Tool != "browser_snapshot" {
+		t.Fatalf("timeline: %+v", e)
+	}
+	if err := r.guard.SetPaused(false); err != nil {
+		t.Fatal(err)
+	}
+	if text, isErr := r.call(t, "browser_snapshot", nil, nil); isErr {
+		t.Fatalf("after resume: %s", text)
+	}
+	e := r.last(t)
+	if e.Outcome != timeline.OK || e.Profile != "work" || e.Tab != 1 || e.Site != "https://app.example" || e.Class != "read" {
+		t.Fatalf("timeline: %+v", e)
+	}
+}
+
+func TestSensitiveWithoutUI(t *testing.T) {
+	t.Run("denied", func(t *testing.T) {
+		r := newRig(t, policy.Config{})
+		text, isErr := r.call(t, "browser_evaluate", map[string]any{"expression": "1+1"}, nil)
+		if !isErr || !strings.Contains(text, "needs the user's approval") || r.browser.count() != 0 {
+			t.Fatalf("%q %v, browser calls %d", text, isErr, r.browser.count())
+		}
+		if e := r.last(t); e.Outcome != timeline.Denied || !strings.Contains(e.Decision, "no one to ask") || e.Site != "https://app.example" {
+			t.Fatalf("timeline: %+v", e)
+		}
+		// Read, navigate and interact are allowed by default.
+		for tool, args := range map[string]map[string]any{
+			"browser_snapshot": nil,
+			"browser_navigate": {"url": "https://elsewhere.example/"},
+			"browser_click":    {"ref": "e1"},
+		} {
+			if text, isErr := r.call(t, tool, args, nil); isErr {
+				t.Fatalf("%s: %s", tool, text)
+			}
+		}
+	})
+	t.Run("unattended allow", func(t *testing.T) {
+		r := newRig(t, policy.Config{Unattended: policy.Allow})
+		if text, isErr := r.call(t, "browser_evaluate", map[string]any{"expression": "1+1"}, nil); isErr || r.browser.count() != 1 {
+			t.Fatalf("%q", text)
+		}
+		if e := r.last(t); e.Outcome != timeline.OK || !strings.Contains(e.Decision, "unattended") {
+			t.Fatalf("timeline: %+v", e)
+		}
+	})
+}
+
+// dialog is a fake Approver: it hands each request to the test and returns
+// the test's answer.
+type dialog struct {
+	asked   chan policy.Request
+	answers chan policy.Answer
+}
+
+func (d *dialog) Ask(ctx context.Context, r policy.Request) (policy.Answer, error) {
+	d.asked <- r
+	select {
+	case a := <-d.answers:
+		return a, nil
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+func TestApprovals(t *testing.T) {
+	for _, tt := range []struct {
+		answer  policy.Answer
+		allowed bool
+	}{{policy.AllowOnce, true}, {policy.AlwaysAllowSite, true}, {policy.DenyOnce, false}} {
+		t.Run(string(tt.answer), func(t *testing.T) {
+			d := &dialog{asked: make(chan policy.Request, 1), answers: make(chan policy.Answer, 1)}
+			r := newRig(t, policy.Config{Approver: d, ProgressEvery: 5 * time.Millisecond})
+			type result struct {
+				text  string
+				isErr bool
+			}
+			done := make(chan result)
+			go func() {
+				text, isErr := r.call(t, "browser_evaluate", map[string]any{"expression": "1+1", "tab": 2}, "tok-1")
+				done <- result{text, isErr}
+			}()
+			req := <-d.asked
+			if req.Tool != "browser_evaluate" || req.Client != "claude-ai" || req.Profile != "work" || req.Tab != 2 ||
+				len(req.Sites) != 1 || req.Sites[0] != "https://bank.example" || req.Summary != "expression=<redacted, 3 chars>" {
+				t.Fatalf("request: %+v", req)
+			}
+			if p := r.guard.Pending(); len(p) != 1 || p[0].ID != req.ID {
+				t.Fatalf("pending: %+v", p)
+			}
+			// The held call keeps the client alive with progress notifications.
+			n := <-r.notes
+			if n.Method != "notifications/progress" || n.Params.AdditionalFields["progressToken"] != "tok-1" {
+				t.Fatalf("notification: %+v", n)
+			}
+			d.answers <- tt.answer
+			res := <-done
+			if res.isErr == tt.allowed {
+				t.Fatalf("%s: %q", tt.answer, res.text)
+			}
+			e := r.last(t)
+			if tt.allowed && (e.Outcome != timeline.OK || r.browser.count() != 1) ||
+				!tt.allowed && (e.Outcome != timeline.Denied || r.browser.count() != 0 || !strings.Contains(res.text, "denied")) {
+				t.Fatalf("timeline %+v, browser calls %d", e, r.browser.count())
+			}
+			if !strings.Contains(e.Decision, "confirm") {
+				t.Fatalf("decision: %q", e.Decision)
+			}
+			b, err := os.ReadFile(filepath.Join(r.dir, "policy.json"))
+			rule := err == nil && strings.Contains(string(b), `"site": "https://bank.example"`)
+			if rule != (tt.answer == policy.AlwaysAllowSite) {
+				t.Fatalf("policy.json (%v): %s", err, b)
+			}
+			if tt.answer == policy.AlwaysAllowSite {
+				// Now allowed on that site without asking...
+				if text, isErr := r.call(t, "browser_evaluate", map[string]any{"expression": "1", "tab": 2}, nil); isErr {
+					t.Fatal(text)
+				}
+				// ...but still held on another.
+				held := make(chan bool)
+				go func() {
+					_, isErr := r.call(t, "browser_evaluate", map[string]any{"expression": "1"}, nil)
+					held <- isErr
+				}()
+				if req := <-d.asked; req.Sites[0] != "https://app.example" {
+					t.Fatalf("asked about %v", req.Sites)
+				}
+				d.answers <- policy.DenyOnce
+				if isErr := <-held; !isErr {
+					t.Fatal("denied call ran")
+				}
+			}
+		})
+	}
+	t.Run("timeout", func(t *testing.T) {
+		r := newRig(t, policy.Config{Approver: policy.QueueOnly{}, Timeout: 100 * time.Millisecond})
+		text, isErr := r.call(t, "browser_file_upload", map[string]any{"ref": "e1", "paths": []any{"/etc/hostname"}}, nil)
+		if !isErr || !strings.Contains(text, "did not approve") || r.browser.count() != 0 {
+			t.Fatalf("%q", text)
+		}
+		if e := r.last(t); e.Outcome != timeline.Denied || !strings.Contains(e.Decision, "no answer within") || e.Duration < 100*time.Millisecond {
+			t.Fatalf("timeline: %+v", e)
+		}
+	})
+	t.Run("window queue answers", func(t *testing.T) {
+		r := newRig(t, policy.Config{Approver: policy.QueueOnly{}})
+		done := make(chan bool)
+		go func() {
+			_, isErr := r.call(t, "browser_evaluate", map[string]any{"expression": "1"}, nil)
+			done <- isErr
+		}()
+		var pending []policy.Request
+		for ch := r.guard.Changed(); ; ch = r.guard.Changed() {
+			if pending = r.guard.Pending(); len(pending) > 0 {
+				break
+			}
+			<-ch
+		}
+		if err := r.guard.Answer(pending[0].ID, policy.AllowOnce); err != nil {
+			t.Fatal(err)
+		}
+		if isErr := <-done; isErr {
+			t.Fatal("not allowed")
+		}
+	})
+}
+
+func TestPolicySitesFromTabsAndTargets(t *testing.T) {
+	r := newRig(t, policy.Config{})
+	if err := r.guard.AddRule(policy.Rule{Site: "bank.example", Action: policy.Deny}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		tool    string
+		args    map[string]any
+		refused bool
+	}{
+		{"browser_snapshot", nil, false},                     // current tab: app.example
+		{"browser_snapshot", map[string]any{"tab": 2}, true}, // tab 2: bank.example
+		{"browser_click", map[string]any{"ref": "e1", "tab": 2, "profile": "Work"}, true},
+		{"browser_navigate", map[string]any{"url": "https://bank.example/x"}, true},
+		{"browser_navigate", map[string]any{"url": "https://ok.example/", "tab": 2}, false}, // judged by the target
+		{"browser_read_url", map[string]any{"url": "http://bank.example/"}, true},
+		{"browser_tabs", map[string]any{"action": "new", "url": "https://bank.example"}, true},
+		{"browser_tabs", nil, false},
+	} {
+		text, isErr := r.call(t, tt.tool, tt.args, nil)
+		if tt.refused != (isErr && strings.Contains(text, "does not allow")) {
+			t.Errorf("%s %v: %q (error %v), want refused %v", tt.tool, tt.args, text, isErr, tt.refused)
+		}
+		if tt.refused {
+			if e := r.last(t); e.Outcome != timeline.Refused || !strings.Contains(e.Decision, "deny") {
+				t.Errorf("timeline: %+v", e)
+			}
+		}
+	}
+}
+
+func TestTypedTextNeverStored(t *testing.T) {
+	r := newRig(t, policy.Config{})
+	const secret = "correct-horse-battery-staple-4711"
+	if text, isErr := r.call(t, "browser_type", map[string]any{"ref": "e1", "text": secret, "submit": true}, nil); isErr {
+		t.Fatal(text)
+	}
+	e := r.last(t)
+	if e.Args != "ref=e1 submit=true text=<redacted, 33 chars>" {
+		t.Fatalf("args: %q", e.Args)
+	}
+	var buf bytes.Buffer
+	if _, err := r.timeline.Export(context.Background(), &buf, timeline.Filter{}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(buf.String(), secret) {
+		t.Fatal("secret in the export")
+	}
+	if err := r.timeline.Close(); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(r.dir, "timeline.db*"))
+	if len(files) == 0 {
+		t.Fatal("no database file")
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(b, []byte(secret)) || bytes.Contains(b, []byte("horse-battery")) {
+			t.Fatalf("the typed text is in %s", f)
+		}
+	}
+}
+
+// TestEveryToolHasAClass: a new tool must be classified in policy, or it
+// would need confirmation (fail closed).
+func TestEveryToolHasAClass(t *testing.T) {
+	r := newRig(t, policy.Config{})
+	res, err := r.client.ListTools(context.Background(), mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range res.Tools {
+		if !policy.Known(tool.Name) {
+			t.Errorf("tool %s has no class in policy/policy.go's toolClasses", tool.Name)
+		}
+	}
+}
+
+// TestPauseThroughTheControlAPI drives the real daemon: tether pause and
+// resume's endpoint, then an MCP call over HTTP.
+func TestPauseThroughTheControlAPI(t *testing.T) {
+	p, addr := startDaemon(t, true)
+	ctx := context.Background()
+	var res PauseJSON
+	if err := Control(ctx, p, http.MethodPost, PathPause, PauseJSON{Paused: true}, &res); err != nil || !res.Paused {
+		t.Fatalf("pause: %v %+v", err, res)
+	}
+	c := mcpClient(t, p, addr)
+	text, isErr := toolText(t, c, "browser_tabs", nil)
+	if !isErr || text != policy.PausedMessage {
+		t.Fatalf("while paused: %q", text)
+	}
+	if err := Control(ctx, p, http.MethodGet, PathPause, nil, &res); err != nil || !res.Paused {
+		t.Fatalf("get: %v %+v", err, res)
+	}
+	if err := Control(ctx, p, http.MethodPost, PathPause, PauseJSON{Paused: false}, &res); err != nil || res.Paused {
+		t.Fatalf("resume: %v %+v", err, res)
+	}
+	if text, isErr := toolText(t, c, "browser_tabs", nil); isErr {
+		t.Fatalf("after resume: %q", text)
+	}
+	if err := Control(ctx, p, http.MethodPost, PathPause, map[string]string{}, nil); err == nil {
+		t.Fatal("a body without paused was accepted")
+	}
+	// Both calls are on the persisted timeline, with the client's name.
+	tl, err := timeline.Open(p.Timeline(), timeline.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tl.Close()
+	rows, err := tl.Query(ctx, timeline.Filter{Client: "integration"})
+	if err != nil || len(rows) != 2 || rows[0].Outcome != timeline.OK || rows[1].Outcome != timeline.Paused {
+		t.Fatalf("timeline: %v %+v", err, rows)
+	}
+}
+
+func TestToolErrorsAndStartEvents(t *testing.T) {
+	r := newRig(t, policy.Config{})
+	sub := r.timeline.Subscribe(10)
+	defer sub.Unsubscribe()
+	text, isErr := r.call(t, "browser_click", map[string]any{"ref": ""}, nil)
+	if !isErr {
+		t.Fatal(text)
+	}
+	e := r.last(t)
+	if e.Outcome != timeline.Error || !strings.Contains(e.Error, "ref is required") {
+		t.Fatalf("timeline: %+v", e)
+	}
+	started, recorded := <-sub.C, <-sub.C
+	if started.Kind != timeline.CallStarted || started.Entry.Tool != "browser_click" || started.Entry.Tab != 1 ||
+		recorded.Kind != timeline.CallRecorded || recorded.Entry.ID != e.ID {
+		t.Fatalf("events: %+v, %+v", started, recorded)
+	}
+}

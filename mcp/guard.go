@@ -1,0 +1,149 @@
+package mcp
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// ToolCall is one tool call as the Guard and the Recorder see it.
+type ToolCall struct {
+	// Tool is the tool's name.
+	Tool string
+	// Args are the arguments as the client sent them (after schema
+	// validation). They may hold secrets (typed text): never log them whole.
+	Args map[string]any
+	// Client is the client's name from initialize's clientInfo ("" when
+	// the session has none).
+	Client string
+	// Started is when the call arrived.
+	Started time.Time
+	// Progress, set when the client sent a progressToken, sends it a
+	// progress notification: Guard calls it while a call waits for the
+	// user's approval, so the client does not time out.
+	Progress func(message string)
+}
+
+// Verdict is the Guard's answer about a call.
+type Verdict struct {
+	// Allow lets the call run.
+	Allow bool
+	// Outcome names why it did not: "paused", "refused" or "denied".
+	Outcome string
+	// Message is the tool error the model gets when it did not.
+	Message string
+	// Note is the Guard's own context for the Recorder (what it resolved
+	// and decided); the tools never look at it.
+	Note any
+}
+
+// Guard decides, before any tool runs, whether it may: the pause switch,
+// the user's policy and approvals. An error is a broken daemon, not a
+// refusal.
+type Guard interface {
+	Check(ctx context.Context, call ToolCall) (Verdict, error)
+}
+
+// CallEnd is how a call ended.
+type CallEnd struct {
+	// Duration is from arrival to end, approval wait included.
+	Duration time.Duration
+	// Outcome is "ok", "error", or the Verdict's when the call was refused.
+	Outcome string
+	// Error is the tool error's text for "error" (possibly long).
+	Error string
+}
+
+// Recorder records tool calls, e.g. on the timeline. Its methods must not
+// block for long: they run on the call's path.
+type Recorder interface {
+	// Started is called when an allowed call starts running.
+	Started(call ToolCall, v Verdict)
+	// Finished is called once per call, refused ones included.
+	Finished(call ToolCall, v Verdict, end CallEnd)
+}
+
+// guardMiddleware runs every tool call through pause → policy → approval
+// (the Guard), then the tool, then the Recorder.
+func guardMiddleware(g Guard, r Recorder) server.ToolHandlerMiddleware {
+	return func(next server.ToolHandlerFunc) server.ToolHandlerFunc {
+		return func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+			call := ToolCall{
+				Tool: req.Params.Name, Args: req.GetArguments(), Client: clientName(ctx),
+				Started: time.Now(), Progress: progressFunc(ctx, req),
+			}
+			v := Verdict{Allow: true}
+			if g != nil {
+				var err error
+				if v, err = g.Check(ctx, call); err != nil {
+					if r != nil {
+						r.Finished(call, v, CallEnd{Duration: time.Since(call.Started), Outcome: "error", Error: err.Error()})
+					}
+					return nil, err
+				}
+			}
+			if !v.Allow {
+				if r != nil {
+					r.Finished(call, v, CallEnd{Duration: time.Since(call.Started), Outcome: v.Outcome})
+				}
+				return mcpgo.NewToolResultError(v.Message), nil
+			}
+			if r != nil {
+				r.Started(call, v)
+			}
+			res, err := next(ctx, req)
+			if r != nil {
+				end := CallEnd{Duration: time.Since(call.Started), Outcome: "ok"}
+				switch {
+				case err != nil:
+					end.Outcome, end.Error = "error", err.Error()
+				case res != nil && res.IsError:
+					end.Outcome, end.Error = "error", resultText(res)
+				}
+				r.Finished(call, v, end)
+			}
+			return res, err
+		}
+	}
+}
+
+// clientName is the session's clientInfo name, "" when unknown.
+func clientName(ctx context.Context) string {
+	if s, ok := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo); ok {
+		return s.GetClientInfo().Name
+	}
+	return ""
+}
+
+// progressFunc returns a function sending notifications/progress for the
+// request's progressToken, or nil when the client sent none.
+func progressFunc(ctx context.Context, req mcpgo.CallToolRequest) func(string) {
+	if req.Params.Meta == nil || req.Params.Meta.ProgressToken == nil {
+		return nil
+	}
+	srv := server.ServerFromContext(ctx)
+	if srv == nil {
+		return nil
+	}
+	token := req.Params.Meta.ProgressToken
+	n := 0
+	return func(message string) {
+		n++
+		_ = srv.SendNotificationToClient(ctx, string(mcpgo.MethodNotificationProgress), map[string]any{
+			"progressToken": token, "progress": n, "message": message,
+		})
+	}
+}
+
+func resultText(res *mcpgo.CallToolResult) string {
+	var sb strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(mcpgo.TextContent); ok {
+			sb.WriteString(tc.Text)
+		}
+	}
+	return sb.String()
+}
