@@ -69,6 +69,18 @@ func resolve(t *testing.T, ctx context.Context, c *client.Client, target string)
 	}
 	role, name := m[1], m[2]
 	qualifiers := quotedRe.FindAllStringSubmatch(target[len(m[0]):], -1)
+	if strings.Contains(target, " in the row for ") && len(qualifiers) > 0 {
+		// One of thousands of identical buttons: find the row by its
+		// distinctive text, then look inside that row only.
+		key := qualifiers[len(qualifiers)-1][1]
+		found := mustCall(t, ctx, c, "browser_find", map[string]any{"text": key})
+		rm := regexp.MustCompile(`under row .*\[ref=([^\]]+)\]`).FindStringSubmatch(found)
+		if rm == nil {
+			t.Fatalf("no row for %q in:\n%s", key, found)
+		}
+		row := mustCall(t, ctx, c, "browser_snapshot", map[string]any{"ref": rm[1]})
+		return ref(t, row, role, name)
+	}
 	args := map[string]any{"text": name}
 	if ariaRoles[role] {
 		args["role"] = role
@@ -175,7 +187,9 @@ func TestBugReportCases(t *testing.T) {
 	RequireChromium(t)
 	dir := casesDir(t)
 	bin := Binary(t)
-	d := StartDaemon(t, bin, "--auto-approve-profiles")
+	// Sensitive actions (file upload) need confirmation; there is no window
+	// here, so the test allows them as a trusted server would.
+	d := StartDaemon(t, bin, "--auto-approve-profiles", "--unattended=allow")
 	srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
 	defer srv.Close()
 	b := StartBrowser(t, d)

@@ -73,7 +73,7 @@ func PageText(t testing.TB, alloc context.Context, urlPart, selector string) str
 		if ti.Type != "page" || !strings.Contains(ti.URL, urlPart) {
 			continue
 		}
-		pctx, cancel := chromedp.NewContext(alloc, chromedp.WithTargetID(ti.TargetID))
+		pctx, cancel := chromedp.NewContext(alloc, chromedp.WithTargetID(ti.TargetID), chromedp.WithDetachOnCancel())
 		defer cancel()
 		js := fmt.Sprintf(`(() => { const el = document.querySelector(%q); return el ? el.textContent : null; })()`, selector)
 		v, err := chromedp.Run(pctx, chromedp.Evaluate[*string](js))
@@ -85,6 +85,10 @@ func PageText(t testing.TB, alloc context.Context, urlPart, selector string) str
 		}
 		return *v
 	}
-	t.Fatalf("no page whose URL contains %q", urlPart)
+	var urls []string
+	for _, ti := range targets {
+		urls = append(urls, string(ti.Type)+" "+ti.URL)
+	}
+	t.Fatalf("no page whose URL contains %q; targets: %v", urlPart, urls)
 	return ""
 }

@@ -62,7 +62,7 @@ func chromiumNodes(t *testing.T, alloc context.Context, urlPart string) map[stri
 		if ti.Type != "page" || !strings.Contains(ti.URL, urlPart) {
 			continue
 		}
-		pctx, cancel := chromedp.NewContext(alloc, chromedp.WithTargetID(ti.TargetID))
+		pctx, cancel := chromedp.NewContext(alloc, chromedp.WithTargetID(ti.TargetID), chromedp.WithDetachOnCancel())
 		defer cancel()
 		res, err := chromedp.Call(pctx, accessibility.GetFullAXTree, accessibility.GetFullAXTreeParams{})
 		if err != nil {

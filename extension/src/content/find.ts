@@ -35,16 +35,31 @@ export function find(doc: Document, refs: RefRegistry, q: FindQuery): FindOutput
     const row = rows[rows.length - 1];
     if (!row) return heading;
     let key = rowKeys.get(row);
-    if (key === undefined) rowKeys.set(row, (key = nodeKey(row, nodeName(row), undefined)));
+    // The row gets a ref, so browser_snapshot {ref} can show the whole row.
+    if (key === undefined) rowKeys.set(row, (key = nodeKey(row, nodeName(row), refs, true)));
     return key;
   };
 
-  const walk = (list: Item[], parentMatched: boolean): void => {
+  const reported = new Set<AriaNode>();
+  const walk = (list: Item[], parentMatched: boolean, parent?: AriaNode): void => {
     for (const item of list) {
       if (typeof item === 'string') {
         if (!role && needle && !parentMatched && normalizeSpace(item).toLowerCase().includes(needle)) {
           const ctx = context();
-          out.matches.push(ctx ? { line: textLine(normalizeSpace(item)), context: ctx } : { line: textLine(normalizeSpace(item)) });
+          // Text inside an element that has a ref (a draggable card, a
+          // clickable generic): report that element, so the match can be acted on.
+          const owner = parent && /\[ref=/.test(nodeLine(parent, refs)) ? parent : undefined;
+          if (owner && reported.has(owner)) continue;
+          let m: FindMatch = { line: textLine(normalizeSpace(item)) };
+          if (owner) {
+            reported.add(owner);
+            const line = nodeLine(owner, refs);
+            m = { line };
+            const ref = /\[ref=([^\]]+)\]/.exec(line)?.[1];
+            if (ref) m.ref = ref;
+          }
+          if (ctx) m.context = ctx;
+          out.matches.push(m);
         }
         continue;
       }
@@ -59,7 +74,7 @@ export function find(doc: Document, refs: RefRegistry, q: FindQuery): FindOutput
       const at = out.matches.length;
       const isRow = item.role === 'row';
       if (isRow) rows.push(item);
-      walk(item.children, matched);
+      walk(item.children, matched, item);
       // A name made of its content (a row, a cell) matches through the element inside: report that one.
       const inner = out.matches.length > at;
       if (matched && !(needle && inner)) {
@@ -90,6 +105,8 @@ const NAME_FROM_CONTENT = new Set([
 /** A cheap test that el's name could contain needle: its text (for roles named from content), labelling attributes or labels do. */
 function mightContain(el: Element, needle: string, fromContent: boolean): boolean {
   if (el.hasAttribute('aria-labelledby')) return true;
+  // Content in shadow trees or slotted from the light DOM is not in textContent.
+  if (fromContent && (el.shadowRoot || el.querySelector('slot') || el.tagName === 'SLOT')) return true;
   if (fromContent && (el.textContent ?? '').toLowerCase().includes(needle)) return true;
   for (const a of ['aria-label', 'title', 'alt', 'placeholder', 'value']) {
     if ((el.getAttribute(a) ?? '').toLowerCase().includes(needle)) return true;
