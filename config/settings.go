@@ -36,6 +36,9 @@ type Settings struct {
 	AllowFileURLs bool `json:"allowFileUrls,omitempty"`
 }
 
+// MaxSnapshotChars is the largest snapshotMaxChars the extension accepts.
+const MaxSnapshotChars = 10_000_000
+
 // ImagesEnabled reports whether screenshots are returned as images.
 func (s Settings) ImagesEnabled() bool { return s.Images == nil || *s.Images }
 
@@ -60,6 +63,9 @@ func (p Paths) LoadSettings() (Settings, error) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&s); err != nil {
 		return s, fmt.Errorf("settings file %s is invalid (%v); fix it or delete it for the defaults", p.SettingsFile(), err)
+	}
+	if s.SnapshotMaxChars < 0 || s.SnapshotMaxChars > MaxSnapshotChars {
+		return s, fmt.Errorf("settings file %s: snapshotMaxChars must be from 0 to %d", p.SettingsFile(), MaxSnapshotChars)
 	}
 	return s, nil
 }

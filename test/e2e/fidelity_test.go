@@ -122,7 +122,7 @@ func TestSnapshotFidelity(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The whole snapshot, uncut: the comparison is about what we see.
-	if err := os.WriteFile(filepath.Join(cfgDir, "settings.json"), []byte(`{"snapshotMaxChars": 100000000}`), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(cfgDir, "settings.json"), []byte(`{"snapshotMaxChars": 10000000}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	d := StartDaemonAt(t, Binary(t), cfgDir, 0, "--auto-approve-profiles")

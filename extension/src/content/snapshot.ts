@@ -434,9 +434,18 @@ function valueOf(el: Element): string | undefined {
   return aria ? clip(normalizeSpace(aria)) : undefined;
 }
 
+// Chromium leaves <noscript> out of the accessibility tree (its content is
+// raw text while scripting is on); dom-accessibility-api would read that text
+// (markup such as `<img …>`) into names, so its style lookup sees it hidden.
+const HIDDEN_STYLE = { getPropertyValue: (p: string) => (p === 'display' ? 'none' : '') } as CSSStyleDeclaration;
+function nameStyle(el: Element, pseudo?: string | null): CSSStyleDeclaration {
+  if (el.tagName === 'NOSCRIPT') return HIDDEN_STYLE;
+  return (el.ownerDocument.defaultView ?? window).getComputedStyle(el, pseudo);
+}
+
 export function safeName(el: Element): string {
   try {
-    return computeAccessibleName(el);
+    return computeAccessibleName(el, { getComputedStyle: nameStyle });
   } catch {
     return el.getAttribute('aria-label') ?? '';
   }
