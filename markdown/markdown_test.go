@@ -3,12 +3,11 @@ package markdown
 import (
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
-	"golang.org/x/net/html"
+	"github.com/tether-browser/tether/test/textmetrics"
 )
 
 func TestFullModeMakesLinksAbsolute(t *testing.T) {
@@ -45,54 +44,6 @@ func TestReadableFallsBackToFull(t *testing.T) {
 	}
 }
 
-var word = regexp.MustCompile(`[\pL\pN]+`)
-
-// wordBag counts the lowercase words of text.
-func wordBag(text string) map[string]int {
-	bag := map[string]int{}
-	for _, w := range word.FindAllString(strings.ToLower(text), -1) {
-		bag[w]++
-	}
-	return bag
-}
-
-// f1 is the word-bag F1 score of got against want.
-func f1(got, want map[string]int) float64 {
-	common, ng, nw := 0, 0, 0
-	for w, n := range got {
-		ng += n
-		common += min(n, want[w])
-	}
-	for _, n := range want {
-		nw += n
-	}
-	if ng == 0 || nw == 0 || common == 0 {
-		return 0
-	}
-	p, r := float64(common)/float64(ng), float64(common)/float64(nw)
-	return 2 * p * r / (p + r)
-}
-
-func textOf(rawHTML string) string {
-	doc, err := html.Parse(strings.NewReader(rawHTML))
-	if err != nil {
-		return ""
-	}
-	var sb strings.Builder
-	var walk func(*html.Node)
-	walk = func(n *html.Node) {
-		if n.Type == html.TextNode {
-			sb.WriteString(n.Data)
-			sb.WriteByte(' ')
-		}
-		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			walk(c)
-		}
-	}
-	walk(doc)
-	return sb.String()
-}
-
 // TestReadableQualityOnTheCorpus converts each saved page of the shared
 // corpus (as saved, not rendered: the end-to-end test covers rendered DOM)
 // and compares its words with Readability's expected output.
@@ -117,7 +68,7 @@ func TestReadableQualityOnTheCorpus(t *testing.T) {
 			t.Errorf("%s: %v", src, err)
 			continue
 		}
-		scores = append(scores, f1(wordBag(r.Markdown), wordBag(textOf(string(want)))))
+		scores = append(scores, textmetrics.F1(r.Markdown, textmetrics.HTMLText(string(want))))
 	}
 	slices.Sort(scores)
 	median := scores[len(scores)/2]

@@ -19,6 +19,8 @@ import (
 
 	"github.com/chromedp/cdproto/accessibility"
 	"github.com/chromedp/chromedp"
+
+	"github.com/tether-browser/tether/test/textmetrics"
 )
 
 // comparedRoles are the interactive roles whose nodes the fidelity test
@@ -109,7 +111,9 @@ func total(m map[string]int) int {
 
 // TestSnapshotFidelity compares our snapshot with Chromium's accessibility
 // tree on every page of the corpus: recall = matched / Chromium's count,
-// precision = matched / ours, on (role, whitespace-normalized name).
+// precision = matched / ours, on (role, whitespace-normalized name). On the
+// same pages it scores browser_read {mode: readable} against each page's
+// expected.html (word-bag F1).
 func TestSnapshotFidelity(t *testing.T) {
 	RequireChromium(t)
 	dir, _ := filepath.Abs(filepath.Join("..", "..", "..", "shared", "corpus", "readability"))
@@ -134,6 +138,7 @@ func TestSnapshotFidelity(t *testing.T) {
 	c := stdioClient(t, ctx, d)
 
 	var matched, theirsN, oursN int
+	var f1s []float64
 	var report []string
 	for _, p := range pages {
 		name := filepath.Base(filepath.Dir(p))
@@ -166,7 +171,17 @@ func TestSnapshotFidelity(t *testing.T) {
 		if total(ours) > 0 {
 			precision = float64(m) / float64(total(ours))
 		}
-		report = append(report, fmt.Sprintf("%-45s recall %.3f precision %.3f (chromium %d, ours %d)", name, recall, precision, total(theirs), total(ours)))
+		f1 := -1.0
+		if want, err := os.ReadFile(filepath.Join(filepath.Dir(p), "expected.html")); err == nil {
+			md, isErr := call(t, ctx, c, "browser_read", map[string]any{"mode": "readable"})
+			if isErr {
+				t.Errorf("%s: browser_read: %s", name, md)
+			} else {
+				f1 = textmetrics.F1(md, textmetrics.HTMLText(string(want)))
+				f1s = append(f1s, f1)
+			}
+		}
+		report = append(report, fmt.Sprintf("%-45s recall %.3f precision %.3f (chromium %d, ours %d) read F1 %.3f", name, recall, precision, total(theirs), total(ours), f1))
 	}
 	slices.Sort(report)
 	t.Logf("per page:\n%s", strings.Join(report, "\n"))
@@ -177,6 +192,18 @@ func TestSnapshotFidelity(t *testing.T) {
 		_ = os.WriteFile(out, []byte(fmt.Sprintf(`{"recall": %.4f, "precision": %.4f}`, recall, precision)), 0o644)
 	}
 	if recall < 0.95 {
-		t.Fatalf("overall recall %.4f is below 0.95", recall)
+		t.Errorf("overall recall %.4f is below 0.95", recall)
+	}
+	slices.Sort(f1s)
+	above := 0
+	for _, f := range f1s {
+		if f >= 0.7 {
+			above++
+		}
+	}
+	median := f1s[len(f1s)/2]
+	t.Logf("reading mode: %d pages, median F1 %.3f, p10 %.3f, min %.3f, %d%% ≥ 0.7", len(f1s), median, f1s[len(f1s)/10], f1s[0], 100*above/len(f1s))
+	if median < 0.85 || float64(above) < 0.8*float64(len(f1s)) {
+		t.Errorf("reading quality too low: median F1 %.3f, %d of %d pages ≥ 0.7", median, above, len(f1s))
 	}
 }
