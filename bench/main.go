@@ -1,47 +1,68 @@
 // Command bench measures Tether for `make bench` and writes the results as
-// Markdown (BENCHMARKS.md sections). It is not part of `make test`.
+// Markdown (BENCHMARKS.md). It is not part of `make test`.
 //
+//	go run ./bench all [-bin bin/tether] [-smoke]   the whole BENCHMARKS.md on stdout
 //	go run ./bench concurrency [-profiles 32 -tabs 8 -calls 10000 -workers 32]
+//
+// `all` runs Tether, Playwright MCP and Chrome DevTools MCP side by side on
+// the readability corpus (pages.go); -smoke runs 5 pages, Tether only, and is
+// what CI runs (`make bench SMOKE=1`). Progress goes to stderr.
 package main
 
 import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"time"
 )
 
 func main() {
-	if len(os.Args) < 2 || os.Args[1] != "concurrency" {
-		fmt.Fprintln(os.Stderr, "usage: bench concurrency [flags]")
-		os.Exit(2)
+	if len(os.Args) < 2 {
+		usage()
 	}
-	fs := flag.NewFlagSet("concurrency", flag.ExitOnError)
-	profiles := fs.Int("profiles", 32, "fake browser profiles")
-	tabs := fs.Int("tabs", 8, "shared tabs per profile")
-	calls := fs.Int("calls", 10000, "tool calls in all")
-	workers := fs.Int("workers", 32, "concurrent MCP sessions")
-	_ = fs.Parse(os.Args[2:])
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	r, err := runConcurrency(ctx, *profiles, *tabs, *calls, *workers)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
-		os.Exit(1)
+	switch os.Args[1] {
+	case "concurrency":
+		fs := flag.NewFlagSet("concurrency", flag.ExitOnError)
+		profiles := fs.Int("profiles", 32, "fake browser profiles")
+		tabs := fs.Int("tabs", 8, "shared tabs per profile")
+		calls := fs.Int("calls", 10000, "tool calls in all")
+		workers := fs.Int("workers", 32, "concurrent MCP sessions")
+		_ = fs.Parse(os.Args[2:])
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer cancel()
+		r, err := runConcurrency(ctx, *profiles, *tabs, *calls, *workers)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		writeConcurrency(os.Stdout, r)
+		if r.Errors > 0 {
+			os.Exit(1)
+		}
+	case "all":
+		os.Exit(runAll(os.Args[2:]))
+	default:
+		usage()
 	}
+}
+
+func usage() {
+	fmt.Fprintln(os.Stderr, "usage: bench all [-bin bin/tether] [-smoke] | bench concurrency [flags]")
+	os.Exit(2)
+}
+
+func writeConcurrency(w io.Writer, r ConcurrencyResult) {
 	ms := func(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
-	fmt.Printf("### Concurrency: %d profiles × %d tabs, %d mixed calls from %d MCP sessions\n\n", r.Profiles, r.Tabs, r.Calls, r.Workers)
-	fmt.Printf("Machine: %d cores, %s/%s. Fake extensions in Go over real WebSockets; calls through streamable HTTP MCP.\n\n", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH)
-	fmt.Println("| metric | value |")
-	fmt.Println("|---|---|")
-	fmt.Printf("| errors | %d |\n", r.Errors)
-	fmt.Printf("| throughput | %.0f calls/s |\n", float64(r.Calls)/r.Elapsed.Seconds())
-	fmt.Printf("| call latency through Tether, p50 / p99 | %s / %s |\n", ms(r.MCP.P50), ms(r.MCP.P99))
-	fmt.Printf("| bare WebSocket round trip, p50 / p99 | %s / %s |\n", ms(r.Bare.P50), ms(r.Bare.P99))
-	fmt.Printf("| added by Tether (MCP + routing), p50 / p99 | %s / %s |\n", ms(r.MCP.P50-r.Bare.P50), ms(r.MCP.P99-r.Bare.P99))
-	if r.Errors > 0 {
-		os.Exit(1)
-	}
+	fmt.Fprintf(w, "### Concurrency: %d profiles × %d tabs, %d mixed calls from %d MCP sessions\n\n", r.Profiles, r.Tabs, r.Calls, r.Workers)
+	fmt.Fprintf(w, "Machine: %d cores, %s/%s. Fake extensions in Go over real WebSockets; calls through streamable HTTP MCP.\n\n", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintln(w, "| metric | value |")
+	fmt.Fprintln(w, "|---|---|")
+	fmt.Fprintf(w, "| errors | %d |\n", r.Errors)
+	fmt.Fprintf(w, "| throughput | %.0f calls/s |\n", float64(r.Calls)/r.Elapsed.Seconds())
+	fmt.Fprintf(w, "| call latency through Tether, p50 / p99 | %s / %s |\n", ms(r.MCP.P50), ms(r.MCP.P99))
+	fmt.Fprintf(w, "| bare WebSocket round trip, p50 / p99 | %s / %s |\n", ms(r.Bare.P50), ms(r.Bare.P99))
+	fmt.Fprintf(w, "| added by Tether (MCP + routing), p50 / p99 | %s / %s |\n", ms(r.MCP.P50-r.Bare.P50), ms(r.MCP.P99-r.Bare.P99))
 }
