@@ -37,7 +37,10 @@ type serverResult struct {
 	Noop              []time.Duration
 	Click             []time.Duration
 	ClickErr          string
-	Err               string // the server could not be run at all
+	// NoopHTTP is Tether's no-op over streamable HTTP straight to the
+	// daemon, without the stdio bridge (Tether only).
+	NoopHTTP []time.Duration
+	Err      string // the server could not be run at all
 }
 
 type options struct {
@@ -47,6 +50,7 @@ type options struct {
 	idle                 time.Duration
 	concurrencyCalls     int
 	smoke                bool
+	dump                 string
 }
 
 func runAll(args []string) int {
@@ -61,6 +65,7 @@ func runAll(args []string) int {
 	fs.BoolVar(&o.fidelity, "fidelity", true, "run the snapshot-fidelity test for recall and precision")
 	fs.DurationVar(&o.idle, "idle", 60*time.Second, "how long to watch the idle daemon")
 	fs.IntVar(&o.concurrencyCalls, "concurrency-calls", 10000, "calls in the concurrency bench")
+	fs.StringVar(&o.dump, "dump", "", "write every first snapshot to DIR/<server>/<page>.txt")
 	fs.BoolVar(&o.smoke, "smoke", false, "CI smoke: 5 pages, Tether only, short idle and concurrency runs; fails on any error")
 	_ = fs.Parse(args)
 	if o.smoke {
@@ -143,6 +148,13 @@ func runBench(ctx context.Context, o options) (*benchResult, error) {
 	r.CPU = cpuModel()
 
 	pages, _ := filepath.Glob(filepath.Join(o.corpus, "*", "source.html"))
+	if len(pages) == 0 && o.smoke {
+		// A checkout without ../shared: the smoke run still exercises
+		// every step on the end-to-end tests' own pages.
+		logf("no corpus at %s; the smoke run uses test/e2e/testdata", o.corpus)
+		o.corpus = filepath.Join("test", "e2e", "testdata")
+		pages, _ = filepath.Glob(filepath.Join(o.corpus, "*.html"))
+	}
 	if len(pages) == 0 {
 		return nil, fmt.Errorf("no corpus pages at %s/*/source.html", o.corpus)
 	}
@@ -150,8 +162,15 @@ func runBench(ctx context.Context, o options) (*benchResult, error) {
 	if o.pages > 0 && o.pages < len(pages) {
 		pages = pages[:o.pages]
 	}
+	paths := map[string]string{} // page name → path under /corpus/
 	for _, p := range pages {
-		r.Corpus = append(r.Corpus, filepath.Base(filepath.Dir(p)))
+		rel, _ := filepath.Rel(o.corpus, p)
+		name := filepath.Base(filepath.Dir(p))
+		if filepath.Base(p) != "source.html" {
+			name = strings.TrimSuffix(filepath.Base(p), ".html")
+		}
+		r.Corpus = append(r.Corpus, name)
+		paths[name] = filepath.ToSlash(rel)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/corpus/", http.StripPrefix("/corpus/", http.FileServer(http.Dir(o.corpus))))
@@ -182,7 +201,8 @@ func runBench(ctx context.Context, o options) (*benchResult, error) {
 		tr.Err = err.Error()
 		idleDone <- idleResult{Err: "Tether did not start"}
 	} else {
-		measure(ctx, &t.server, tr, srv.URL, r.Corpus, o)
+		measure(ctx, &t.server, tr, srv.URL, r.Corpus, paths, o)
+		tr.NoopHTTP = noopHTTP(ctx, t, o.noops)
 		// The daemon stays up with its browser connected and its MCP
 		// session open, doing nothing, while the peers run.
 		daemonPID, bridgePID := t.daemon.Process.Pid, t.s.pid()
@@ -215,7 +235,7 @@ func runBench(ctx context.Context, o options) (*benchResult, error) {
 				logf("%s", res.Err)
 				continue
 			}
-			measure(ctx, s, res, srv.URL, r.Corpus, o)
+			measure(ctx, s, res, srv.URL, r.Corpus, paths, o)
 			s.s.Close()
 		}
 		r.Idle = <-idleDone
@@ -231,14 +251,14 @@ func runBench(ctx context.Context, o options) (*benchResult, error) {
 }
 
 // measure runs every per-server measurement.
-func measure(ctx context.Context, s *server, res *serverResult, base string, pages []string, o options) {
+func measure(ctx context.Context, s *server, res *serverResult, base string, pages []string, paths map[string]string, o options) {
 	var err error
 	if res.ToolsChars, res.Tools, err = s.s.toolsListSize(ctx); err != nil {
 		res.Err = "tools/list: " + err.Error()
 	}
 	for i, name := range pages {
 		p := pageResult{Page: name}
-		nav := s.navigate(base + "/corpus/" + name + "/source.html")
+		nav := s.navigate(base + "/corpus/" + paths[name])
 		_, d, err := s.s.call(ctx, nav.tool, nav.args)
 		p.Navigate = d
 		if err != nil {
@@ -254,6 +274,11 @@ func measure(ctx context.Context, s *server, res *serverResult, base string, pag
 				p.Snapshots = append(p.Snapshots, d)
 				if p.Size == 0 {
 					p.Size = len(text)
+					if o.dump != "" {
+						d := filepath.Join(o.dump, strings.ReplaceAll(res.Name, " ", "-"))
+						_ = os.MkdirAll(d, 0o755)
+						_ = os.WriteFile(filepath.Join(d, name+".txt"), []byte(text), 0o644)
+					}
 				}
 				if minSize < 0 || len(text) < minSize {
 					minSize = len(text)

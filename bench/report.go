@@ -309,6 +309,9 @@ func writeReport(w io.Writer, o options, r *benchResult) {
 	}
 	row(fmt.Sprintf("no-op call p50 (%d calls)", o.noops), noop(0.5))
 	row("no-op call p95", noop(0.95))
+	if len(tether.NoopHTTP) > 0 {
+		p("| Tether's no-op over streamable HTTP (no stdio bridge), p50 / p95 | %s / %s |%s\n", ms(quantile(tether.NoopHTTP, 0.5)), ms(quantile(tether.NoopHTTP, 0.95)), strings.Repeat(" |", len(header)-2))
+	}
 	click := func(q float64) func(summary, *serverResult) (string, float64) {
 		return func(_ summary, s *serverResult) (string, float64) {
 			if s.ClickErr != "" && len(s.Click) == 0 {
@@ -366,7 +369,7 @@ func writeReport(w io.Writer, o options, r *benchResult) {
 		}
 	}
 	cols(ph...)
-	p("%s", strings.Repeat("|---", len(ph)) + "|\n")
+	p("%s", strings.Repeat("|---", len(ph))+"|\n")
 	var failures []string
 	for i, name := range r.Corpus {
 		cells := []string{name, "—"}

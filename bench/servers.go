@@ -12,7 +12,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/tether-browser/tether/config"
+	"github.com/tether-browser/tether/daemon"
 	"github.com/tether-browser/tether/test/e2e"
 )
 
@@ -70,6 +75,47 @@ type tether struct {
 	daemon  *exec.Cmd
 	browser *exec.Cmd
 	log     *e2e.LogWatcher
+	cfg     config.Paths
+}
+
+// noopHTTP times Tether's no-op over streamable HTTP with the token, as an
+// AI app that speaks HTTP does: the same call without the stdio bridge.
+func noopHTTP(ctx context.Context, t *tether, n int) []time.Duration {
+	rec, err := t.cfg.ReadDaemonRecord()
+	if err != nil {
+		return nil
+	}
+	token, err := t.cfg.ReadToken()
+	if err != nil {
+		return nil
+	}
+	c, err := client.NewStreamableHttpClient(rec.URL()+daemon.PathMCP,
+		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
+	if err != nil {
+		return nil
+	}
+	defer c.Close()
+	if err := c.Start(ctx); err != nil {
+		return nil
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	init.Params.ClientInfo = mcp.Implementation{Name: "tether-bench", Version: "1"}
+	if _, err := c.Initialize(ctx, init); err != nil {
+		return nil
+	}
+	s := &session{name: "Tether (HTTP)", c: c}
+	var out []time.Duration
+	for i := range n + 5 {
+		_, d, err := s.call(ctx, t.noop.tool, t.noop.args)
+		if err != nil {
+			return nil
+		}
+		if i >= 5 {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 func startTether(ctx context.Context, bin, tmp string) (*tether, error) {
@@ -83,7 +129,7 @@ func startTether(ctx context.Context, bin, tmp string) (*tether, error) {
 		return nil, err
 	}
 	env := append(os.Environ(), config.EnvConfigDir+"="+cfg)
-	t := &tether{}
+	t := &tether{cfg: config.Paths{Dir: cfg}}
 	t.name = "Tether"
 	t.daemon = exec.Command(bin, "serve", "--port", "0", "--auto-approve-profiles")
 	t.daemon.Env = env
