@@ -4,9 +4,12 @@ go 1.26.0
 
 require (
 	codeberg.org/readeck/go-readability/v2 v2.1.3
+	fyne.io/systray v1.12.2
 	github.com/JohannesKaufmann/html-to-markdown/v2 v2.5.2
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
+	github.com/emersion/go-autostart v0.0.0-20210130080809-00ed301c8e9a
+	github.com/godbus/dbus/v5 v5.1.0
 	github.com/gofrs/flock v0.13.2
 	github.com/gorilla/websocket v1.5.3
 	github.com/invopop/jsonschema v0.14.0

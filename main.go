@@ -1,5 +1,6 @@
 // Command tether is the Tether daemon and its command-line tools.
 //
+//	tether           run the daemon with the tray
 //	tether serve     run the daemon without a UI
 //	tether mcp       MCP stdio server for AI apps (starts the daemon if needed)
 //	tether browser   launch Chromium with the Tether extension loaded
@@ -32,6 +33,7 @@ import (
 const usage = `Tether lets AI apps drive your own Chrome through an extension.
 
 Usage:
+  tether [--hidden]                                   run the daemon with the tray icon (--hidden: as at login)
   tether serve [--port N] [--allow-extension ID]... [--auto-approve-profiles] [--unattended=deny|allow]
                                                       run the daemon (no tray)
   tether mcp                                          MCP over stdio, for AI apps
@@ -52,9 +54,8 @@ Environment:
 `
 
 func main() {
-	if len(os.Args) < 2 {
-		fmt.Fprint(os.Stderr, usage)
-		os.Exit(2)
+	if len(os.Args) < 2 || os.Args[1] == "--hidden" {
+		trayMain(os.Args[1:]) // bare `tether`: the daemon with the tray (tray_cmd.go)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -209,7 +210,7 @@ func runMCP(ctx context.Context, args []string) error {
 		Endpoint: func(ctx context.Context) (string, string, error) {
 			rec, err := daemon.Ensure(ctx, daemon.EnsureConfig{
 				Paths: paths, Version: versionString(), Logger: log,
-				Command: []string{exe, "serve"},
+				Command: daemonCommand(exe),
 			})
 			if err != nil {
 				return "", "", err
