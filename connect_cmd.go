@@ -5,14 +5,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net/http"
 	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"time"
 
-	"github.com/gofrs/flock"
 
 	"github.com/tether-browser/tether/clients"
 	"github.com/tether-browser/tether/config"
@@ -216,7 +213,7 @@ func runToken(ctx context.Context, args []string) error {
 	if !running {
 		return nil
 	}
-	if err := stopDaemon(ctx, paths, rec, oldToken); err != nil {
+	if err := daemon.Stop(ctx, paths, rec, oldToken); err != nil {
 		return fmt.Errorf("the running daemon still accepts the old token and could not be stopped (%v): restart it yourself", err)
 	}
 	exe, err := clients.Executable()
@@ -235,28 +232,3 @@ func runToken(ctx context.Context, args []string) error {
 	return nil
 }
 
-// stopDaemon asks the daemon to shut down and waits until it has released
-// its lock.
-func stopDaemon(ctx context.Context, paths config.Paths, rec config.DaemonRecord, token string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rec.URL()+daemon.PathShutdown, nil)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusNoContent {
-		return fmt.Errorf("shutdown answered %s", resp.Status)
-	}
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	lock := flock.New(paths.Lock())
-	ok, err := lock.TryLockContext(ctx, 50*time.Millisecond)
-	if err != nil || !ok {
-		return fmt.Errorf("daemon pid %d did not stop within 10s", rec.PID)
-	}
-	return lock.Unlock()
-}

@@ -115,12 +115,18 @@ func Ensure(ctx context.Context, cfg EnsureConfig) (config.DaemonRecord, error) 
 	}
 }
 
-// stop asks the daemon to shut down and waits until its lock is free.
+// stop asks the daemon to shut down, with the token from the config dir.
 func stop(ctx context.Context, p config.Paths, rec config.DaemonRecord) error {
 	token, err := p.ReadToken()
 	if err != nil {
 		return err
 	}
+	return Stop(ctx, p, rec, token)
+}
+
+// Stop asks the daemon rec describes to shut down (POST /shutdown with
+// token) and waits, up to 10 s, until it has released the config dir's lock.
+func Stop(ctx context.Context, p config.Paths, rec config.DaemonRecord, token string) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rec.URL()+PathShutdown, nil)
 	if err != nil {
 		return err
@@ -134,19 +140,13 @@ func stop(ctx context.Context, p config.Paths, rec config.DaemonRecord) error {
 	if resp.StatusCode != http.StatusNoContent {
 		return fmt.Errorf("shutdown answered %s", resp.Status)
 	}
-	deadline := time.Now().Add(5 * time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
 	lock := flock.New(p.Lock())
-	for time.Now().Before(deadline) {
-		if ok, err := lock.TryLock(); err == nil && ok {
-			return lock.Unlock()
-		}
-		select {
-		case <-time.After(50 * time.Millisecond):
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+	if ok, err := lock.TryLockContext(ctx, 50*time.Millisecond); err != nil || !ok {
+		return fmt.Errorf("the daemon (pid %d) did not stop within 10s", rec.PID)
 	}
-	return errors.New("the old daemon did not stop within 5s")
+	return lock.Unlock()
 }
 
 // Control calls the running daemon's control API with the token from the

@@ -22,9 +22,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gofrs/flock"
-
 	"github.com/tether-browser/tether/config"
+	"github.com/tether-browser/tether/test/e2e"
 )
 
 // here is this folder (package.json, client.mjs).
@@ -124,37 +123,13 @@ func startDaemon(t *testing.T, bin string, env []string, paths config.Paths) {
 		io.Copy(io.Discard, stderr)
 	}()
 	t.Cleanup(func() {
-		shutdown(t, paths)
+		e2e.ShutdownDaemon(t, paths)
 		cmd.Wait()
 	})
 	select {
 	case <-listening:
 	case <-time.After(20 * time.Second):
 		t.Fatal("the daemon did not start within 20s")
-	}
-}
-
-// shutdown stops the daemon recorded in the config dir: POST /shutdown with
-// the token, then a blocking flock on its lock returns once it has exited.
-func shutdown(t *testing.T, p config.Paths) {
-	rec, err := p.ReadDaemonRecord()
-	if err != nil {
-		return
-	}
-	token, _ := p.ReadToken()
-	req, _ := http.NewRequest(http.MethodPost, rec.URL()+"/shutdown", nil)
-	req.Header.Set("Authorization", "Bearer "+token)
-	if resp, err := http.DefaultClient.Do(req); err == nil {
-		resp.Body.Close()
-	}
-	locked := make(chan struct{})
-	lock := flock.New(p.Lock())
-	go func() { _ = lock.Lock(); close(locked) }()
-	select {
-	case <-locked:
-		_ = lock.Unlock()
-	case <-time.After(10 * time.Second):
-		t.Errorf("daemon pid %d did not stop within 10s", rec.PID)
 	}
 }
 

@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gofrs/flock"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -44,31 +43,6 @@ func versionOf(t *testing.T, bin string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// shutdown stops a daemon that a test did not start itself.
-func shutdown(t *testing.T, p config.Paths) {
-	rec, err := p.ReadDaemonRecord()
-	if err != nil {
-		return
-	}
-	token, _ := p.ReadToken()
-	req, _ := http.NewRequest(http.MethodPost, rec.URL()+"/shutdown", nil)
-	req.Header.Set("Authorization", "Bearer "+token)
-	if resp, err := http.DefaultClient.Do(req); err == nil {
-		resp.Body.Close()
-	}
-	// The daemon holds its lock until it has exited its run loop: a blocking
-	// flock returns exactly then.
-	locked := make(chan struct{})
-	lock := flock.New(p.Lock())
-	go func() { _ = lock.Lock(); close(locked) }()
-	select {
-	case <-locked:
-		_ = lock.Unlock()
-	case <-time.After(10 * time.Second):
-		t.Errorf("daemon pid %d did not stop within 10s", rec.PID)
-	}
-}
-
 func bridgeClient(t *testing.T, ctx context.Context, bin string, p config.Paths) *client.Client {
 	t.Helper()
 	c, err := client.NewStdioMCPClient(bin, []string{config.EnvConfigDir + "=" + p.Dir, config.EnvPort + "=0"}, "mcp")
@@ -83,7 +57,7 @@ func bridgeClient(t *testing.T, ctx context.Context, bin string, p config.Paths)
 func TestMCPStartsTheDaemon(t *testing.T) {
 	bin := Binary(t)
 	p := config.Paths{Dir: filepath.Join(t.TempDir(), "config")}
-	t.Cleanup(func() { shutdown(t, p) })
+	t.Cleanup(func() { ShutdownDaemon(t, p) })
 	ctx := Context(t, time.Minute)
 	c := bridgeClient(t, ctx, bin, p)
 	tools, err := c.ListTools(ctx, mcpListTools())
@@ -134,7 +108,7 @@ func TestStaleDaemonIsReplaced(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { shutdown(t, d.Paths) })
+	t.Cleanup(func() { ShutdownDaemon(t, d.Paths) })
 	if h := health(t, rec); h["version"] != versionOf(t, bin) {
 		t.Fatalf("daemon version %v after `tether mcp` of %s", h["version"], versionOf(t, bin))
 	}

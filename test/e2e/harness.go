@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/tether-browser/tether/config"
+	"github.com/tether-browser/tether/daemon"
 )
 
 // HostResolverRules keeps saved real pages from stalling on DNS for their
@@ -328,4 +329,22 @@ func Context(t testing.TB, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// ShutdownDaemon stops a daemon the test did not start itself (one that
+// `tether mcp` started, say) and waits until it has released its lock.
+func ShutdownDaemon(t testing.TB, p config.Paths) {
+	t.Helper()
+	rec, err := p.ReadDaemonRecord()
+	if err != nil {
+		return // none running
+	}
+	token, err := p.ReadToken()
+	if err != nil {
+		t.Errorf("read token: %v", err)
+		return
+	}
+	if err := daemon.Stop(context.Background(), p, rec, token); err != nil {
+		t.Errorf("stop daemon pid %d: %v", rec.PID, err)
+	}
 }
