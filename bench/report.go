@@ -419,4 +419,17 @@ func writeReport(w io.Writer, o options, r *benchResult) {
 
 // missNotes explain a missed target: why, and what would reach it. They
 // are written from the measurements; re-read them when the numbers move.
-var missNotes = map[string]string{}
+var missNotes = map[string]string{
+	"size": "**Snapshot size.** Tether's snapshot is the same ARIA-YAML shape as Playwright MCP's, minus generic wrappers, `[cursor=pointer]` and refs on non-interactive nodes; what remains is mostly the page's own text, which both must carry. " +
+		"In Tether's snapshots of the corpus (`go run ./bench all -dump DIR`), `/url:` lines are about 22 % of the bytes, indentation about 12 %, refs about 6 %, bare `listitem:` wrappers about 3 %. " +
+		"Reaching 0.5× means cutting about 30 % more: leave `/url:` lines out by default (a link's URL on demand through browser_find or the ref), write same-origin URLs relative when they are shown, fold `listitem` wrappers into their single child, and indent by one space. " +
+		"The recall part (≥ 97 %) is also short, just: the misses are concentrated on a few pages (wapo-1, wapo-2, yahoo-4 in the per-page table); `TETHER_FIDELITY_DIFF=<page>` on the fidelity test lists what is missing there.",
+	"latency": "**Snapshot latency.** Tether's snapshot is computed in the page by the extension's content script and travels extension → WebSocket → daemon → HTTP → `tether mcp` → stdio, where Playwright MCP reads Chromium's own accessibility tree over CDP in process. " +
+		"What would reach it: profile the content script's walk on the slow pages (the p90), and cache computed names between repeats on an unchanged DOM.",
+	"tools": "**tools/list.** Trim descriptions and move shared argument text into the server's instructions (as `profile` and `tab` already are).",
+	"noop": "**No-op call.** Chrome DevTools MCP answers `list_pages` from its own memory, in process, one stdio hop from the client. Tether's `browser_tabs` list is also answered from the daemon's memory, but passes the stdio bridge (`tether mcp`), a loopback HTTP request to the daemon, and the per-call guard (policy check, then a synchronous SQLite insert on the timeline). " +
+		"The same call over streamable HTTP straight to the daemon (no bridge, row above) is no faster, so the bridge is not the cost: the daemon's per-call path is. " +
+		"What would reach it: record the timeline asynchronously (a queue with batched inserts, off the call's path), and profile the guard and mcp-go's HTTP handling for the rest; a loopback HTTP round trip (≈ 0.3 ms here) stays as the floor.",
+	"concurrency": "**Concurrency.** Errors are listed by the concurrency bench (`go run ./bench concurrency`); each one is a bug to fix.",
+	"rss": "**Idle RSS.** Measure the heap (`GODEBUG=gctrace=1`) and the modules linked in; lower `GOGC` or `debug.SetMemoryLimit` for the idle daemon.",
+}
