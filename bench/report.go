@@ -431,5 +431,5 @@ var missNotes = map[string]string{
 		"The same call over streamable HTTP straight to the daemon (no bridge, row above) is no faster, so the bridge is not the cost: the daemon's per-call path is. " +
 		"What would reach it: record the timeline asynchronously (a queue with batched inserts, off the call's path), and profile the guard and mcp-go's HTTP handling for the rest; a loopback HTTP round trip (≈ 0.3 ms here) stays as the floor.",
 	"concurrency": "**Concurrency.** Errors are listed by the concurrency bench (`go run ./bench concurrency`); each one is a bug to fix.",
-	"rss": "**Idle RSS.** Measure the heap (`GODEBUG=gctrace=1`) and the modules linked in; lower `GOGC` or `debug.SetMemoryLimit` for the idle daemon.",
+	"rss":         "**Idle RSS.** Measure the heap (`GODEBUG=gctrace=1`) and the modules linked in; lower `GOGC` or `debug.SetMemoryLimit` for the idle daemon.",
 }
