@@ -126,6 +126,9 @@ func (u *ui) Show(v tray.View) {
 			u.login.Hide()
 		}
 	}
+	if first && u.onShown != nil {
+		u.onShown()
+	}
 }
 
 func setChecked(it *systray.MenuItem, on bool) {
