@@ -8,7 +8,7 @@ EXT       := extension
 GOFILES   := $(shell find . -name '*.go' -not -path './$(EXT)/node_modules/*' 2>/dev/null)
 EXTSRC    := $(shell find $(EXT)/src $(EXT)/static -type f 2>/dev/null) $(EXT)/build.mjs $(EXT)/package.json
 
-.PHONY: all build run test test-go test-ext generate deps-build deps-test clean cross bench
+.PHONY: all build run test test-go test-ext generate deps-build deps-test deps-cross clean cross bench
 
 all: build
 
@@ -16,7 +16,10 @@ deps-build:
 	@build/deps.sh nodejs:node npm:npm
 
 deps-test: deps-build
-	@build/deps.sh chromium:chromium
+	@build/deps.sh chromium:chromium dbus-x11:dbus-launch
+
+deps-cross:
+	@build/deps.sh gcc-mingw-w64-x86-64:x86_64-w64-mingw32-gcc
 
 $(EXT)/node_modules/.package-lock.json: $(EXT)/package-lock.json
 	cd $(EXT) && npm ci --no-audit --no-fund
@@ -59,9 +62,11 @@ else
 	@cat BENCHMARKS.md
 endif
 
-# Windows must keep building although it cannot run here.
-cross: $(EXT)/dist/manifest.json
-	GOOS=windows GOARCH=amd64 $(GO) build -o bin/tether.exe .
+# Windows must keep building although it cannot run here. go-autostart
+# needs cgo on Windows (the Startup-folder shortcut), hence MinGW.
+cross: deps-cross $(EXT)/dist/manifest.json
+	CGO_ENABLED=1 CC=x86_64-w64-mingw32-gcc GOOS=windows GOARCH=amd64 $(GO) build -o bin/tether.exe .
+	GOOS=darwin GOARCH=arm64 $(GO) vet ./tray
 
 clean:
 	rm -rf bin $(EXT)/dist

@@ -26,6 +26,13 @@ var forbidden = map[string][]string{
 	// them to the MCP server's Guard and Recorder, and a tray uses them in-process.
 	"policy":   {"github.com/mark3labs/mcp-go", module + "/broker", module + "/mcp", module + "/daemon", module + "/timeline", "github.com/wailsapp/", "fyne.io/systray"},
 	"timeline": {"github.com/mark3labs/mcp-go", module + "/broker", module + "/mcp", module + "/daemon", module + "/policy", "github.com/wailsapp/", "fyne.io/systray"},
+	// The tray is a thin client: it reaches the daemon only through its own
+	// small interfaces (broker, policy, timeline and clients types), never
+	// the MCP server or the daemon's wiring. Its logic stays free of native
+	// code (it builds for every OS without cgo); tray/native holds systray
+	// and go-autostart.
+	"tray":        {"github.com/mark3labs/mcp-go", "github.com/wailsapp/", "fyne.io/systray", "github.com/emersion/go-autostart", module + "/mcp", module + "/daemon", module + "/bridge", module + "/launcher"},
+	"tray/native": {"github.com/mark3labs/mcp-go", "github.com/wailsapp/", module + "/mcp", module + "/daemon", module + "/bridge", module + "/launcher"},
 }
 
 func TestDependencyDirection(t *testing.T) {
