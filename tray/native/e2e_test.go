@@ -85,21 +85,47 @@ func TestTrayOverDBus(t *testing.T) {
 	// An extension connects: it waits for pairing (approval icon), then is
 	// approved from the CLI (connected icon).
 	url := fmt.Sprintf("ws://127.0.0.1:%s/extension", p.port)
-	dialed := make(chan error, 1)
+	type dial struct {
+		e   *fakeext.Ext
+		err error
+	}
+	dialed := make(chan dial, 1)
 	go func() {
 		e, err := fakeext.Dial(url, protocol.Hello{ProfileID: "7a7e5b1c-tray-test", Label: "Tray test", ExtVersion: "0.1.0"})
-		if err == nil {
-			t.Cleanup(func() { e.Close() })
-		}
-		dialed <- err
+		dialed <- dial{e, err}
 	}()
 	waitIcon(t, sigs, item, "amber")
 	run(t, env, bin, "profiles", "approve", "7a7e5b1c")
-	if err := <-dialed; err != nil {
-		t.Fatal(err)
+	d := <-dialed
+	if d.err != nil {
+		t.Fatal(d.err)
 	}
+	defer d.e.Close()
 	waitIcon(t, sigs, item, "green")
 	m.waitFor(sigs, "the status line", func(n *node) bool { return n.has("1 profile · 0 shared tabs") })
+
+	// A tool call the extension holds: the icon says the AI is acting.
+	held, release := make(chan struct{}, 1), make(chan struct{})
+	go d.e.Serve(func(protocol.Request) (any, *protocol.Error) {
+		select {
+		case held <- struct{}{}:
+		default:
+		}
+		<-release
+		return nil, &protocol.Error{Code: "internal", Message: "released by the test"}
+	})
+	called := make(chan error, 1)
+	go func() {
+		_, _, err := callToolErr(paths, p.port, "browser_navigate", map[string]any{"url": "http://127.0.0.1:9/"})
+		called <- err
+	}()
+	<-held
+	waitIcon(t, sigs, item, "blue")
+	close(release)
+	if err := <-called; err != nil {
+		t.Fatal(err)
+	}
+	waitIcon(t, sigs, item, "green") // after the 1.5 s linger
 
 	// Pause AI access: the check mark, the red icon, and a refused tool call.
 	m.click(top.find(t, native.TitlePause).id)
@@ -460,35 +486,44 @@ func waitIcon(t *testing.T, sigs <-chan *dbus.Signal, item dbus.BusObject, colou
 	}
 }
 
-// callTool calls a tool over streamable HTTP with the token.
+// callTool calls a tool without arguments over streamable HTTP with the token.
 func callTool(t *testing.T, p config.Paths, port, name string) (string, bool) {
 	t.Helper()
-	token, err := p.ReadToken()
+	text, isErr, err := callToolErr(p, port, name, nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return text, isErr
+}
+
+func callToolErr(p config.Paths, port, name string, args map[string]any) (string, bool, error) {
+	token, err := p.ReadToken()
+	if err != nil {
+		return "", false, err
 	}
 	c, err := client.NewStreamableHttpClient("http://127.0.0.1:"+port+"/mcp",
 		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
 	if err != nil {
-		t.Fatal(err)
+		return "", false, err
 	}
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
+		return "", false, err
 	}
 	init := mcp.InitializeRequest{}
 	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
 	init.Params.ClientInfo = mcp.Implementation{Name: "tray-e2e", Version: "1"}
 	if _, err := c.Initialize(ctx, init); err != nil {
-		t.Fatal(err)
+		return "", false, err
 	}
 	req := mcp.CallToolRequest{}
 	req.Params.Name = name
+	req.Params.Arguments = args
 	res, err := c.CallTool(ctx, req)
 	if err != nil {
-		t.Fatal(err)
+		return "", false, err
 	}
 	var text []string
 	for _, ct := range res.Content {
@@ -496,5 +531,5 @@ func callTool(t *testing.T, p config.Paths, port, name string) (string, bool) {
 			text = append(text, tc.Text)
 		}
 	}
-	return strings.Join(text, "\n"), res.IsError
+	return strings.Join(text, "\n"), res.IsError, nil
 }
