@@ -326,12 +326,13 @@ func writeReport(w io.Writer, o options, r *benchResult) {
 	p("\nNo-op: `browser_tabs` (list) for Tether and Playwright MCP, `list_pages` for Chrome DevTools MCP; 5 warm-up calls first. Click: a fixture page whose button's handler changes a status text; one round trip is from sending the click until a snapshot showing the change is in hand: Tether's `browser_click` returns the fresh snapshot (1 call), Chrome DevTools MCP's `click` with `includeSnapshot` (1 call), Playwright MCP's `browser_click` answers with a link to a snapshot file, so `browser_snapshot` follows (2 calls). Every round trip's snapshot is checked for the new text.\n\n")
 	for _, s := range r.Servers {
 		if s.ClickErr != "" {
-			p("- %s click: %s\n", s.Name, clip(s.ClickErr, 300))
+			p("- %s click: %s\n", s.Name, strings.ReplaceAll(clip(s.ClickErr, 300), "\n", " "))
 		}
 		if s.Err != "" {
-			p("- %s: %s\n", s.Name, clip(s.Err, 500))
+			p("- %s: %s\n", s.Name, strings.ReplaceAll(clip(s.Err, 500), "\n", " "))
 		}
 	}
+	p("\n")
 
 	// Idle.
 	p("## Idle footprint\n\n")
@@ -405,6 +406,9 @@ func writeReport(w io.Writer, o options, r *benchResult) {
 		for _, s := range r.Servers {
 			if pg := get(s); pg != nil && pg.Err != "" {
 				failures = append(failures, fmt.Sprintf("- %s, %s: %s", name, s.Name, strings.ReplaceAll(clip(pg.Err, 240), "\n", " ")))
+			}
+			if pg := get(s); pg != nil && pg.Dialogs > 0 {
+				failures = append(failures, fmt.Sprintf("- %s, %s: the page's script opened a dialog that blocked the snapshot; the bench answered it (`%s`) and repeated the call (only the repeat is timed)", name, s.Name, s.dialogTool))
 			}
 			if pg := get(s); pg != nil && pg.SizeSpread > 0 && pg.Err == "" {
 				failures = append(failures, fmt.Sprintf("- %s, %s: the 3 snapshots differ in size by up to %d bytes (the page changes by itself)", name, s.Name, pg.SizeSpread))

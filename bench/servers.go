@@ -55,6 +55,10 @@ type server struct {
 	click func(ref string) []call
 	// ref finds the ref of the element with this role and name in a snapshot.
 	ref func(snapshot, role, name string) string
+	// dialog, if set, answers an open alert/confirm/prompt: a page that
+	// opens one blocks the server's snapshots until it is answered (Tether
+	// answers dialogs by itself and reports them).
+	dialog *call
 	// stop, if set, ends what the server started besides its session.
 	stop func()
 }
@@ -231,7 +235,8 @@ func startPlaywright(ctx context.Context, peers, tmp string) (*server, error) {
 		click: func(ref string) []call {
 			return []call{{"browser_click", map[string]any{"target": ref, "element": "the button"}}, {"browser_snapshot", map[string]any{}}}
 		},
-		ref: bracketRef,
+		ref:    bracketRef,
+		dialog: &call{"browser_handle_dialog", map[string]any{"accept": true}},
 	}, nil
 }
 
@@ -272,6 +277,7 @@ func startDevtools(ctx context.Context, peers, tmp string) (*server, error) {
 			return call{"navigate_page", map[string]any{"pageId": page, "type": "url", "url": url, "timeout": navTimeout.Milliseconds()}}
 		},
 		snapshot: call{"take_snapshot", map[string]any{"pageId": page}},
+		dialog:   &call{"handle_dialog", map[string]any{"pageId": page, "action": "accept"}},
 		noop:     call{"list_pages", map[string]any{}},
 		click: func(ref string) []call {
 			return []call{{"click", map[string]any{"pageId": page, "uid": ref, "includeSnapshot": true}}}
