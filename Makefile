@@ -34,7 +34,7 @@ $(BIN): $(EXT)/dist/manifest.json $(GOFILES) go.mod go.sum
 build: deps-build $(BIN)
 
 run: build
-	./$(BIN) serve
+	./$(BIN)
 
 generate: $(EXT)/node_modules/.package-lock.json
 	$(GO) run ./build/genproto $(EXT)/src/protocol.schema.json
