@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
@@ -40,7 +39,9 @@ func (h *handlers) tabs(ctx context.Context, _ mcpgo.CallToolRequest, args TabsA
 			}
 			return mcpgo.NewToolResultText(h.tabsText(res.Tabs)), nil
 		}
-		return mcpgo.NewToolResultText(h.profilesText(h.liveProfiles(ctx))), nil
+		// The registry is current: the extension reports tab changes before
+		// it answers any request (so never behind an action's reply).
+		return mcpgo.NewToolResultText(h.profilesText(h.browser.Profiles())), nil
 	case "new":
 		if args.URL == "" {
 			args.URL = "about:blank"
@@ -120,25 +121,3 @@ func (h *handlers) profilesText(profiles []Profile) string {
 		len(profiles), h.fenced(strings.Join(lines, "\n")))
 }
 
-// liveProfiles lists the profiles with each connected one's shared tabs
-// asked of its extension right now (the registry's copy may lag an action
-// that just opened or closed a tab by a few milliseconds).
-func (h *handlers) liveProfiles(ctx context.Context) []Profile {
-	profiles := h.browser.Profiles()
-	var wg sync.WaitGroup
-	for i := range profiles {
-		if !profiles[i].Connected {
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var res protocol.TabsListResult
-			if err := h.browser.Call(ctx, profiles[i].ID, protocol.MethodTabsList, &protocol.TabsListParams{}, &res, h.cfg.ActionTimeout); err == nil {
-				profiles[i].Tabs = res.Tabs
-			}
-		}()
-	}
-	wg.Wait()
-	return profiles
-}

@@ -15,7 +15,7 @@ import { loadDaemonConfig } from './config';
 import { handleRequest } from './methods';
 import { ensureOffscreen } from './offscreen-doc';
 import { onPageHooks } from './methods-read';
-import { nextDocument, share, unshare } from './shared-tabs';
+import { nextDocument, share, tabsChanged, unshare } from './shared-tabs';
 import { readState } from './state';
 
 export function onRuntimeMessage(msg: unknown, sender: chrome.runtime.MessageSender, sendResponse: (r: unknown) => void): boolean {
@@ -78,7 +78,10 @@ function route(msg: BackgroundMessage, sender: chrome.runtime.MessageSender): Pr
     case 'hello-ack':
       return saveAck(msg.ack);
     case 'daemon-request':
-      return handleRequest(msg.request, msg.deadline);
+      return handleRequest(msg.request, msg.deadline).then(async (outcome) => {
+        await tabsChanged().flushNow();
+        return outcome;
+      });
     default:
       return undefined;
   }

@@ -49,6 +49,21 @@ export class TabsChangedCoalescer {
     }, this.windowMs);
   }
 
+  /**
+   * Sends the pending changes now, after any flush under way, and resolves
+   * when they are handed to the offscreen document. Called before every
+   * response to the daemon, so the daemon's registry of shared tabs is never
+   * behind a reply (a tab an action closed is gone from browser_tabs at once).
+   */
+  flushNow(): Promise<void> {
+    if (this.timer !== undefined) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    this.flushing = this.flushing.then(() => this.flush()).catch((err: unknown) => console.error('tether: tabs_changed', err));
+    return this.flushing;
+  }
+
   /** Sends the pending changes now (also used by tests). */
   async flush(): Promise<void> {
     if (this.pending.size === 0) return;
