@@ -284,6 +284,10 @@ type SnapshotOptions struct {
 	// a last line says how many elements were left out and how to reach
 	// them (browser_find, or a subtree ref). 0: the extension's default (40 000).
 	MaxChars int `json:"maxChars,omitempty"`
+	// URLs prints each link's href as a "- /url: …" line under it. Off by
+	// default: URLs are a fifth of a typical snapshot, and browser_read
+	// gives every link with its absolute URL.
+	URLs bool `json:"urls,omitempty"`
 }
 
 // SnapshotParams reads a tab's ARIA snapshot.

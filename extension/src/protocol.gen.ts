@@ -20,6 +20,12 @@ export interface ClickParams {
    * them (browser_find, or a subtree ref). 0: the extension's default (40 000).
    */
   maxChars?: number;
+  /**
+   * URLs prints each link's href as a "- /url: …" line under it. Off by
+   * default: URLs are a fifth of a typical snapshot, and browser_read
+   * gives every link with its absolute URL.
+   */
+  urls?: boolean;
   ref: string;
   /**
    * Trusted clicks with trusted input through chrome.debugger (only when
@@ -123,6 +129,12 @@ export interface DragParams {
    * them (browser_find, or a subtree ref). 0: the extension's default (40 000).
    */
   maxChars?: number;
+  /**
+   * URLs prints each link's href as a "- /url: …" line under it. Off by
+   * default: URLs are a fifth of a typical snapshot, and browser_read
+   * gives every link with its absolute URL.
+   */
+  urls?: boolean;
   fromRef: string;
   toRef: string;
 }
@@ -189,6 +201,12 @@ export interface FileUploadParams {
    * them (browser_find, or a subtree ref). 0: the extension's default (40 000).
    */
   maxChars?: number;
+  /**
+   * URLs prints each link's href as a "- /url: …" line under it. Off by
+   * default: URLs are a fifth of a typical snapshot, and browser_read
+   * gives every link with its absolute URL.
+   */
+  urls?: boolean;
   ref: string;
   /**
    * Trusted performs the action with trusted input through chrome.debugger
@@ -385,6 +403,12 @@ export interface HistoryParams {
    * them (browser_find, or a subtree ref). 0: the extension's default (40 000).
    */
   maxChars?: number;
+  /**
+   * URLs prints each link's href as a "- /url: …" line under it. Off by
+   * default: URLs are a fifth of a typical snapshot, and browser_read
+   * gives every link with its absolute URL.
+   */
+  urls?: boolean;
   action: 'back' | 'forward' | 'reload';
 }
 /**
@@ -401,6 +425,12 @@ export interface NavigateParams {
    * them (browser_find, or a subtree ref). 0: the extension's default (40 000).
    */
   maxChars?: number;
+  /**
+   * URLs prints each link's href as a "- /url: …" line under it. Off by
+   * default: URLs are a fifth of a typical snapshot, and browser_read
+   * gives every link with its absolute URL.
+   */
+  urls?: boolean;
   /**
    * URL is absolute: http, https, file or about:blank.
    */
@@ -470,6 +500,12 @@ export interface PressKeyParams {
    * them (browser_find, or a subtree ref). 0: the extension's default (40 000).
    */
   maxChars?: number;
+  /**
+   * URLs prints each link's href as a "- /url: …" line under it. Off by
+   * default: URLs are a fifth of a typical snapshot, and browser_read
+   * gives every link with its absolute URL.
+   */
+  urls?: boolean;
   key: string;
   trusted?: boolean;
 }
@@ -516,6 +552,12 @@ export interface RefParams {
    * them (browser_find, or a subtree ref). 0: the extension's default (40 000).
    */
   maxChars?: number;
+  /**
+   * URLs prints each link's href as a "- /url: …" line under it. Off by
+   * default: URLs are a fifth of a typical snapshot, and browser_read
+   * gives every link with its absolute URL.
+   */
+  urls?: boolean;
   ref: string;
   /**
    * Trusted performs the action with trusted input through chrome.debugger
@@ -663,6 +705,12 @@ export interface SelectOptionParams {
    * them (browser_find, or a subtree ref). 0: the extension's default (40 000).
    */
   maxChars?: number;
+  /**
+   * URLs prints each link's href as a "- /url: …" line under it. Off by
+   * default: URLs are a fifth of a typical snapshot, and browser_read
+   * gives every link with its absolute URL.
+   */
+  urls?: boolean;
   ref: string;
   /**
    * Trusted performs the action with trusted input through chrome.debugger
@@ -684,6 +732,12 @@ export interface SnapshotOptions {
    * them (browser_find, or a subtree ref). 0: the extension's default (40 000).
    */
   maxChars?: number;
+  /**
+   * URLs prints each link's href as a "- /url: …" line under it. Off by
+   * default: URLs are a fifth of a typical snapshot, and browser_read
+   * gives every link with its absolute URL.
+   */
+  urls?: boolean;
 }
 /**
  * SnapshotParams reads a tab's ARIA snapshot.
@@ -699,6 +753,12 @@ export interface SnapshotParams {
    * them (browser_find, or a subtree ref). 0: the extension's default (40 000).
    */
   maxChars?: number;
+  /**
+   * URLs prints each link's href as a "- /url: …" line under it. Off by
+   * default: URLs are a fifth of a typical snapshot, and browser_read
+   * gives every link with its absolute URL.
+   */
+  urls?: boolean;
   /**
    * Ref limits the snapshot to that element's subtree.
    */
@@ -774,6 +834,12 @@ export interface TypeParams {
    * them (browser_find, or a subtree ref). 0: the extension's default (40 000).
    */
   maxChars?: number;
+  /**
+   * URLs prints each link's href as a "- /url: …" line under it. Off by
+   * default: URLs are a fifth of a typical snapshot, and browser_read
+   * gives every link with its absolute URL.
+   */
+  urls?: boolean;
   ref: string;
   text: string;
   /**
@@ -795,6 +861,12 @@ export interface WaitForParams {
    * them (browser_find, or a subtree ref). 0: the extension's default (40 000).
    */
   maxChars?: number;
+  /**
+   * URLs prints each link's href as a "- /url: …" line under it. Off by
+   * default: URLs are a fifth of a typical snapshot, and browser_read
+   * gives every link with its absolute URL.
+   */
+  urls?: boolean;
   text?: string;
   textGone?: string;
   timeMs?: number;

@@ -120,3 +120,16 @@ function catchError(fn: () => unknown): TetherError {
   }
   throw new Error('expected an error');
 }
+
+describe('link URLs', () => {
+  it('are left out by default and printed on request', async () => {
+    const { snapshotPage } = await import('../src/content/snapshot');
+    const { RefRegistry } = await import('../src/content/refs');
+    document.body.innerHTML = '<a href="/docs/start">Docs</a>';
+    const plain = snapshotPage(document, new RefRegistry(1)).text;
+    expect(plain).toContain('link "Docs"');
+    expect(plain).not.toContain('/url');
+    const withUrls = snapshotPage(document, new RefRegistry(1), { urls: true }).text;
+    expect(withUrls).toContain('- /url: /docs/start');
+  });
+});

@@ -87,6 +87,7 @@ export function snapShape(p: P): SnapshotShape {
   const shape: SnapshotShape = {};
   const maxChars = count(p, 'maxChars', 10_000_000);
   if (maxChars !== undefined) shape.maxChars = maxChars;
+  if (p['urls'] === true) shape.urls = true;
   return shape;
 }
 
@@ -154,7 +155,7 @@ async function stitchFrames(tabId: number, parentFrameId: number, page: PageSnap
     try {
       const frameId = await resolve(key);
       if (frameId === undefined) continue;
-      const child = await snapshotFrame(tabId, frameId, { maxChars: shape.maxChars }, deadline);
+      const child = await snapshotFrame(tabId, frameId, shape.urls ? { maxChars: shape.maxChars, urls: true } : { maxChars: shape.maxChars }, deadline);
       const sub = await stitchFrames(tabId, frameId, child, shape, deadline, depth + 1);
       inner.set(String(key), sub.text);
       omitted += sub.omitted;

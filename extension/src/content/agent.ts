@@ -80,7 +80,7 @@ export class ContentAgent {
     const refs = await this.registry();
     const shape = this.snap;
     const root = shape.ref ? refs.resolve(shape.ref, docsIssued) : undefined;
-    const out = snapshotPage(this.doc, refs, { maxChars: shape.maxChars, depth: shape.depth, root, frameIdOf: this.frameIdOf });
+    const out = snapshotPage(this.doc, refs, { maxChars: shape.maxChars, depth: shape.depth, urls: shape.urls === true, root, frameIdOf: this.frameIdOf });
     const page: PageSnapshot = { url: this.doc.location.href, title: this.doc.title, snapshot: out.text };
     if (out.omitted > 0) page.omitted = out.omitted;
     if (out.frames.length > 0) page.frames = out.frames;

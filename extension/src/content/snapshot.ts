@@ -74,6 +74,8 @@ export interface SnapshotOptions {
   maxChars?: number;
   /** Levels printed below the root (the page, or root itself at level 0); 0/absent: all. */
   depth?: number;
+  /** Print each link's URL as a `- /url:` line under it (off by default: a fifth of the bytes). */
+  urls?: boolean;
   /** Print only this element's subtree (the element included). */
   root?: Element;
   /** The Chrome frameId of an iframe whose document this script cannot reach. */
@@ -90,7 +92,7 @@ export interface SnapshotOutput {
 
 /** The page's snapshot text, uncapped (tests and small pages). */
 export function snapshot(doc: Document, refs: RefRegistry): string {
-  return snapshotPage(doc, refs, { maxChars: Number.MAX_SAFE_INTEGER }).text;
+  return snapshotPage(doc, refs, { maxChars: Number.MAX_SAFE_INTEGER, urls: true }).text;
 }
 
 /** The page's (or root's) snapshot, cut at maxChars and depth. */
@@ -100,7 +102,7 @@ export function snapshotPage(doc: Document, refs: RefRegistry, opts: SnapshotOpt
   // rest of the page is only counted, never styled or named.
   const walkBudget = Math.ceil(maxChars / 10) + 50;
   const items = buildTree(doc, { root: opts.root, frameIdOf: opts.frameIdOf, budget: walkBudget });
-  const r = new Renderer(refs, Math.max(maxChars - NOTE_RESERVE, 1), opts.depth && opts.depth > 0 ? opts.depth : Infinity);
+  const r = new Renderer(refs, Math.max(maxChars - NOTE_RESERVE, 1), opts.depth && opts.depth > 0 ? opts.depth : Infinity, opts.urls === true);
   r.renderItems(items.items, '', opts.root ? 0 : 1);
   return { text: r.lines.join('\n'), omitted: r.omitted + items.uncounted, frames: r.frames };
 }
@@ -252,6 +254,7 @@ export class Renderer {
     private readonly refs: RefRegistry,
     private readonly maxChars = Infinity,
     private readonly depth = Infinity,
+    private readonly urls = false,
   ) {}
 
   private push(line: string, item: Item): boolean {
@@ -298,7 +301,7 @@ export class Renderer {
         if (!this.push(`${indent}- ${key}:`, item)) continue;
         const inner = indent + '  ';
         if (value !== undefined) this.push(`${inner}- /value: ${yamlText(value)}`, '');
-        if (item.url !== undefined) this.push(`${inner}- /url: ${yamlText(item.url)}`, '');
+        if (this.urls && item.url !== undefined) this.push(`${inner}- /url: ${yamlText(item.url)}`, '');
         if (item.frame !== undefined && this.push(`${inner}${FRAME_MARK}${item.frame}`, '')) this.frames.push(item.frame);
         this.renderItems(kids, inner, level + 1);
       }

@@ -111,6 +111,8 @@ export interface PageSnapshot {
 export interface SnapshotShape {
   maxChars?: number;
   depth?: number;
+  /** Print each link's URL as a `- /url:` line (SnapshotOptions.urls). */
+  urls?: boolean;
   /** Only this ref's subtree. */
   ref?: string;
 }
