@@ -186,8 +186,12 @@ func writeReport(w io.Writer, o options, r *benchResult) {
 		if recall >= 0 {
 			rec = fmt.Sprintf("recall %.1f %%", 100*recall)
 		}
+		note := "size"
+		if rs <= 0.5 {
+			note = "recall" // the size is met; only the recall is short
+		}
 		target("snapshot size, total over the common pages", kb(ts.sizeTotal)+", "+rec, kb(ps.sizeTotal)+" (Playwright MCP)", ratio(float64(ts.sizeTotal), float64(ps.sizeTotal)),
-			"≤ 0.5× Playwright MCP's, recall ≥ 97 %", rs <= 0.5 && recall >= 0.97, recall >= 0, "size")
+			"≤ 0.5× Playwright MCP's, recall ≥ 97 %", rs <= 0.5 && recall >= 0.97, recall >= 0, note)
 		tm, pm := quantile(ts.snaps, 0.5), quantile(ps.snaps, 0.5)
 		target("snapshot latency, median", ms(tm), ms(pm)+" (Playwright MCP)", ratio(float64(tm), float64(pm)), "≤ 1.0× Playwright MCP's", tm <= pm, true, "latency")
 		target("tools/list, characters", fmt.Sprint(tether.ToolsChars), fmt.Sprintf("%d (Playwright MCP)", pw.ToolsChars), ratio(float64(tether.ToolsChars), float64(pw.ToolsChars)),
@@ -424,10 +428,10 @@ func writeReport(w io.Writer, o options, r *benchResult) {
 // missNotes explain a missed target: why, and what would reach it. They
 // are written from the measurements; re-read them when the numbers move.
 var missNotes = map[string]string{
-	"size": "**Snapshot size.** Tether's snapshot is the same ARIA-YAML shape as Playwright MCP's, minus generic wrappers, `[cursor=pointer]` and refs on non-interactive nodes; what remains is mostly the page's own text, which both must carry. " +
-		"In Tether's snapshots of the corpus (`go run ./bench all -dump DIR`), `/url:` lines are about 22 % of the bytes, indentation about 12 %, refs about 6 %, bare `listitem:` wrappers about 3 %. " +
-		"Reaching 0.5× means cutting about 30 % more: leave `/url:` lines out by default (a link's URL on demand through browser_find or the ref), write same-origin URLs relative when they are shown, fold `listitem` wrappers into their single child, and indent by one space. " +
-		"The recall part (≥ 97 %) is also short, just: the misses are concentrated on a few pages (wapo-1, wapo-2, yahoo-4 in the per-page table); `TETHER_FIDELITY_DIFF=<page>` on the fidelity test lists what is missing there.",
+	"size": "**Snapshot size.** Tether's snapshot is the same ARIA-YAML shape as Playwright MCP's, minus generic wrappers, `[cursor=pointer]`, refs on non-interactive nodes and (unless asked) link URLs; what remains is mostly the page's own text, which both must carry. " +
+		"In Tether's snapshots of the corpus (`go run ./bench all -dump DIR`), indentation is about 12 % of the bytes, refs about 6 %, bare `listitem:` wrappers about 3 %: folding `listitem` wrappers into their single child and indenting by one space would cut most of what is left to cut.",
+	"recall": "**Snapshot size: the size is met, the recall is short.** Tether's recall against Chromium's own tree is just under 97 %. The misses concentrate on a few pages (the lowest rows of the per-page table): links that Chromium names \"\" but dom-accessibility-api names from their content, and search or e-mail textboxes in containers Tether treats as hidden. " +
+		"`TETHER_FIDELITY_DIFF=<page>` on the fidelity test lists what is missing and extra on one page; each kind fixed there moves the whole corpus.",
 	"latency": "**Snapshot latency.** Tether's snapshot is computed in the page by the extension's content script and travels extension → WebSocket → daemon → HTTP → `tether mcp` → stdio, where Playwright MCP reads Chromium's own accessibility tree over CDP in process. " +
 		"What would reach it: profile the content script's walk on the slow pages (the p90), and cache computed names between repeats on an unchanged DOM.",
 	"tools": "**tools/list.** Trim descriptions and move shared argument text into the server's instructions (as `profile` and `tab` already are).",
