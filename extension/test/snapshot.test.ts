@@ -127,7 +127,7 @@ describe('link URLs', () => {
     const { RefRegistry } = await import('../src/content/refs');
     document.body.innerHTML = '<a href="/docs/start">Docs</a>';
     const plain = snapshotPage(document, new RefRegistry(1)).text;
-    expect(plain).toContain('link "Docs"');
+    expect(plain).toMatch(/^- link "Docs" \[ref=e\d+\]$/m); // no trailing ":" without children
     expect(plain).not.toContain('/url');
     const withUrls = snapshotPage(document, new RefRegistry(1), { urls: true }).text;
     expect(withUrls).toContain('- /url: /docs/start');

@@ -293,15 +293,17 @@ export class Renderer {
         }
         continue;
       }
-      if (item.url === undefined && kids.length === 0 && item.frame === undefined) {
+      // A link's URL is a child line only when URLs are printed.
+      const url = this.urls ? item.url : undefined;
+      if (url === undefined && kids.length === 0 && item.frame === undefined) {
         this.push(value !== undefined ? `${indent}- ${key}: ${yamlText(value)}` : `${indent}- ${key}`, item);
-      } else if (item.url === undefined && item.frame === undefined && kids.length === 1 && typeof kids[0] === 'string' && value === undefined) {
+      } else if (url === undefined && item.frame === undefined && kids.length === 1 && typeof kids[0] === 'string' && value === undefined) {
         this.push(`${indent}- ${key}: ${yamlText(clip(kids[0]))}`, item);
       } else {
         if (!this.push(`${indent}- ${key}:`, item)) continue;
         const inner = indent + '  ';
         if (value !== undefined) this.push(`${inner}- /value: ${yamlText(value)}`, '');
-        if (this.urls && item.url !== undefined) this.push(`${inner}- /url: ${yamlText(item.url)}`, '');
+        if (url !== undefined) this.push(`${inner}- /url: ${yamlText(url)}`, '');
         if (item.frame !== undefined && this.push(`${inner}${FRAME_MARK}${item.frame}`, '')) this.frames.push(item.frame);
         this.renderItems(kids, inner, level + 1);
       }
