@@ -10,7 +10,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-
 	"github.com/tether-browser/tether/clients"
 	"github.com/tether-browser/tether/config"
 	"github.com/tether-browser/tether/daemon"
@@ -231,4 +230,3 @@ func runToken(ctx context.Context, args []string) error {
 	fmt.Println("(a daemon started with --allow-extension or --auto-approve-profiles was restarted without them)")
 	return nil
 }
-

@@ -122,6 +122,24 @@ func logLevel() slog.Level {
 	return slog.LevelInfo
 }
 
+// openConfig resolves and creates the config dir and opens the logger that
+// writes to stderr and to the log file logFile names in it ("" for stderr
+// only). close flushes the log file.
+func openConfig(logFile func(config.Paths) string) (paths config.Paths, log *slog.Logger, close func(), err error) {
+	if paths, err = config.Resolve(); err != nil {
+		return paths, nil, nil, err
+	}
+	if err = paths.Ensure(); err != nil {
+		return paths, nil, nil, err
+	}
+	file := ""
+	if logFile != nil {
+		file = logFile(paths)
+	}
+	log, close, err = newLogger(file, logLevel())
+	return paths, log, close, err
+}
+
 // stringList is a repeatable string flag.
 type stringList []string
 
@@ -159,14 +177,7 @@ func runServe(ctx context.Context, args []string) error {
 	if *unattended != string(policy.Deny) && *unattended != string(policy.Allow) {
 		return fmt.Errorf("--unattended must be deny or allow, not %q", *unattended)
 	}
-	paths, err := config.Resolve()
-	if err != nil {
-		return err
-	}
-	if err := paths.Ensure(); err != nil {
-		return err
-	}
-	log, closeLog, err := newLogger(paths.LogFile(), logLevel())
+	paths, log, closeLog, err := openConfig(config.Paths.LogFile)
 	if err != nil {
 		return err
 	}
@@ -189,14 +200,7 @@ func runMCP(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	paths, err := config.Resolve()
-	if err != nil {
-		return err
-	}
-	if err := paths.Ensure(); err != nil {
-		return err
-	}
-	log, closeLog, err := newLogger(paths.BridgeLogFile(), logLevel())
+	paths, log, closeLog, err := openConfig(config.Paths.BridgeLogFile)
 	if err != nil {
 		return err
 	}
@@ -238,14 +242,7 @@ func runBrowser(ctx context.Context, args []string) error {
 		return err
 	}
 	opts.ExtraArgs = fs.Args()
-	paths, err := config.Resolve()
-	if err != nil {
-		return err
-	}
-	if err := paths.Ensure(); err != nil {
-		return err
-	}
-	log, closeLog, err := newLogger("", logLevel())
+	paths, log, closeLog, err := openConfig(nil)
 	if err != nil {
 		return err
 	}

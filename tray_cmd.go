@@ -54,14 +54,7 @@ func runTray(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	paths, err := config.Resolve()
-	if err != nil {
-		return err
-	}
-	if err := paths.Ensure(); err != nil {
-		return err
-	}
-	log, closeLog, err := newLogger(paths.LogFile(), logLevel())
+	paths, log, closeLog, err := openConfig(config.Paths.LogFile)
 	if err != nil {
 		return err
 	}
