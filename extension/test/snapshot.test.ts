@@ -133,3 +133,14 @@ describe('link URLs', () => {
     expect(withUrls).toContain('- /url: /docs/start');
   });
 });
+
+describe('placeholder names', () => {
+  it('name a field that has no label (HTML-AAM), after a label', async () => {
+    const { snapshotPage } = await import('../src/content/snapshot');
+    const { RefRegistry } = await import('../src/content/refs');
+    document.body.innerHTML = '<input placeholder="Enter search term"><label>Email <input placeholder="you@example.com"></label>';
+    const text = snapshotPage(document, new RefRegistry(1)).text;
+    expect(text).toContain('textbox "Enter search term"');
+    expect(text).toContain('textbox "Email"');
+  });
+});

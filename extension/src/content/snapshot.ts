@@ -450,7 +450,16 @@ function nameStyle(el: Element, pseudo?: string | null): CSSStyleDeclaration {
 
 export function safeName(el: Element): string {
   try {
-    return computeAccessibleName(el, { getComputedStyle: nameStyle });
+    const name = computeAccessibleName(el, { getComputedStyle: nameStyle });
+    if (name) return name;
+    // HTML-AAM (accessible name computation for input and textarea): with
+    // no label, aria-label or title, the placeholder names the field, as
+    // Chromium does; dom-accessibility-api 0.7 stops before that step.
+    if (el.tagName === 'INPUT' || el.tagName === 'TEXTAREA') {
+      const placeholder = el.getAttribute('placeholder') ?? el.getAttribute('aria-placeholder');
+      if (placeholder) return placeholder.trim();
+    }
+    return name;
   } catch {
     return el.getAttribute('aria-label') ?? '';
   }
