@@ -513,7 +513,9 @@ func (b *Broker) detach(c *conn) {
 		rec.conn = nil
 		rec.connectedAt = time.Time{}
 		rec.stored.LastSeen = b.cfg.Now()
-		_ = b.saveLocked()
+		if !b.closed { // Close has saved the registry; nothing may write after it
+			_ = b.saveLocked()
+		}
 		b.notifyLocked()
 		b.log.Info("extension disconnected", "profile", shortID(id), "slug", rec.stored.Slug)
 	}
@@ -846,7 +848,8 @@ func (b *Broker) Call(ctx context.Context, profile string, method protocol.Metho
 	return nil
 }
 
-// Close disconnects every extension; in-flight calls fail with ErrDisconnected.
+// Close saves the registry and disconnects every extension; in-flight calls
+// fail with ErrDisconnected. Nothing writes the registry after Close.
 func (b *Broker) Close() {
 	b.mu.Lock()
 	b.closed = true
