@@ -25,6 +25,7 @@ import (
 	"github.com/tether-browser/tether/daemon"
 	"github.com/tether-browser/tether/protocol"
 	"github.com/tether-browser/tether/test/fakeext"
+	"github.com/tether-browser/tether/test/mcpclient"
 )
 
 // ConcurrencyResult is the concurrency benchmark's outcome.
@@ -116,10 +117,7 @@ func runConcurrency(ctx context.Context, profiles, tabs, calls, workers int) (Co
 		if err := c.Start(ctx); err != nil {
 			return res, err
 		}
-		init := mcp.InitializeRequest{}
-		init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-		init.Params.ClientInfo = mcp.Implementation{Name: "bench", Version: "1"}
-		if _, err := c.Initialize(ctx, init); err != nil {
+		if _, err := mcpclient.Initialize(ctx, c, "bench"); err != nil {
 			return res, err
 		}
 		defer c.Close()

@@ -14,11 +14,11 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
-	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/tether-browser/tether/config"
 	"github.com/tether-browser/tether/daemon"
 	"github.com/tether-browser/tether/test/e2e"
+	"github.com/tether-browser/tether/test/mcpclient"
 )
 
 // Peer versions, pinned: they are benchmark peers, installed at run time
@@ -102,10 +102,7 @@ func noopHTTP(ctx context.Context, t *tether, n int) []time.Duration {
 	if err := c.Start(ctx); err != nil {
 		return nil
 	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	init.Params.ClientInfo = mcp.Implementation{Name: "tether-bench", Version: "1"}
-	if _, err := c.Initialize(ctx, init); err != nil {
+	if _, err := mcpclient.Initialize(ctx, c, "tether-bench"); err != nil {
 		return nil
 	}
 	s := &session{name: "Tether (HTTP)", c: c}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -17,6 +16,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/tether-browser/tether/test/mcpclient"
 )
 
 // callTimeout bounds every tool call from the client's side, above the
@@ -55,12 +56,9 @@ func startSession(ctx context.Context, name, dir string, env []string, command s
 		return nil, fmt.Errorf("%s: start: %w", name, err)
 	}
 	s.c = client.NewClient(t)
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	init.Params.ClientInfo = mcp.Implementation{Name: "tether-bench", Version: "1"}
 	ictx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	if _, err := s.c.Initialize(ictx, init); err != nil {
+	if _, err := mcpclient.Initialize(ictx, s.c, "tether-bench"); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("%s: initialize: %w\n%s", name, err, s.errs)
 	}
@@ -101,16 +99,11 @@ func (s *session) call(ctx context.Context, tool string, args map[string]any) (s
 	if err != nil {
 		return "", d, fmt.Errorf("%s %s: %w", s.name, tool, err)
 	}
-	var sb strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(mcp.TextContent); ok {
-			sb.WriteString(tc.Text)
-		}
-	}
+	text := mcpclient.Text(res)
 	if res.IsError {
-		return sb.String(), d, fmt.Errorf("%s %s: error result: %s", s.name, tool, clip(sb.String(), 300))
+		return text, d, fmt.Errorf("%s %s: error result: %s", s.name, tool, clip(text, 300))
 	}
-	return sb.String(), d, nil
+	return text, d, nil
 }
 
 // toolsListSize is what tools/list costs in context: the characters of every

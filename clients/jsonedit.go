@@ -74,11 +74,7 @@ func renderJSON(v any, indent string, st style, multiline bool) string {
 	case string:
 		return jsonString(v)
 	case []string:
-		parts := make([]string, len(v))
-		for i, s := range v {
-			parts[i] = jsonString(s)
-		}
-		return "[" + strings.Join(parts, ", ") + "]"
+		return stringArray(v)
 	case fields:
 		if len(v) == 0 {
 			return "{}"
@@ -473,4 +469,14 @@ func (d *jsonDoc) entry(container string) map[string]any {
 		m = map[string]any{}
 	}
 	return m
+}
+
+// stringArray renders an inline array of strings, ["mcp"], valid in both
+// JSON and TOML (JSON string escapes are a subset of TOML basic strings').
+func stringArray(v []string) string {
+	parts := make([]string, len(v))
+	for i, s := range v {
+		parts[i] = jsonString(s)
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
 }

@@ -79,11 +79,7 @@ func renderTOML(v any) string {
 	case string:
 		return jsonString(v)
 	case []string:
-		parts := make([]string, len(v))
-		for i, s := range v {
-			parts[i] = jsonString(s)
-		}
-		return "[" + strings.Join(parts, ", ") + "]"
+		return stringArray(v)
 	case fields:
 		parts := make([]string, len(v))
 		for i, f := range v {

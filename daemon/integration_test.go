@@ -14,12 +14,12 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
-	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/tether-browser/tether/broker"
 	"github.com/tether-browser/tether/config"
 	"github.com/tether-browser/tether/protocol"
 	"github.com/tether-browser/tether/test/fakeext"
+	"github.com/tether-browser/tether/test/mcpclient"
 )
 
 // startDaemon runs the real daemon in-process on a free port.
@@ -63,10 +63,7 @@ func mcpClient(t *testing.T, p config.Paths, addr string) *client.Client {
 	if err := c.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	req := mcp.InitializeRequest{}
-	req.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	req.Params.ClientInfo = mcp.Implementation{Name: "integration", Version: "1"}
-	if _, err := c.Initialize(ctx, req); err != nil {
+	if _, err := mcpclient.Initialize(ctx, c, "integration"); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
@@ -75,21 +72,12 @@ func mcpClient(t *testing.T, p config.Paths, addr string) *client.Client {
 
 func toolText(t *testing.T, c *client.Client, name string, args map[string]any) (string, bool) {
 	t.Helper()
-	req := mcp.CallToolRequest{}
-	req.Params.Name = name
-	req.Params.Arguments = args
-	res, err := c.CallTool(context.Background(), req)
+	text, isErr, err := mcpclient.Call(context.Background(), c, name, args, nil)
 	if err != nil {
 		t.Errorf("%s: %v", name, err)
 		return "", true
 	}
-	var sb strings.Builder
-	for _, content := range res.Content {
-		if tc, ok := content.(mcp.TextContent); ok {
-			sb.WriteString(tc.Text)
-		}
-	}
-	return sb.String(), res.IsError
+	return text, isErr
 }
 
 // echo answers every request with a page titled after the profile and tab.

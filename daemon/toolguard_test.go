@@ -19,6 +19,7 @@ import (
 	tmcp "github.com/tether-browser/tether/mcp"
 	"github.com/tether-browser/tether/policy"
 	"github.com/tether-browser/tether/protocol"
+	"github.com/tether-browser/tether/test/mcpclient"
 	"github.com/tether-browser/tether/timeline"
 )
 
@@ -94,10 +95,7 @@ func newRig(t *testing.T, pc policy.Config) *rig {
 		t.Fatal(err)
 	}
 	c.OnNotification(func(n mcp.JSONRPCNotification) { r.notes <- n })
-	req := mcp.InitializeRequest{}
-	req.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	req.Params.ClientInfo = mcp.Implementation{Name: "claude-ai", Version: "1"}
-	if _, err := c.Initialize(ctx, req); err != nil {
+	if _, err := mcpclient.Initialize(ctx, c, "claude-ai"); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
@@ -107,23 +105,15 @@ func newRig(t *testing.T, pc policy.Config) *rig {
 
 func (r *rig) call(t *testing.T, name string, args map[string]any, progressToken any) (string, bool) {
 	t.Helper()
-	req := mcp.CallToolRequest{}
-	req.Params.Name = name
-	req.Params.Arguments = args
+	var meta *mcp.Meta
 	if progressToken != nil {
-		req.Params.Meta = &mcp.Meta{ProgressToken: progressToken}
+		meta = &mcp.Meta{ProgressToken: progressToken}
 	}
-	res, err := r.client.CallTool(context.Background(), req)
+	text, isErr, err := mcpclient.Call(context.Background(), r.client, name, args, meta)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	var sb strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(mcp.TextContent); ok {
-			sb.WriteString(tc.Text)
-		}
-	}
-	return sb.String(), res.IsError
+	return text, isErr
 }
 
 // last is the newest timeline row.

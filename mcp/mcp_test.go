@@ -16,6 +16,7 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/tether-browser/tether/protocol"
+	"github.com/tether-browser/tether/test/mcpclient"
 )
 
 // fakeBrowser records calls and answers them from a map.
@@ -58,10 +59,7 @@ func newClient(t *testing.T, b Browser) *client.Client {
 	if err := c.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	req := mcpgo.InitializeRequest{}
-	req.Params.ProtocolVersion = mcpgo.LATEST_PROTOCOL_VERSION
-	req.Params.ClientInfo = mcpgo.Implementation{Name: "test", Version: "1"}
-	if _, err := c.Initialize(ctx, req); err != nil {
+	if _, err := mcpclient.Initialize(ctx, c, "test"); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
@@ -70,20 +68,11 @@ func newClient(t *testing.T, b Browser) *client.Client {
 
 func callTool(t *testing.T, c *client.Client, name string, args map[string]any) (string, bool) {
 	t.Helper()
-	req := mcpgo.CallToolRequest{}
-	req.Params.Name = name
-	req.Params.Arguments = args
-	res, err := c.CallTool(context.Background(), req)
+	text, isErr, err := mcpclient.Call(context.Background(), c, name, args, nil)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	var sb strings.Builder
-	for _, content := range res.Content {
-		if tc, ok := content.(mcpgo.TextContent); ok {
-			sb.WriteString(tc.Text)
-		}
-	}
-	return sb.String(), res.IsError
+	return text, isErr
 }
 
 func listTools(t *testing.T) []mcpgo.Tool {

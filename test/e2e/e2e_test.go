@@ -17,18 +17,15 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
-	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/tether-browser/tether/config"
+	"github.com/tether-browser/tether/test/mcpclient"
 )
 
 // initClient initializes an MCP client as an AI app would.
 func initClient(t *testing.T, ctx context.Context, c *client.Client) {
 	t.Helper()
-	req := mcp.InitializeRequest{}
-	req.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	req.Params.ClientInfo = mcp.Implementation{Name: "tether-e2e", Version: "1"}
-	res, err := c.Initialize(ctx, req)
+	res, err := mcpclient.Initialize(ctx, c, "tether-e2e")
 	if err != nil {
 		t.Fatalf("initialize: %v", err)
 	}
@@ -66,20 +63,11 @@ func httpClient(t *testing.T, ctx context.Context, d *Daemon, token string) *cli
 // call runs a tool and returns its text and whether it is an error result.
 func call(t *testing.T, ctx context.Context, c *client.Client, tool string, args map[string]any) (string, bool) {
 	t.Helper()
-	req := mcp.CallToolRequest{}
-	req.Params.Name = tool
-	req.Params.Arguments = args
-	res, err := c.CallTool(ctx, req)
+	text, isErr, err := mcpclient.Call(ctx, c, tool, args, nil)
 	if err != nil {
 		t.Fatalf("%s: %v", tool, err)
 	}
-	var sb strings.Builder
-	for _, content := range res.Content {
-		if tc, ok := content.(mcp.TextContent); ok {
-			sb.WriteString(tc.Text)
-		}
-	}
-	return sb.String(), res.IsError
+	return text, isErr
 }
 
 func mustCall(t *testing.T, ctx context.Context, c *client.Client, tool string, args map[string]any) string {

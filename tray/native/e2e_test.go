@@ -18,12 +18,12 @@ import (
 	"github.com/godbus/dbus/v5"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
-	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/tether-browser/tether/config"
 	"github.com/tether-browser/tether/policy"
 	"github.com/tether-browser/tether/protocol"
 	"github.com/tether-browser/tether/test/fakeext"
+	"github.com/tether-browser/tether/test/mcpclient"
 	"github.com/tether-browser/tether/tray/native"
 )
 
@@ -512,24 +512,8 @@ func callToolErr(p config.Paths, port, name string, args map[string]any) (string
 	if err := c.Start(ctx); err != nil {
 		return "", false, err
 	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	init.Params.ClientInfo = mcp.Implementation{Name: "tray-e2e", Version: "1"}
-	if _, err := c.Initialize(ctx, init); err != nil {
+	if _, err := mcpclient.Initialize(ctx, c, "tray-e2e"); err != nil {
 		return "", false, err
 	}
-	req := mcp.CallToolRequest{}
-	req.Params.Name = name
-	req.Params.Arguments = args
-	res, err := c.CallTool(ctx, req)
-	if err != nil {
-		return "", false, err
-	}
-	var text []string
-	for _, ct := range res.Content {
-		if tc, ok := ct.(mcp.TextContent); ok {
-			text = append(text, tc.Text)
-		}
-	}
-	return strings.Join(text, "\n"), res.IsError, nil
+	return mcpclient.Call(ctx, c, name, args, nil)
 }
