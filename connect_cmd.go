@@ -111,26 +111,8 @@ func runDisconnect(args []string) error {
 }
 
 func printOutcome(o clients.Outcome, verb string) {
-	if o.Client.ID == "" {
-		return
-	}
-	for _, f := range o.Files {
-		switch f.Change {
-		case clients.Unchanged:
-			if verb == "connected" {
-				fmt.Printf("%s: already connected in %s\n", o.Client.Name, f.Path)
-			} else {
-				fmt.Printf("%s: no Tether entry in %s\n", o.Client.Name, f.Path)
-			}
-		default:
-			fmt.Printf("%s: %s Tether in %s\n", o.Client.Name, f.Change, f.Path)
-			if f.Backup != "" {
-				fmt.Printf("  previous file saved as %s\n", f.Backup)
-			}
-		}
-	}
-	if o.Changed {
-		fmt.Printf("  next: %s\n", o.Client.Reload)
+	for _, l := range o.Lines(verb == "connected") {
+		fmt.Println(l)
 	}
 }
 

@@ -11,9 +11,13 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tether-browser/tether/app"
+	"github.com/tether-browser/tether/broker"
 	"github.com/tether-browser/tether/clients"
 	"github.com/tether-browser/tether/config"
 	"github.com/tether-browser/tether/daemon"
+	"github.com/tether-browser/tether/extension"
+	"github.com/tether-browser/tether/frontend"
 	"github.com/tether-browser/tether/policy"
 	"github.com/tether-browser/tether/tray"
 	"github.com/tether-browser/tether/tray/native"
@@ -24,9 +28,9 @@ import (
 const actingLinger = 1500 * time.Millisecond
 
 // trayMain is bare `tether` (and `tether --hidden`, what the login item
-// runs): the daemon of `tether serve`, same lock and port, with the tray.
-// It exits the process. It runs on the main goroutine, which the tray
-// needs on macOS and Windows.
+// runs): the daemon of `tether serve`, same lock and port, with the tray
+// and the window. It exits the process. It runs on the main goroutine,
+// which the window (and, on macOS, the tray) needs.
 func trayMain(args []string) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := runTray(ctx, args)
@@ -40,10 +44,7 @@ func trayMain(args []string) {
 
 func runTray(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("tether", flag.ContinueOnError)
-	// The window is not there yet: the tray is all there is to show, so
-	// --hidden changes nothing today; the login item passes it so that a
-	// login will not open the window once there is one.
-	_ = fs.Bool("hidden", false, "start in the tray without opening a window (what the login item runs)")
+	hidden := fs.Bool("hidden", false, "start in the tray without showing the window (what the login item runs)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -59,6 +60,10 @@ func runTray(ctx context.Context, args []string) error {
 		return err
 	}
 	defer closeLog()
+	// One instance: a second launch shows the first one's window and exits.
+	if shown, err := showRunning(ctx, paths); shown || err != nil {
+		return err
+	}
 	exe, err := clients.Executable()
 	if err != nil {
 		return fmt.Errorf("find the tether binary: %w", err)
@@ -67,10 +72,17 @@ func runTray(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	windowed := hasDisplay(runtime.GOOS, os.Getenv)
+	var window *app.Window // set before the daemon listens; read by ShowWindow
+	var showWindow func()
+	if windowed {
+		showWindow = func() { window.Show() }
+	}
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	services := make(chan daemon.Services, 1)
+	listen := make(chan struct{}) // closed once the window is wired
 	daemonDone := make(chan error, 1)
 	go func() {
 		err := daemon.Run(ctx, daemon.Config{
@@ -80,10 +92,11 @@ func runTray(ctx context.Context, args []string) error {
 			UI:         true,
 			Unattended: policy.Deny,
 			Logger:     log,
-			Services:   func(s daemon.Services) { services <- s },
+			Services:   func(s daemon.Services) { services <- s; <-listen },
+			ShowWindow: showWindow,
 		})
 		daemonDone <- err
-		cancel() // the tray goes when the daemon does (/shutdown, errors)
+		cancel() // the tray and window go when the daemon does (/shutdown, errors)
 	}()
 	var s daemon.Services
 	select {
@@ -93,10 +106,12 @@ func runTray(ctx context.Context, args []string) error {
 	}
 	opts := clients.Options{Executable: exe}
 	configDir := ""
+	var browserArgs []string
 	if !paths.IsDefault() {
 		opts.ConfigDir, configDir = paths.Dir, paths.Dir
+		browserArgs = []string{"--config-dir", paths.Dir}
 	}
-	trayErr := native.Run(ctx, tray.Config{
+	trayCfg := tray.Config{
 		Profiles:       s.Broker,
 		Guard:          s.Guard,
 		Activity:       s.Timeline,
@@ -105,9 +120,62 @@ func runTray(ctx context.Context, args []string) error {
 		LoginItem:      native.LoginItem(exe, configDir),
 		Linger:         actingLinger,
 		Logger:         log,
+	}
+	if !windowed {
+		close(listen)
+		log.Warn("no display: running with the tray only (the window needs X11, Wayland, macOS or Windows)")
+		trayErr := native.Run(ctx, trayCfg)
+		cancel()
+		return errors.Join(trayErr, <-daemonDone)
+	}
+	window = app.NewWindow(app.Config{
+		Profiles:       s.Broker,
+		Guard:          s.Guard,
+		Timeline:       s.Timeline,
+		Clients:        host,
+		ConnectOptions: opts,
+		Extension:      extension.Dist(),
+		ExtensionDir:   paths.UnpackedExtension(),
+		ExtensionID:    broker.DefaultExtensionID,
+		Port:           port,
+		Executable:     exe,
+		BrowserArgs:    browserArgs,
+		Version:        versionString(),
+		Logger:         log,
 	})
+	s.Guard.SetApprover(window)
+	close(listen) // the daemon listens now, with the window as its approver
+	trayCfg.Window = window
+	// The tray first (systray's start must precede the window's loop on
+	// macOS), then the window owns the main thread until ctx ends.
+	trayLoop := native.Start(trayCfg)
+	trayDone := make(chan error, 1)
+	go func() {
+		trayDone <- trayLoop(ctx)
+		cancel() // Quit in the tray stops everything
+	}()
+	winErr := window.Run(ctx, app.WindowOptions{Assets: frontend.Dist(), StartHidden: *hidden, Icon: tray.Icon(tray.Connected, "linux")})
+	if winErr != nil {
+		log.Error("the window failed", "err", winErr)
+	}
 	cancel()
-	return errors.Join(trayErr, <-daemonDone)
+	return errors.Join(winErr, <-trayDone, <-daemonDone)
+}
+
+// showRunning asks a `tether` already running for this config dir to show
+// its window. It reports whether one did; an error when a daemon without a
+// window (`tether serve`) runs instead.
+func showRunning(ctx context.Context, paths config.Paths) (bool, error) {
+	rec, _, err := daemon.Probe(ctx, paths)
+	if err != nil {
+		return false, nil // none answers: this one starts
+	}
+	err = daemon.Control(ctx, paths, "POST", daemon.PathWindow, nil, nil)
+	if err != nil {
+		return false, fmt.Errorf("%w (pid %d, port %d): %v; stop it first, then start tether", daemon.ErrAlreadyRunning, rec.PID, rec.Port, err)
+	}
+	fmt.Fprintf(os.Stderr, "tether: already running (pid %d); its window is shown\n", rec.PID)
+	return true, nil
 }
 
 // daemonCommand is what `tether mcp` starts when no daemon answers: the
@@ -128,4 +196,14 @@ func hasDesktop(goos string, getenv func(string) string) bool {
 		return true
 	}
 	return getenv("DISPLAY") != "" || getenv("WAYLAND_DISPLAY") != "" || getenv("DBUS_SESSION_BUS_ADDRESS") != ""
+}
+
+// hasDisplay reports whether a window can be shown: always on macOS and
+// Windows; elsewhere when an X11 or Wayland display is named.
+func hasDisplay(goos string, getenv func(string) string) bool {
+	switch goos {
+	case "darwin", "windows":
+		return true
+	}
+	return getenv("DISPLAY") != "" || getenv("WAYLAND_DISPLAY") != ""
 }

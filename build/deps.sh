@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Installs the system packages a target needs: with apt-get when run as root,
 # otherwise prints the one command to run. Usage: build/deps.sh PACKAGE:COMMAND...
-# (COMMAND is what must be on PATH for PACKAGE to count as installed).
+# (COMMAND is what must be on PATH for PACKAGE to count as installed; for a
+# C library, pc=NAME: the pkg-config module that must exist).
 set -euo pipefail
 missing=()
 for pair in "$@"; do
   pkg=${pair%%:*}
   cmd=${pair#*:}
-  command -v "$cmd" >/dev/null 2>&1 || missing+=("$pkg")
+  case $cmd in
+    pc=*) pkg-config --exists "${cmd#pc=}" 2>/dev/null || missing+=("$pkg") ;;
+    *) command -v "$cmd" >/dev/null 2>&1 || missing+=("$pkg") ;;
+  esac
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then

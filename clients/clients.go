@@ -17,6 +17,7 @@
 package clients
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -227,4 +228,28 @@ type Status struct {
 	Files []FileStatus
 	// Connected is true when every file in Files has our entry.
 	Connected bool
+}
+
+// Lines describes the outcome for the user, one line per file, then the
+// step that makes the client pick the change up (when something changed).
+// connect says whether it was Connect (else Disconnect).
+func (o Outcome) Lines(connect bool) []string {
+	var out []string
+	for _, f := range o.Files {
+		switch {
+		case f.Change == Unchanged && connect:
+			out = append(out, fmt.Sprintf("%s: already connected in %s", o.Client.Name, f.Path))
+		case f.Change == Unchanged:
+			out = append(out, fmt.Sprintf("%s: no Tether entry in %s", o.Client.Name, f.Path))
+		default:
+			out = append(out, fmt.Sprintf("%s: %s Tether in %s", o.Client.Name, f.Change, f.Path))
+			if f.Backup != "" {
+				out = append(out, "  previous file saved as "+f.Backup)
+			}
+		}
+	}
+	if o.Changed && o.Client.Reload != "" {
+		out = append(out, "  next: "+o.Client.Reload)
+	}
+	return out
 }

@@ -108,6 +108,10 @@ func (p Paths) Extension(userDataDir string) string {
 	return filepath.Join(p.Dir, "extension", hex.EncodeToString(sum[:6]))
 }
 
+// UnpackedExtension is the folder the window writes the extension to for
+// the user's own Chrome ("Load unpacked" in chrome://extensions).
+func (p Paths) UnpackedExtension() string { return filepath.Join(p.Dir, "chrome-extension") }
+
 // BrowserProfile is the default --user-data-dir of `tether browser`.
 func (p Paths) BrowserProfile() string { return filepath.Join(p.Dir, "browser-profiles", "default") }
 

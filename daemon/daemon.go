@@ -36,6 +36,9 @@ const (
 	PathProfiles = "/control/profiles"
 	// PathPause is the control API behind `tether pause` and `tether resume`.
 	PathPause = "/control/pause"
+	// PathWindow (POST) shows the daemon's window: a second `tether` asks
+	// the first this way, then exits.
+	PathWindow = "/control/window"
 )
 
 // ErrAlreadyRunning is returned when another daemon holds the lock.
@@ -53,6 +56,9 @@ type Config struct {
 	ExtensionIDs []string
 	// UI is recorded in the daemon record: true when the tray runs too.
 	UI bool
+	// ShowWindow, if set, shows the window (POST /control/window); nil
+	// under `tether serve`, which has none.
+	ShowWindow func()
 	// AutoApproveProfiles pairs new browser profiles without asking.
 	AutoApproveProfiles bool
 	// EnableTools turns on off-by-default tools for this run, in addition to
@@ -213,6 +219,17 @@ func Run(ctx context.Context, cfg Config) error {
 	mux.Handle(PathProfiles, apiGuard(log, token, profilesHandler(b)))
 	mux.Handle(PathProfiles+"/", apiGuard(log, token, profilesHandler(b)))
 	mux.Handle(PathPause, apiGuard(log, token, pauseHandler(guard)))
+	mux.Handle("POST "+PathWindow, apiGuard(log, token, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if cfg.ShowWindow == nil {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusConflict)
+			_ = json.NewEncoder(w).Encode(ControlError{"this daemon runs without a window (tether serve)"})
+			return
+		}
+		log.Info("window shown on request (a second tether was started)")
+		cfg.ShowWindow()
+		w.WriteHeader(http.StatusNoContent)
+	})))
 	srv := &http.Server{
 		Handler:           loopbackOnly(log, mux),
 		ReadHeaderTimeout: 10 * time.Second,

@@ -43,6 +43,10 @@ const (
 	Denied Outcome = "denied"
 	// Paused: AI access was paused.
 	Paused Outcome = "paused"
+	// Ignored: not a call but a late answer to one already decided (a
+	// native approval dialog answered after the window's queue or the
+	// timeout); Entry.Decision says so. It changed nothing.
+	Ignored Outcome = "ignored"
 )
 
 // Entry is one tool call on the timeline.
@@ -324,4 +328,40 @@ func ReadJSONL(r io.Reader) ([]Entry, error) {
 		}
 		out = append(out, e)
 	}
+}
+
+// Facets are the distinct values of the timeline's filter columns.
+type Facets struct {
+	// Clients and Profiles are sorted; empty values are left out.
+	Clients  []string
+	Profiles []string
+}
+
+// Facets returns the clients and profiles the timeline holds rows for.
+func (s *Store) Facets(ctx context.Context) (Facets, error) {
+	var f Facets
+	for _, c := range []struct {
+		col string
+		out *[]string
+	}{{"client", &f.Clients}, {"profile", &f.Profiles}} {
+		rows, err := s.db.QueryContext(ctx, "SELECT DISTINCT "+c.col+" FROM calls WHERE "+c.col+" != '' ORDER BY "+c.col)
+		if err != nil {
+			return Facets{}, fmt.Errorf("read the timeline's %ss: %w", c.col, err)
+		}
+		*c.out = []string{}
+		for rows.Next() {
+			var v string
+			if err := rows.Scan(&v); err != nil {
+				rows.Close()
+				return Facets{}, err
+			}
+			*c.out = append(*c.out, v)
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return Facets{}, err
+		}
+	}
+	return f, nil
 }

@@ -55,6 +55,13 @@ func TestPersistReopenAndFilters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	facets, err := s.Facets(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Facets{Clients: []string{"claude-ai", "cursor"}, Profiles: []string{"home", "work"}}); !reflect.DeepEqual(facets, want) {
+		t.Errorf("Facets = %+v, want %+v", facets, want)
+	}
 	if len(all) != 4 || all[0].Tab != 4 || all[3].Tab != 1 {
 		t.Fatalf("not newest first after reopen: %+v", all)
 	}

@@ -17,6 +17,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/tether-browser/tether/broker"
@@ -74,6 +75,8 @@ const (
 	ClickLogin
 	// ClickQuit: "Quit".
 	ClickQuit
+	// ClickOpen: "Open Tether" shows the window.
+	ClickOpen
 	// MenuOpened: the user opened the menu; files the tray does not watch
 	// (client configs, the login item) are read again.
 	MenuOpened
@@ -95,6 +98,14 @@ type UI interface {
 	Clicks() <-chan Click
 }
 
+// Window is Tether's window (*app.Window), as the tray sees it.
+type Window interface {
+	// Show shows and raises the window.
+	Show()
+	// Notify shows a notice in the window; kind is "info" or "error".
+	Notify(kind, text string)
+}
+
 // Config configures Run.
 type Config struct {
 	// Profiles, Guard and Activity are the daemon's in-process API.
@@ -107,6 +118,9 @@ type Config struct {
 	ConnectOptions clients.Options
 	// LoginItem is the start-at-login entry; nil hides "Start at login".
 	LoginItem LoginItem
+	// Window is the window "Open Tether" shows, where the outcome of a
+	// Connect click is also shown; nil hides "Open Tether".
+	Window Window
 	// Linger keeps the "AI acting now" icon this long after the last call
 	// ends, so that a fast call is seen at all (0: none).
 	Linger time.Duration
@@ -188,6 +202,7 @@ func (t *loop) snapshot() Snapshot {
 		Clients:         t.clients,
 		LoginItem:       t.login,
 		LoginAvailable:  t.cfg.LoginItem != nil,
+		WindowAvailable: t.cfg.Window != nil,
 		Notice:          t.notice,
 	}
 }
@@ -264,6 +279,10 @@ func (t *loop) click(c Click) {
 		}
 		t.log.Info("start at login set from the tray", "enabled", t.login)
 		t.notice = ""
+	case ClickOpen:
+		if t.cfg.Window != nil {
+			t.cfg.Window.Show()
+		}
 	case MenuOpened:
 		t.readClients()
 		t.readLogin()
@@ -306,12 +325,18 @@ func (t *loop) connect(id string) {
 		t.notice += "; next: " + o.Client.Reload
 	}
 	t.log.Info("client config changed from the tray", "client", id, "action", verb, "changed", o.Changed, "path", path)
+	if t.cfg.Window != nil {
+		t.cfg.Window.Notify("info", strings.Join(o.Lines(!item.Connected), "\n"))
+	}
 }
 
 func (t *loop) fail(what string, err error) {
 	t.notice = what
 	if err != nil {
 		t.notice += ": " + err.Error()
+	}
+	if t.cfg.Window != nil {
+		t.cfg.Window.Notify("error", t.notice)
 	}
 	t.log.Warn("tray action failed", "error", t.notice)
 }

@@ -244,7 +244,23 @@ func (u *fakeUI) want(t *testing.T, what string, ok func(View) bool) View {
 	}
 }
 
+// fakeWindow records what the tray asks of the window.
+type fakeWindow struct {
+	mu      sync.Mutex
+	shown   int
+	notices []string
+}
+
+func (w *fakeWindow) Show() { w.mu.Lock(); w.shown++; w.mu.Unlock() }
+
+func (w *fakeWindow) Notify(kind, text string) {
+	w.mu.Lock()
+	w.notices = append(w.notices, kind+": "+text)
+	w.mu.Unlock()
+}
+
 type rig struct {
+	window   *fakeWindow
 	profiles *fakeProfiles
 	guard    *fakeGuard
 	tl       *timeline.Store
@@ -261,7 +277,7 @@ func start(t *testing.T) *rig {
 	}
 	t.Cleanup(func() { tl.Close() })
 	r := &rig{
-		profiles: &fakeProfiles{}, guard: &fakeGuard{}, tl: tl,
+		window: &fakeWindow{}, profiles: &fakeProfiles{}, guard: &fakeGuard{}, tl: tl,
 		clients: &fakeClients{connected: map[string]bool{"cursor": true}}, login: &fakeLogin{},
 		ui:   &fakeUI{views: make(chan View, 1000), clicks: make(chan Click)},
 		done: make(chan error, 1),
@@ -271,7 +287,7 @@ func start(t *testing.T) *rig {
 	go func() {
 		r.done <- Run(ctx, Config{
 			Profiles: r.profiles, Guard: r.guard, Activity: tl, Clients: r.clients,
-			ConnectOptions: clients.Options{Executable: "/opt/tether"}, LoginItem: r.login,
+			ConnectOptions: clients.Options{Executable: "/opt/tether"}, LoginItem: r.login, Window: r.window,
 		}, r.ui)
 	}()
 	return r
@@ -291,7 +307,7 @@ func clientItem(v View, id string) ClientItem {
 func TestLoopFollowsTheDaemon(t *testing.T) {
 	r := start(t)
 	v := r.ui.want(t, "the first view", func(View) bool { return true })
-	if v.State != Disconnected || !v.LoginAvailable || v.LoginItem || v.Paused {
+	if v.State != Disconnected || !v.LoginAvailable || v.LoginItem || v.Paused || !v.WindowAvailable {
 		t.Fatalf("first view = %+v", v)
 	}
 	if len(v.Clients) != len(clients.All()) || !clientItem(v, "cursor").Connected || clientItem(v, "claude-desktop").Connected {
@@ -330,6 +346,14 @@ func TestLoopActsOnClicks(t *testing.T) {
 	r := start(t)
 	r.ui.want(t, "the first view", func(View) bool { return true })
 
+	r.click(Click{Kind: ClickOpen})
+	r.ui.want(t, "the view after Open Tether", func(View) bool { return true })
+	r.window.mu.Lock()
+	if r.window.shown != 1 {
+		t.Errorf("Open Tether showed the window %d times, want 1", r.window.shown)
+	}
+	r.window.mu.Unlock()
+
 	r.click(Click{Kind: ClickPause})
 	r.ui.want(t, "paused", func(v View) bool { return v.State == Paused && v.Paused })
 	if !r.guard.Paused() {
@@ -343,6 +367,11 @@ func TestLoopActsOnClicks(t *testing.T) {
 	if !strings.HasPrefix(v.Notice, "Claude Desktop: connected") || !strings.Contains(v.Tooltip, v.Notice) {
 		t.Errorf("notice %q, tooltip %q", v.Notice, v.Tooltip)
 	}
+	r.window.mu.Lock()
+	if len(r.window.notices) != 1 || !strings.HasPrefix(r.window.notices[0], "info: Claude Desktop: added Tether in ") {
+		t.Errorf("the window's notices after Connect: %q", r.window.notices)
+	}
+	r.window.mu.Unlock()
 	if len(r.clients.opts) != 1 || r.clients.opts[0].Executable != "/opt/tether" {
 		t.Errorf("Connect got %+v", r.clients.opts)
 	}
@@ -401,7 +430,7 @@ func TestActingLingers(t *testing.T) {
 	defer cancel()
 	go Run(ctx, Config{Profiles: &fakeProfiles{}, Guard: &fakeGuard{}, Activity: tl,
 		Clients: &fakeClients{connected: map[string]bool{}}, Linger: 200 * time.Millisecond}, ui)
-	ui.want(t, "the first view", func(v View) bool { return !v.LoginAvailable })
+	ui.want(t, "the first view", func(v View) bool { return !v.LoginAvailable && !v.WindowAvailable })
 	tl.Started(timeline.Entry{Tool: "browser_snapshot"})
 	if _, err := tl.Record(ctx, timeline.Entry{Tool: "browser_snapshot", Outcome: timeline.Error}); err != nil {
 		t.Fatal(err)

@@ -47,6 +47,8 @@ type Snapshot struct {
 	// LoginItem is whether Tether starts at login; LoginAvailable whether
 	// the menu offers it at all.
 	LoginItem, LoginAvailable bool
+	// WindowAvailable is whether there is a window to open.
+	WindowAvailable bool
 	// Notice is the outcome of the user's last action ("" for none).
 	Notice string
 }
@@ -78,6 +80,8 @@ type View struct {
 	Paused  bool
 	// LoginItem checks "Start at login"; LoginAvailable shows it.
 	LoginItem, LoginAvailable bool
+	// WindowAvailable shows "Open Tether".
+	WindowAvailable bool
 }
 
 // Render computes the view of a snapshot. The icon shows the most urgent
@@ -93,7 +97,7 @@ func Render(s Snapshot) View {
 	}
 	v := View{
 		Notice: s.Notice, Clients: s.Clients, Paused: s.Paused,
-		LoginItem: s.LoginItem, LoginAvailable: s.LoginAvailable,
+		LoginItem: s.LoginItem, LoginAvailable: s.LoginAvailable, WindowAvailable: s.WindowAvailable,
 	}
 	var words string
 	switch {

@@ -15,12 +15,20 @@ import (
 )
 
 // Run shows the tray and runs its event loop until the user clicks Quit or
-// ctx ends. On Linux the tray is a StatusNotifierItem on the D-Bus session
-// bus, served from systray's own goroutines: systray.RunWithExternalLoop is
-// started and the calling goroutine runs the loop (a Wails window would own
-// the main thread instead). Without a session bus there is no tray, only
-// the daemon: Run logs it and waits for ctx.
+// ctx ends: Start, then its loop on the calling goroutine (used when there
+// is no window, e.g. a D-Bus session without a display).
 func Run(ctx context.Context, cfg tray.Config) error {
+	return Start(cfg)(ctx)
+}
+
+// Start puts the tray on the desktop and returns its event loop, which runs
+// until the user clicks Quit or ctx ends. On Linux the tray is a
+// StatusNotifierItem on the D-Bus session bus, served from systray's own
+// goroutines (systray.RunWithExternalLoop): the loop may run on any
+// goroutine while the window's event loop owns the main thread. Without a
+// session bus there is no tray, only the daemon (and the window): the loop
+// logs it and waits for ctx.
+func Start(cfg tray.Config) (loop func(ctx context.Context) error) {
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -29,9 +37,11 @@ func Run(ctx context.Context, cfg tray.Config) error {
 	// (dbus-launch) for a session that has none.
 	probe, err := dbus.SessionBusPrivateNoAutoStartup()
 	if err != nil {
-		log.Warn("no D-Bus session bus: running without a tray icon", "error", err)
-		<-ctx.Done()
-		return nil
+		return func(ctx context.Context) error {
+			log.Warn("no D-Bus session bus: running without a tray icon", "error", err)
+			<-ctx.Done()
+			return nil
+		}
 	}
 	probe.Close()
 	// The menu is built in onReady: systray answers GetLayout only once
@@ -44,7 +54,13 @@ func Run(ctx context.Context, cfg tray.Config) error {
 		close(ready)
 	}, nil)
 	start()
-	defer end()
-	<-ready
-	return tray.Run(ctx, cfg, u)
+	return func(ctx context.Context) error {
+		defer end()
+		select {
+		case <-ready:
+		case <-ctx.Done():
+			return nil
+		}
+		return tray.Run(ctx, cfg, u)
+	}
 }

@@ -14,6 +14,7 @@ import (
 
 // Titles of the fixed menu items (the end-to-end test finds them by title).
 const (
+	TitleOpen    = "Open Tether"
 	TitleConnect = "Connect to"
 	TitlePause   = "Pause AI access"
 	TitleLogin   = "Start at login"
@@ -28,6 +29,7 @@ type ui struct {
 	clicks  chan tray.Click
 	status  *systray.MenuItem
 	notice  *systray.MenuItem
+	open    *systray.MenuItem
 	connect *systray.MenuItem
 	clients map[string]*systray.MenuItem
 	pause   *systray.MenuItem
@@ -49,6 +51,9 @@ func newUI(clientItems []tray.ClientItem) *ui {
 	u.notice.Disable()
 	u.notice.Hide()
 	systray.AddSeparator()
+	u.open = systray.AddMenuItem(TitleOpen, "Show Tether's window: profiles, timeline, approvals")
+	u.open.Hide()
+	u.forward(u.open, tray.Click{Kind: tray.ClickOpen})
 	u.connect = systray.AddMenuItem(TitleConnect, "Add Tether to an MCP client's config, or remove it")
 	for _, c := range clientItems {
 		it := u.connect.AddSubMenuItemCheckbox(c.Name, c.Path, c.Connected)
@@ -124,6 +129,13 @@ func (u *ui) Show(v tray.View) {
 			u.login.Show()
 		} else {
 			u.login.Hide()
+		}
+	}
+	if first || v.WindowAvailable != old.WindowAvailable {
+		if v.WindowAvailable {
+			u.open.Show()
+		} else {
+			u.open.Hide()
 		}
 	}
 	if first && u.onShown != nil {

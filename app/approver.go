@@ -1,0 +1,122 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/tether-browser/tether/policy"
+	"github.com/tether-browser/tether/timeline"
+)
+
+// ask is the daemon's policy.Approver (Window.Ask). It shows the window, whose approval
+// queue offers the three choices (Allow once, Always allow for this site,
+// Deny), and a native Yes/No dialog (Yes: allow once; No: deny): on Linux a
+// Wails question dialog has only No and Yes (platform notes). The first
+// answer wins: the queue's goes straight to the guard and ends ctx.
+//
+// Wails cannot close a dialog from code, so a dialog still open when the
+// call is decided (answered in the queue, timed out, cancelled) stays up;
+// its late answer changes nothing, and the timeline says so with a row of
+// outcome "ignored". Dialogs are shown one at a time (Wails' Linux dialog
+// has one result channel for all); a call answered in the queue while
+// waiting for its turn gets no dialog. Closing a dialog without answering
+// leaves the call in the queue.
+func (a *App) ask(ctx context.Context, r policy.Request) (policy.Answer, error) {
+	s := a.getShell()
+	if s == nil {
+		<-ctx.Done() // no window yet: the queue (once it shows) or the timeout decides
+		return "", ctx.Err()
+	}
+	s.Show()
+	select {
+	case a.dialog <- struct{}{}:
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+	type result struct {
+		yes bool
+		err error
+	}
+	done := make(chan result, 1)
+	title, msg := question(r)
+	go func() {
+		yes, err := s.Ask(title, msg)
+		<-a.dialog
+		done <- result{yes, err}
+	}()
+	select {
+	case res := <-done:
+		switch {
+		case res.err != nil:
+			a.log.Warn("native approval dialog failed; the window's queue still asks", "err", res.err)
+		case res.yes:
+			return policy.AllowOnce, nil
+		case !res.yes:
+			return policy.DenyOnce, nil
+		}
+		<-ctx.Done()
+		return "", ctx.Err()
+	case <-ctx.Done():
+		why := "after the call was answered in the window or cancelled"
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			why = "after the call had timed out and was denied"
+		}
+		go func() {
+			res := <-done
+			if res.err != nil {
+				return
+			}
+			a.lateAnswer(r, res.yes, why)
+		}()
+		return "", ctx.Err()
+	}
+}
+
+// ErrDialogClosed is what Shell.Ask returns when the dialog was closed
+// without an answer.
+var ErrDialogClosed = errors.New("the dialog was closed without an answer")
+
+// lateAnswer records a dialog answered after its call was decided.
+func (a *App) lateAnswer(r policy.Request, yes bool, why string) {
+	answer := "No"
+	if yes {
+		answer = "Yes"
+	}
+	e := timeline.Entry{Time: a.cfg.Now(), Client: r.Client, Profile: r.Profile, Tab: r.Tab, Tool: r.Tool,
+		Args: r.Summary, Class: string(r.Class), Site: strings.Join(r.Sites, " "),
+		Decision: fmt.Sprintf("native dialog answered %s %s; it changed nothing", answer, why),
+		Outcome:  timeline.Ignored}
+	a.log.Info("late answer to a native approval dialog ignored", "tool", r.Tool, "answer", answer, "why", why)
+	if _, err := a.cfg.Timeline.Record(context.Background(), e); err != nil {
+		a.log.Error("timeline record failed", "err", err)
+	}
+}
+
+// question is the native dialog's title and text. Page-derived text (the
+// summary's URLs and labels) is shown as data, quoted, never as
+// instructions.
+func question(r policy.Request) (title, message string) {
+	who := r.Client
+	if who == "" {
+		who = "An AI app"
+	}
+	where := "this page"
+	if len(r.Sites) > 0 && r.Sites[0] != "" {
+		where = strings.Join(r.Sites, ", ")
+	}
+	target := ""
+	if r.Profile != "" {
+		target = fmt.Sprintf(" (profile %s", r.Profile)
+		if r.Tab > 0 {
+			target += fmt.Sprintf(", tab %d", r.Tab)
+		}
+		target += ")"
+	}
+	title = "Tether: allow " + r.Tool + "?"
+	message = fmt.Sprintf("%s asks to run %s, a %s action, on %s%s.\n\nArguments: %s\n\nYes allows it once. No denies it. For “Always allow for this site”, answer in the Tether window instead. Unanswered, it is denied in %s.",
+		who, r.Tool, r.Class, where, target, r.Summary, time.Until(r.Deadline).Round(time.Second))
+	return title, message
+}
