@@ -39,7 +39,7 @@ func runTimeline(ctx context.Context, args []string) error {
 	var f timeline.Filter
 	fs.StringVar(&f.Client, "client", "", "only this MCP client (its clientInfo name)")
 	fs.StringVar(&f.Profile, "profile", "", "only this browser profile (slug)")
-	outcome := fs.String("outcome", "", "only this outcome: ok, error, refused, denied or paused")
+	outcome := fs.String("outcome", "", "only this outcome: ok, error, refused, denied, paused or ignored")
 	limit := fs.Int("limit", 0, "at most N calls (list: 50 by default; export: all)")
 	out := ""
 	if export {
@@ -53,7 +53,7 @@ func runTimeline(ctx context.Context, args []string) error {
 	}
 	f.Outcome, f.Limit = timeline.Outcome(*outcome), *limit
 	switch f.Outcome {
-	case "", timeline.OK, timeline.Error, timeline.Refused, timeline.Denied, timeline.Paused:
+	case "", timeline.OK, timeline.Error, timeline.Refused, timeline.Denied, timeline.Paused, timeline.Ignored:
 	default:
 		return fmt.Errorf("unknown outcome %q\n\n%s", *outcome, timelineUsage)
 	}

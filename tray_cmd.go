@@ -155,11 +155,14 @@ func runTray(ctx context.Context, args []string) error {
 		cancel() // Quit in the tray stops everything
 	}()
 	winErr := window.Run(ctx, app.WindowOptions{Assets: frontend.Dist(), StartHidden: *hidden, Icon: tray.Icon(tray.Connected, "linux")})
-	if winErr != nil {
-		log.Error("the window failed", "err", winErr)
+	if winErr != nil && ctx.Err() == nil {
+		// The daemon and tray still serve; held calls wait in the queue
+		// for the timeout, then are denied.
+		log.Error("no window: Tether keeps running in the tray", "err", winErr)
+		<-ctx.Done()
 	}
 	cancel()
-	return errors.Join(winErr, <-trayDone, <-daemonDone)
+	return errors.Join(<-trayDone, <-daemonDone)
 }
 
 // showRunning asks a `tether` already running for this config dir to show

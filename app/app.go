@@ -144,6 +144,8 @@ type App struct {
 	mu     sync.Mutex
 	shell  Shell
 	acting map[actingKey]int
+	// showPending is a show asked before the window was up.
+	showPending bool
 	// dialog admits one native dialog at a time.
 	dialog chan struct{}
 }
@@ -178,7 +180,11 @@ func (a *App) getShell() Shell {
 func (a *App) start(ctx context.Context, s Shell) {
 	a.mu.Lock()
 	a.shell = s
+	show := a.showPending
 	a.mu.Unlock()
+	if show {
+		s.Show()
+	}
 	sub := a.cfg.Timeline.Subscribe(256)
 	go func() {
 		defer sub.Unsubscribe()
@@ -225,9 +231,16 @@ func (a *App) track(ev timeline.Event) {
 	}
 }
 
-// show shows and raises the window. It does nothing before the window is up.
+// show shows and raises the window; asked before the window is up, it
+// shows it as soon as it is.
 func (a *App) show() {
-	if s := a.getShell(); s != nil {
+	a.mu.Lock()
+	s := a.shell
+	if s == nil {
+		a.showPending = true
+	}
+	a.mu.Unlock()
+	if s != nil {
 		s.Show()
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/wailsapp/wails/v2"
 	"github.com/wailsapp/wails/v2/pkg/options"
@@ -36,7 +37,7 @@ func (w *Window) Ask(ctx context.Context, r policy.Request) (policy.Answer, erro
 }
 
 // Show shows and raises the window (the tray's "Open Tether", a second
-// launch of tether). Before the window is up it does nothing.
+// launch of tether). Asked before the window is up, it shows it once it is.
 func (w *Window) Show() { w.app.show() }
 
 // Notify shows a notice in the window's status line; kind is "info" or
@@ -59,8 +60,15 @@ type WindowOptions struct {
 // hides it; only ctx (the tray's Quit, the daemon stopping) ends Run.
 // Build with -tags desktop,production (and webkit2_41 on Linux); without
 // them Wails refuses to start and Run returns its error.
-func (w *Window) Run(ctx context.Context, o WindowOptions) error {
+func (w *Window) Run(ctx context.Context, o WindowOptions) (err error) {
 	log := w.app.log
+	defer func() {
+		// Wails panics when GTK cannot start (a DISPLAY naming no server).
+		if p := recover(); p != nil {
+			err = fmt.Errorf("the window could not open: %v", p)
+		}
+	}()
+	var started sync.Once
 	return wails.Run(&options.App{
 		Title:             "Tether",
 		Width:             1120,
@@ -72,11 +80,16 @@ func (w *Window) Run(ctx context.Context, o WindowOptions) error {
 		BackgroundColour:  &options.RGBA{R: 250, G: 250, B: 249, A: 255},
 		AssetServer:       &assetserver.Options{Assets: o.Assets},
 		OnStartup: func(wctx context.Context) {
-			w.app.start(ctx, &wailsShell{ctx: wctx})
 			go func() {
 				<-ctx.Done()
 				wruntime.Quit(wctx)
 			}()
+		},
+		// The window takes calls once its page is up: a WindowShow sent
+		// while a hidden window is still being built is lost (seen under
+		// Xvfb), so a Show before then waits for this.
+		OnDomReady: func(wctx context.Context) {
+			started.Do(func() { w.app.start(ctx, &wailsShell{ctx: wctx}) })
 		},
 		Bind:               []any{w.app},
 		Logger:             slogLogger{log},

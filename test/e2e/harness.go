@@ -42,7 +42,9 @@ func Binary(t testing.TB) string {
 func BuildBinary(t testing.TB, ldflags string) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "tether")
-	args := []string{"build", "-o", out}
+	// The window's build tags (Makefile TAGS): without them Wails refuses to
+	// open a window.
+	args := []string{"build", "-tags", "desktop,production,webkit2_41", "-o", out}
 	if ldflags != "" {
 		args = append(args, "-ldflags", ldflags)
 	}

@@ -22,17 +22,17 @@ import (
 	"github.com/tether-browser/tether/config"
 	"github.com/tether-browser/tether/policy"
 	"github.com/tether-browser/tether/protocol"
+	"github.com/tether-browser/tether/test/desktop"
 	"github.com/tether-browser/tether/test/fakeext"
 	"github.com/tether-browser/tether/test/mcpclient"
 	"github.com/tether-browser/tether/tray/native"
 )
 
 const (
-	itemPath  = "/StatusNotifierItem"
-	menuPath  = "/StatusNotifierItem/menu"
-	itemIface = "org.kde.StatusNotifierItem"
-	menuIface = "com.canonical.dbusmenu"
-	wait      = 20 * time.Second
+	itemPath  = desktop.ItemPath
+	menuPath  = desktop.MenuPath
+	itemIface = desktop.ItemIface
+	wait      = desktop.Wait
 )
 
 // The real binary under a private D-Bus session: its tray menu is read and
@@ -45,7 +45,7 @@ func TestTrayOverDBus(t *testing.T) {
 		t.Skip("dbus-launch not found: install dbus-x11 to run the tray's end-to-end test")
 	}
 	bin := binary(t)
-	busAddr := sessionBus(t)
+	busAddr := desktop.SessionBus(t)
 	home, cfgDir := t.TempDir(), t.TempDir()
 	env := userEnv(home, cfgDir, busAddr)
 	p := startTether(t, bin, env)
@@ -70,15 +70,15 @@ func TestTrayOverDBus(t *testing.T) {
 	if menu != menuPath {
 		t.Fatalf("Menu = %s", menu)
 	}
-	m := &menuClient{t: t, obj: conn.Object(name, menu)}
-	top := m.layout()
+	m := &desktop.Menu{T: t, Obj: conn.Object(name, menu)}
+	top := m.Layout()
 	for _, title := range []string{"No extension connected", native.TitleConnect, native.TitlePause, native.TitleLogin, native.TitleQuit} {
-		top.find(t, title)
+		top.Find(t, title)
 	}
-	if got := top.find(t, native.TitleConnect).children; len(got) != 10 {
+	if got := top.Find(t, native.TitleConnect).Children; len(got) != 10 {
 		t.Fatalf("Connect to has %d items, want the 10 clients", len(got))
 	}
-	if c := iconColour(t, item); c != "grey" {
+	if c := desktop.IconColour(t, item); c != "grey" {
 		t.Fatalf("icon with no extension is %s, want grey", c)
 	}
 
@@ -94,15 +94,15 @@ func TestTrayOverDBus(t *testing.T) {
 		e, err := fakeext.Dial(url, protocol.Hello{ProfileID: "7a7e5b1c-tray-test", Label: "Tray test", ExtVersion: "0.1.0"})
 		dialed <- dial{e, err}
 	}()
-	waitIcon(t, sigs, item, "amber")
+	desktop.WaitIcon(t, sigs, item, "amber")
 	run(t, env, bin, "profiles", "approve", "7a7e5b1c")
 	d := <-dialed
 	if d.err != nil {
 		t.Fatal(d.err)
 	}
 	defer d.e.Close()
-	waitIcon(t, sigs, item, "green")
-	m.waitFor(sigs, "the status line", func(n *node) bool { return n.has("1 profile · 0 shared tabs") })
+	desktop.WaitIcon(t, sigs, item, "green")
+	m.WaitFor(sigs, "the status line", func(n *desktop.Node) bool { return n.Has("1 profile · 0 shared tabs") })
 
 	// A tool call the extension holds: the icon says the AI is acting.
 	held, release := make(chan struct{}, 1), make(chan struct{})
@@ -120,25 +120,25 @@ func TestTrayOverDBus(t *testing.T) {
 		called <- err
 	}()
 	<-held
-	waitIcon(t, sigs, item, "blue")
+	desktop.WaitIcon(t, sigs, item, "blue")
 	close(release)
 	if err := <-called; err != nil {
 		t.Fatal(err)
 	}
-	waitIcon(t, sigs, item, "green") // after the 1.5 s linger
+	desktop.WaitIcon(t, sigs, item, "green") // after the 1.5 s linger
 
 	// Pause AI access: the check mark, the red icon, and a refused tool call.
-	m.click(top.find(t, native.TitlePause).id)
+	m.Click(top.Find(t, native.TitlePause).ID)
 	p.waitLog(t, "AI access paused")
-	waitIcon(t, sigs, item, "red")
-	m.waitFor(sigs, "Pause AI access checked", func(n *node) bool { return n.find(t, native.TitlePause).toggle() == 1 })
+	desktop.WaitIcon(t, sigs, item, "red")
+	m.WaitFor(sigs, "Pause AI access checked", func(n *desktop.Node) bool { return n.Find(t, native.TitlePause).Toggle() == 1 })
 	text, isErr := callTool(t, paths, p.port, "browser_tabs")
 	if !isErr || !strings.Contains(text, policy.PausedMessage) {
 		t.Errorf("browser_tabs while paused: isError %v, %q; want the paused refusal", isErr, text)
 	}
 
 	// Connect to ▸ Claude Desktop writes its config file in the test HOME.
-	m.click(top.find(t, native.TitleConnect).find(t, "Claude Desktop").id)
+	m.Click(top.Find(t, native.TitleConnect).Find(t, "Claude Desktop").ID)
 	p.waitLog(t, "client config changed from the tray")
 	b, err := os.ReadFile(filepath.Join(home, ".config", "Claude", "claude_desktop_config.json"))
 	if err != nil {
@@ -147,13 +147,13 @@ func TestTrayOverDBus(t *testing.T) {
 	if !strings.Contains(string(b), `"tether"`) || !strings.Contains(string(b), `"mcp"`) {
 		t.Errorf("claude_desktop_config.json:\n%s", b)
 	}
-	m.waitFor(sigs, "Claude Desktop checked and the outcome shown", func(n *node) bool {
-		return n.find(t, native.TitleConnect).find(t, "Claude Desktop").toggle() == 1 &&
-			n.has("Claude Desktop: connected")
+	m.WaitFor(sigs, "Claude Desktop checked and the outcome shown", func(n *desktop.Node) bool {
+		return n.Find(t, native.TitleConnect).Find(t, "Claude Desktop").Toggle() == 1 &&
+			n.Has("Claude Desktop: connected")
 	})
 
 	// Start at login writes the XDG autostart entry, starting tether hidden.
-	m.click(top.find(t, native.TitleLogin).id)
+	m.Click(top.Find(t, native.TitleLogin).ID)
 	p.waitLog(t, "start at login set from the tray")
 	desktop := filepath.Join(home, ".config", "autostart", "tether.desktop")
 	b, err = os.ReadFile(desktop)
@@ -163,14 +163,14 @@ func TestTrayOverDBus(t *testing.T) {
 	if !strings.Contains(string(b), "Exec=") || !strings.Contains(string(b), `"--hidden"`) || !strings.Contains(string(b), bin) {
 		t.Errorf("%s:\n%s", desktop, b)
 	}
-	m.click(top.find(t, native.TitleLogin).id)
+	m.Click(top.Find(t, native.TitleLogin).ID)
 	p.waitLog(t, "start at login set from the tray")
 	if _, err := os.Stat(desktop); !os.IsNotExist(err) {
 		t.Errorf("%s still there after unchecking: %v", desktop, err)
 	}
 
 	// Quit stops the process.
-	m.click(top.find(t, native.TitleQuit).id)
+	m.Click(top.Find(t, native.TitleQuit).ID)
 	select {
 	case err := <-p.exited:
 		if err != nil {
@@ -192,28 +192,6 @@ func binary(t *testing.T) string {
 		t.Fatalf("go build: %v\n%s", err, b)
 	}
 	return out
-}
-
-// sessionBus starts a private session bus and returns its address; it is
-// stopped at cleanup.
-func sessionBus(t *testing.T) string {
-	out, err := exec.Command("dbus-launch", "--sh-syntax").Output()
-	if err != nil {
-		t.Fatalf("dbus-launch: %v", err)
-	}
-	addr := regexp.MustCompile(`DBUS_SESSION_BUS_ADDRESS='([^']+)'`).FindStringSubmatch(string(out))
-	pid := regexp.MustCompile(`DBUS_SESSION_BUS_PID=(\d+)`).FindStringSubmatch(string(out))
-	if addr == nil || pid == nil {
-		t.Fatalf("dbus-launch printed %q", out)
-	}
-	t.Cleanup(func() {
-		var n int
-		fmt.Sscan(pid[1], &n)
-		if proc, err := os.FindProcess(n); err == nil {
-			proc.Kill()
-		}
-	})
-	return addr[1]
 }
 
 // userEnv is a user with the given home and config dir, on the given bus,
@@ -320,169 +298,6 @@ func run(t *testing.T, env []string, bin string, args ...string) {
 	cmd.Env = env
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("tether %v: %v\n%s", args, err, out)
-	}
-}
-
-// menuClient calls com.canonical.dbusmenu.
-type menuClient struct {
-	t   *testing.T
-	obj dbus.BusObject
-}
-
-type node struct {
-	id       int32
-	props    map[string]dbus.Variant
-	children []*node
-}
-
-func (n *node) label() string {
-	s, _ := n.props["label"].Value().(string)
-	return s
-}
-
-func (n *node) toggle() int32 {
-	v, _ := n.props["toggle-state"].Value().(int32)
-	return v
-}
-
-// has reports whether an item under n is labelled title (a prefix).
-func (n *node) has(title string) bool {
-	if strings.HasPrefix(n.label(), title) {
-		return true
-	}
-	for _, c := range n.children {
-		if c.has(title) {
-			return true
-		}
-	}
-	return false
-}
-
-// find returns the first node under n labelled title (a prefix), depth first.
-func (n *node) find(t *testing.T, title string) *node {
-	t.Helper()
-	var walk func(*node) *node
-	walk = func(x *node) *node {
-		if strings.HasPrefix(x.label(), title) {
-			return x
-		}
-		for _, c := range x.children {
-			if f := walk(c); f != nil {
-				return f
-			}
-		}
-		return nil
-	}
-	f := walk(n)
-	if f == nil {
-		t.Fatalf("no menu item %q", title)
-	}
-	return f
-}
-
-type rawLayout struct {
-	ID       int32
-	Props    map[string]dbus.Variant
-	Children []dbus.Variant
-}
-
-func toNode(r rawLayout) *node {
-	n := &node{id: r.ID, props: r.Props}
-	for _, c := range r.Children {
-		var cr rawLayout
-		if err := dbus.Store([]any{c.Value()}, &cr); err == nil {
-			n.children = append(n.children, toNode(cr))
-		}
-	}
-	return n
-}
-
-func (m *menuClient) getLayout(parent int32) *node {
-	var rev uint32
-	var r rawLayout
-	if err := m.obj.Call(menuIface+".GetLayout", 0, parent, int32(-1), []string{}).Store(&rev, &r); err != nil {
-		m.t.Fatalf("GetLayout: %v", err)
-	}
-	return toNode(r)
-}
-
-// layout reads the whole menu. systray answers a panel's first GetLayout
-// one level deep only (a workaround for libdbusmenu-gtk3), so submenus are
-// read by their own id.
-func (m *menuClient) layout() *node {
-	root := m.getLayout(0)
-	for i, c := range root.children {
-		if c.props["children-display"].Value() == "submenu" && len(c.children) == 0 {
-			root.children[i] = m.getLayout(c.id)
-		}
-	}
-	return root
-}
-
-// waitFor reads the menu again at each signal of the item until ok.
-func (m *menuClient) waitFor(sigs <-chan *dbus.Signal, what string, ok func(*node) bool) {
-	m.t.Helper()
-	deadline := time.After(wait)
-	for !ok(m.layout()) {
-		select {
-		case <-sigs: // LayoutUpdated, ItemsPropertiesUpdated, …: look again
-		case <-deadline:
-			m.t.Fatalf("the menu did not show %s within %s", what, wait)
-		}
-	}
-}
-
-func (m *menuClient) click(id int32) {
-	if err := m.obj.Call(menuIface+".Event", 0, id, "clicked", dbus.MakeVariant(""), uint32(0)).Err; err != nil {
-		m.t.Fatalf("Event clicked %d: %v", id, err)
-	}
-}
-
-type pixmap struct {
-	W, H int32
-	Pix  []byte
-}
-
-// iconColour names the colour of the icon's disc, off its centre (where
-// the state's glyph is): each state has its own.
-func iconColour(t *testing.T, item dbus.BusObject) string {
-	t.Helper()
-	var px []pixmap
-	if err := item.StoreProperty(itemIface+".IconPixmap", &px); err != nil {
-		t.Fatal(err)
-	}
-	if len(px) != 1 || px[0].W != 64 || len(px[0].Pix) != 64*64*4 {
-		t.Fatalf("IconPixmap: %d pixmaps", len(px))
-	}
-	i := (48*64 + 48) * 4
-	a, r, g, b := px[0].Pix[i], px[0].Pix[i+1], px[0].Pix[i+2], px[0].Pix[i+3]
-	if a != 0xff {
-		return fmt.Sprintf("transparent (%d)", a)
-	}
-	for name, c := range map[string][3]byte{
-		"grey": {0x8a, 0x8f, 0x98}, "green": {0x1f, 0xa8, 0x5a}, "blue": {0x1d, 0x6f, 0xe0},
-		"amber": {0xf0, 0x9a, 0x0b}, "red": {0xd8, 0x32, 0x32},
-	} {
-		if [3]byte{r, g, b} == c {
-			return name
-		}
-	}
-	return fmt.Sprintf("#%02x%02x%02x", r, g, b)
-}
-
-// waitIcon waits for NewIcon signals until the icon has the colour.
-func waitIcon(t *testing.T, sigs <-chan *dbus.Signal, item dbus.BusObject, colour string) {
-	t.Helper()
-	deadline := time.After(wait)
-	for {
-		if c := iconColour(t, item); c == colour {
-			return
-		}
-		select {
-		case <-sigs: // NewIcon, LayoutUpdated, …: look again
-		case <-deadline:
-			t.Fatalf("the icon did not turn %s within %s (it is %s)", colour, wait, iconColour(t, item))
-		}
 	}
 }
 
