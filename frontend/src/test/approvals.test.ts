@@ -1,0 +1,93 @@
+import { fireEvent, screen, waitFor, within } from '@testing-library/svelte';
+import { describe, expect, it } from 'vitest';
+import { callsOf } from './fake-app';
+import { emit } from './fake-runtime';
+import { NOW, approval, state } from './fixtures';
+import { open, renderApp } from './helpers';
+
+describe('Approvals page', () => {
+  it('shows a held call with its details', async () => {
+    renderApp({ state: state({ approvals: [approval()] }) });
+    await open('Approvals');
+    const card = await screen.findByRole('article', { name: 'Held call browser_type' });
+    for (const text of ['sensitive', 'claude-ai', 'bank.example', 'ref=e12 text=«redacted»']) {
+      expect(within(card).getByText(text)).toBeTruthy();
+    }
+    expect(card.textContent).toContain('work, tab 2');
+    expect(within(card).getByText(/denied in (54|55) s/)).toBeTruthy();
+  });
+
+  it.each([
+    ['Allow once', 'allow_once'],
+    ['Always allow for this site', 'always_allow_site'],
+    ['Deny', 'deny'],
+  ])('"%s" calls Answer(id, "%s")', async (label, answer) => {
+    renderApp({ state: state({ approvals: [approval({ id: 'req-7' })] }) });
+    await open('Approvals');
+    const card = await screen.findByRole('article', { name: 'Held call browser_type' });
+    await fireEvent.click(within(card).getByRole('button', { name: label }));
+    expect(callsOf('Answer')).toEqual([['req-7', answer]]);
+    // The call leaves the queue with the next "state" event.
+    emit('state', state());
+    await waitFor(() => expect(screen.queryByRole('article', { name: 'Held call browser_type' })).toBeNull());
+    expect(screen.getByText('Nothing waiting for you')).toBeTruthy();
+  });
+
+  it('offers "Always allow for this site" only for exactly one site', async () => {
+    renderApp({
+      state: state({
+        approvals: [
+          approval({ id: 'two', tool: 'browser_navigate', sites: ['a.example', 'b.example'] }),
+          approval({ id: 'none', tool: 'browser_evaluate', sites: [] }),
+        ],
+      }),
+    });
+    await open('Approvals');
+    const two = await screen.findByRole('article', { name: 'Held call browser_navigate' });
+    expect(within(two).queryByRole('button', { name: 'Always allow for this site' })).toBeNull();
+    expect(within(two).getByRole('button', { name: 'Allow once' })).toBeTruthy();
+    expect(within(two).getByText('a.example')).toBeTruthy();
+    expect(within(two).getByText('b.example')).toBeTruthy();
+    const none = screen.getByRole('article', { name: 'Held call browser_evaluate' });
+    expect(within(none).queryByRole('button', { name: 'Always allow for this site' })).toBeNull();
+  });
+
+  it('shows an Answer error (already answered) in the status line', async () => {
+    renderApp({
+      state: state({ approvals: [approval()] }),
+      fail: { Answer: 'this call was already answered or timed out; nothing changed' },
+    });
+    await open('Approvals');
+    const card = await screen.findByRole('article', { name: 'Held call browser_type' });
+    await fireEvent.click(within(card).getByRole('button', { name: 'Deny' }));
+    expect(await screen.findByText('this call was already answered or timed out; nothing changed')).toBeTruthy();
+    await waitFor(() => expect((within(card).getByRole('button', { name: 'Deny' }) as HTMLButtonElement).disabled).toBe(false));
+  });
+
+  it('approves and denies new browser profiles', async () => {
+    renderApp({
+      state: state({
+        pairing: [
+          { id: 'pend-1', label: 'Personal', sinceMs: NOW - 120_000 },
+          { id: 'pend-2', label: 'Guest', sinceMs: NOW - 5_000 },
+        ],
+      }),
+    });
+    await open('Approvals');
+    const personal = await screen.findByRole('article', { name: 'New profile Personal' });
+    expect(personal.textContent).toContain('2 min ago');
+    await fireEvent.click(within(personal).getByRole('button', { name: 'Approve' }));
+    expect(callsOf('ApproveProfile')).toEqual([['pend-1']]);
+
+    const guest = screen.getByRole('article', { name: 'New profile Guest' });
+    await fireEvent.click(within(guest).getByRole('button', { name: 'Deny' }));
+    expect(callsOf('DenyProfile')).toEqual([['pend-2']]);
+    expect(callsOf('Answer')).toEqual([]);
+  });
+
+  it('shows an empty state', async () => {
+    renderApp();
+    await open('Approvals');
+    expect(await screen.findByText('Nothing waiting for you')).toBeTruthy();
+  });
+});
