@@ -70,6 +70,12 @@ test-go: $(BIN)
 	$(GO) vet ./...
 	TETHER_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 15m ./...
 
+# The README's picture of the window (docs/window.png): the real app under
+# Xvfb, its timeline after a short real session through real Chromium.
+screenshot: deps-test build
+	@mkdir -p docs
+	TETHER_BIN=$(CURDIR)/$(BIN) TETHER_SCREENSHOT=$(CURDIR)/docs/window.png $(GO) test -count=1 -run '^TestScreenshot$$' -v ./test/e2e/ | grep -v '^\[' | tail -5
+
 # Benchmarks (about 10 minutes; not part of `make test`): Tether side by side
 # with Playwright MCP and Chrome DevTools MCP (installed with npm into a
 # temporary folder for the run) on the readability corpus. Writes BENCHMARKS.md.

@@ -191,17 +191,27 @@ func (a *App) start(ctx context.Context, s Shell) {
 		for {
 			pc, gc := a.cfg.Profiles.Changed(), a.cfg.Guard.Changed()
 			s.Emit(EventState, a.State())
-			select {
-			case <-ctx.Done():
-				return
-			case <-pc:
-			case <-gc:
-			case ev, ok := <-sub.C:
-				if !ok {
+			// Wait for a change of the state; timeline events that do not
+			// change which tabs are acting only go out as themselves.
+		wait:
+			for {
+				select {
+				case <-ctx.Done():
 					return
+				case <-pc:
+					break wait
+				case <-gc:
+					break wait
+				case ev, ok := <-sub.C:
+					if !ok {
+						return
+					}
+					changed := a.track(ev)
+					s.Emit(EventTimeline, timelineEvent(ev))
+					if changed {
+						break wait
+					}
 				}
-				a.track(ev)
-				s.Emit(EventTimeline, timelineEvent(ev))
 			}
 		}
 	}()
@@ -210,25 +220,31 @@ func (a *App) start(ctx context.Context, s Shell) {
 // track counts the calls running now per (profile, tab), from the
 // timeline's live stream: a start adds one, the record of a call that ran
 // (ok or error) removes one. Refused calls are recorded without a start.
-func (a *App) track(ev timeline.Event) {
+// It reports whether the acting tabs may have changed.
+func (a *App) track(ev timeline.Event) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	changed := false
 	if ev.Dropped > 0 {
 		clear(a.acting) // missed events: never leave a tab highlighted for good
+		changed = true
 	}
 	k := actingKey{ev.Entry.Profile, ev.Entry.Tab}
 	switch ev.Kind {
 	case timeline.CallStarted:
 		a.acting[k]++
+		changed = true
 	case timeline.CallRecorded:
-		if ev.Entry.Outcome == timeline.OK || ev.Entry.Outcome == timeline.Error {
+		if (ev.Entry.Outcome == timeline.OK || ev.Entry.Outcome == timeline.Error) && a.acting[k] > 0 {
 			if a.acting[k] > 1 {
 				a.acting[k]--
 			} else {
 				delete(a.acting, k)
 			}
+			changed = true
 		}
 	}
+	return changed
 }
 
 // show shows and raises the window; asked before the window is up, it

@@ -136,7 +136,7 @@ func TestCallExplainsPendingApproval(t *testing.T) {
 func TestImposterIsRefusedAndLiveSocketKept(t *testing.T) {
 	b, url := newTestBroker(t, Config{AutoApprove: true})
 	real, _ := connect(t, b, url, "1111-real", "Work")
-	secrets.Store("1111-real", "")                        // the imposter does not know the secret
+	secrets.Store("1111-real", "")                       // the imposter does not know the secret
 	defer secrets.Store("1111-real", "not the real one") // leave no empty secret behind
 	imp := hello(t, url, "1111-real", "Work")
 	var r protocol.Refused

@@ -23,6 +23,9 @@ export function emptyState(): State {
   return { version: '', paused: false, profiles: [], pairing: [], approvals: [] };
 }
 
+/** The pages in the nav's order: Ctrl+1 … Ctrl+5 (⌘ on macOS) open them. */
+export const PAGES: readonly Page[] = ['profiles', 'timeline', 'approvals', 'connect', 'extension'];
+
 export class Store implements Reporter {
   /** Replaced whole by each State() answer and "state" event, never changed in place. */
   state: State = $state.raw(emptyState());
@@ -51,6 +54,7 @@ export class Store implements Reporter {
     const off = [
       EventsOn('state', (s: State) => {
         this.#stateEvents++;
+        this.#showNewApprovals(s);
         this.state = s;
         this.ready = true;
       }),
@@ -79,6 +83,25 @@ export class Store implements Reporter {
     } catch (err) {
       this.fail(err);
     }
+  }
+
+  /**
+   * A call held for approval brings the window up (the daemon shows it);
+   * the queue is what the user needs then, so a held call that was not
+   * there before opens the Approvals page.
+   */
+  #showNewApprovals(next: State): void {
+    const known = new Set(this.state.approvals.map((a) => a.id));
+    if (next.approvals.some((a) => !known.has(a.id))) this.page = 'approvals';
+  }
+
+  /** Handles the page shortcuts; returns whether the key was one. */
+  shortcut(e: Pick<KeyboardEvent, 'key' | 'ctrlKey' | 'metaKey' | 'altKey' | 'shiftKey'>): boolean {
+    if (!(e.ctrlKey || e.metaKey) || e.altKey || e.shiftKey) return false;
+    const i = Number(e.key) - 1;
+    if (!Number.isInteger(i) || i < 0 || i >= PAGES.length) return false;
+    this.page = PAGES[i];
+    return true;
   }
 
   notify(kind: 'info' | 'error', text: string): void {

@@ -89,3 +89,24 @@ describe('header, banner and status line', () => {
     expect([listeners('state'), listeners('timeline'), listeners('notice')]).toEqual([0, 0, 0]);
   });
 });
+
+describe('keyboard and approvals', () => {
+  it('Ctrl+2 opens the timeline and Ctrl+5 the extension page; other keys do nothing', async () => {
+    renderApp();
+    await waitFor(() => expect(callsOf('State').length).toBe(1));
+    await fireEvent.keyDown(window, { key: '2', ctrlKey: true });
+    expect(await screen.findByRole('heading', { name: 'Timeline' })).toBeTruthy();
+    await fireEvent.keyDown(window, { key: '5', ctrlKey: true });
+    expect(await screen.findByRole('heading', { name: 'Extension' })).toBeTruthy();
+    await fireEvent.keyDown(window, { key: '2' });
+    await fireEvent.keyDown(window, { key: '9', ctrlKey: true });
+    expect(screen.getByRole('heading', { name: 'Extension' })).toBeTruthy();
+  });
+
+  it('a newly held call opens the Approvals page', async () => {
+    renderApp();
+    await waitFor(() => expect(callsOf('State').length).toBe(1));
+    emit('state', state({ approvals: [approval()] }));
+    expect(await screen.findByRole('button', { name: /Allow once/ })).toBeTruthy();
+  });
+});
