@@ -182,10 +182,12 @@ func showRunning(ctx context.Context, paths config.Paths) (bool, error) {
 }
 
 // daemonCommand is what `tether mcp` starts when no daemon answers: the
-// daemon with the tray in a desktop session, the headless one otherwise.
+// daemon with the tray in a desktop session, its window hidden (an AI app
+// starting should not open a window; a call that needs the user's approval
+// shows it), the headless one otherwise.
 func daemonCommand(exe string) []string {
 	if hasDesktop(runtime.GOOS, os.Getenv) {
-		return []string{exe}
+		return []string{exe, "--hidden"}
 	}
 	return []string{exe, "serve"}
 }

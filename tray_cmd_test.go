@@ -35,7 +35,27 @@ func TestDaemonCommand(t *testing.T) {
 		t.Errorf("without a desktop: %v, want the headless daemon", got)
 	}
 	t.Setenv("DBUS_SESSION_BUS_ADDRESS", "unix:path=/tmp/bus")
-	if got := daemonCommand("/bin/tether"); !slices.Equal(got, []string{"/bin/tether"}) {
-		t.Errorf("with a desktop: %v, want bare tether (the tray)", got)
+	if got := daemonCommand("/bin/tether"); !slices.Equal(got, []string{"/bin/tether", "--hidden"}) {
+		t.Errorf("with a desktop: %v, want bare tether (the tray), its window hidden", got)
+	}
+}
+
+func TestHasDisplay(t *testing.T) {
+	env := func(kv map[string]string) func(string) string { return func(k string) string { return kv[k] } }
+	for _, tc := range []struct {
+		goos string
+		env  map[string]string
+		want bool
+	}{
+		{"darwin", nil, true},
+		{"windows", nil, true},
+		{"linux", nil, false},
+		{"linux", map[string]string{"DBUS_SESSION_BUS_ADDRESS": "unix:path=/run/user/1000/bus"}, false}, // a tray, no window
+		{"linux", map[string]string{"DISPLAY": ":0"}, true},
+		{"linux", map[string]string{"WAYLAND_DISPLAY": "wayland-0"}, true},
+	} {
+		if got := hasDisplay(tc.goos, env(tc.env)); got != tc.want {
+			t.Errorf("hasDisplay(%s, %v) = %v, want %v", tc.goos, tc.env, got, tc.want)
+		}
 	}
 }
