@@ -294,3 +294,40 @@ func Visible(t testing.TB, display, name string) bool {
 	out, err := Xdotool(t, display, "search", "--onlyvisible", "--name", name)
 	return err == nil && out != ""
 }
+
+// Tray is a process's tray icon as a panel sees it on the session bus.
+type Tray struct {
+	// Item is the StatusNotifierItem; Menu its com.canonical.dbusmenu menu,
+	// at the path the item's Menu property names.
+	Item dbus.BusObject
+	Menu *Menu
+	// Signals delivers every signal the item and menu send (NewIcon,
+	// LayoutUpdated, …): wait on it before reading again.
+	Signals <-chan *dbus.Signal
+}
+
+// TrayOf connects to the session bus at addr and returns the tray of the
+// process pid (systray names its item org.kde.StatusNotifierItem-<pid>-1).
+func TrayOf(t testing.TB, addr string, pid int) *Tray {
+	t.Helper()
+	conn, err := dbus.Connect(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	name := fmt.Sprintf("org.kde.StatusNotifierItem-%d-1", pid)
+	if err := conn.AddMatchSignal(dbus.WithMatchSender(name)); err != nil {
+		t.Fatal(err)
+	}
+	sigs := make(chan *dbus.Signal, 256)
+	conn.Signal(sigs)
+	item := conn.Object(name, ItemPath)
+	var menu dbus.ObjectPath
+	if err := item.StoreProperty(ItemIface+".Menu", &menu); err != nil {
+		t.Fatalf("the tray's StatusNotifierItem %s: %v", name, err)
+	}
+	if menu != MenuPath {
+		t.Fatalf("the item's Menu is %s, want %s", menu, MenuPath)
+	}
+	return &Tray{Item: item, Menu: &Menu{T: t, Obj: conn.Object(name, menu)}, Signals: sigs}
+}

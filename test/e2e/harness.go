@@ -206,6 +206,15 @@ func StartDaemonAt(t testing.TB, bin, dir string, port int, args ...string) *Dae
 	d := &Daemon{Bin: bin, Paths: config.Paths{Dir: dir}, args: args}
 	cmd := exec.Command(bin, append([]string{"serve", "--port", strconv.Itoa(port)}, args...)...)
 	cmd.Env = d.Env()
+	d.start(t, cmd)
+	return d
+}
+
+// start runs cmd, a tether daemon (serve or bare tether) for d's config
+// dir, stops it at cleanup (printing its log if the test failed), and
+// waits until it listens.
+func (d *Daemon) start(t testing.TB, cmd *exec.Cmd) {
+	t.Helper()
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -221,7 +230,7 @@ func StartDaemonAt(t testing.TB, bin, dir string, port int, args ...string) *Dae
 			t.Logf("daemon log:\n%s", d.Log.String())
 		}
 	})
-	if _, _, err := d.Log.WaitFor(0, 20*time.Second, "tether daemon listening"); err != nil {
+	if _, _, err := d.Log.WaitFor(0, 30*time.Second, "tether daemon listening"); err != nil {
 		t.Fatalf("daemon did not start: %v\n%s", err, d.Log.String())
 	}
 	if d.Record, err = d.Paths.ReadDaemonRecord(); err != nil {
@@ -230,7 +239,6 @@ func StartDaemonAt(t testing.TB, bin, dir string, port int, args ...string) *Dae
 	if d.Token, err = d.Paths.ReadToken(); err != nil {
 		t.Fatal(err)
 	}
-	return d
 }
 
 // Stop stops the daemon and waits for it to exit (idempotent).

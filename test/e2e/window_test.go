@@ -5,7 +5,6 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -16,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/godbus/dbus/v5"
 	"github.com/mark3labs/mcp-go/client"
 
 	"github.com/tether-browser/tether/config"
@@ -71,32 +69,9 @@ func StartApp(t *testing.T, bin string, args ...string) *App {
 		"DISPLAY="+a.Display, "DBUS_SESSION_BUS_ADDRESS="+a.Bus)
 	cmd := exec.Command(bin, args...)
 	cmd.Env = a.env
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	d.cmd = cmd
-	d.Log = NewLogWatcher(stderr)
-	t.Cleanup(func() {
-		_ = d.Stop()
-		if t.Failed() {
-			t.Logf("tether's log:\n%s", d.Log.String())
-		}
-	})
-	if _, _, err := d.Log.WaitFor(0, 30*time.Second, "tether daemon listening"); err != nil {
-		t.Fatalf("tether did not start: %v\n%s", err, d.Log.String())
-	}
+	d.start(t, cmd)
 	if _, _, err := d.Log.WaitFor(0, 30*time.Second, "tray ready"); err != nil {
-		t.Fatalf("the tray did not start: %v\n%s", err, d.Log.String())
-	}
-	if d.Record, err = d.Paths.ReadDaemonRecord(); err != nil {
-		t.Fatal(err)
-	}
-	if d.Token, err = d.Paths.ReadToken(); err != nil {
-		t.Fatal(err)
+		t.Fatalf("the tray did not start: %v", err)
 	}
 	return a
 }
@@ -131,19 +106,8 @@ func TestAppUnderXvfb(t *testing.T) {
 	}
 
 	// The tray, over D-Bus.
-	conn, err := dbus.Connect(a.Bus)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	name := fmt.Sprintf("org.kde.StatusNotifierItem-%d-1", a.cmd.Process.Pid)
-	if err := conn.AddMatchSignal(dbus.WithMatchSender(name)); err != nil {
-		t.Fatal(err)
-	}
-	sigs := make(chan *dbus.Signal, 256)
-	conn.Signal(sigs)
-	item := conn.Object(name, desktop.ItemPath)
-	m := &desktop.Menu{T: t, Obj: conn.Object(name, desktop.MenuPath)}
+	tr := desktop.TrayOf(t, a.Bus, a.cmd.Process.Pid)
+	item, m, sigs := tr.Item, tr.Menu, tr.Signals
 	top := m.Layout()
 	for _, title := range []string{"No extension connected", native.TitleOpen, native.TitleConnect, native.TitlePause, native.TitleLogin, native.TitleQuit} {
 		top.Find(t, title)

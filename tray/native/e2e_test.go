@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/godbus/dbus/v5"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 
@@ -28,12 +27,7 @@ import (
 	"github.com/tether-browser/tether/tray/native"
 )
 
-const (
-	itemPath  = desktop.ItemPath
-	menuPath  = desktop.MenuPath
-	itemIface = desktop.ItemIface
-	wait      = desktop.Wait
-)
+const wait = desktop.Wait
 
 // The real binary under a private D-Bus session: its tray menu is read and
 // clicked over com.canonical.dbusmenu, as a panel would.
@@ -51,26 +45,8 @@ func TestTrayOverDBus(t *testing.T) {
 	p := startTether(t, bin, env)
 	paths := config.Paths{Dir: cfgDir}
 
-	conn, err := dbus.Connect(busAddr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	name := fmt.Sprintf("org.kde.StatusNotifierItem-%d-1", p.cmd.Process.Pid)
-	if err := conn.AddMatchSignal(dbus.WithMatchSender(name)); err != nil {
-		t.Fatal(err)
-	}
-	sigs := make(chan *dbus.Signal, 256)
-	conn.Signal(sigs)
-	item := conn.Object(name, itemPath)
-	var menu dbus.ObjectPath
-	if err := item.StoreProperty(itemIface+".Menu", &menu); err != nil {
-		t.Fatalf("the tray's StatusNotifierItem %s: %v", name, err)
-	}
-	if menu != menuPath {
-		t.Fatalf("Menu = %s", menu)
-	}
-	m := &desktop.Menu{T: t, Obj: conn.Object(name, menu)}
+	tr := desktop.TrayOf(t, busAddr, p.cmd.Process.Pid)
+	item, m, sigs := tr.Item, tr.Menu, tr.Signals
 	top := m.Layout()
 	for _, title := range []string{"No extension connected", native.TitleConnect, native.TitlePause, native.TitleLogin, native.TitleQuit} {
 		top.Find(t, title)

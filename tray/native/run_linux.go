@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 
-	"fyne.io/systray"
 	"github.com/godbus/dbus/v5"
 
 	"github.com/tether-browser/tether/tray"
@@ -44,23 +43,7 @@ func Start(cfg tray.Config) (loop func(ctx context.Context) error) {
 		}
 	}
 	probe.Close()
-	// The menu is built in onReady: systray answers GetLayout only once
-	// onReady has returned, so a panel never sees a half-built menu.
-	var u *ui
-	ready := make(chan struct{})
-	start, end := systray.RunWithExternalLoop(func() {
-		u = newUI(initialClients(cfg))
-		u.onShown = func() { log.Info("tray ready", "item", fmt.Sprintf("org.kde.StatusNotifierItem-%d-1", os.Getpid())) }
-		close(ready)
-	}, nil)
-	start()
-	return func(ctx context.Context) error {
-		defer end()
-		select {
-		case <-ready:
-		case <-ctx.Done():
-			return nil
-		}
-		return tray.Run(ctx, cfg, u)
-	}
+	return startTray(cfg, func() {
+		log.Info("tray ready", "item", fmt.Sprintf("org.kde.StatusNotifierItem-%d-1", os.Getpid()))
+	})
 }

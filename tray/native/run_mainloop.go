@@ -42,23 +42,9 @@ func Run(ctx context.Context, cfg tray.Config) error {
 // notes); the window's loop then pumps the tray's native events too, and
 // the returned loop may run on any goroutine.
 func Start(cfg tray.Config) (loop func(ctx context.Context) error) {
-	var u *ui
-	ready := make(chan struct{})
-	start, end := systray.RunWithExternalLoop(func() {
-		u = newUI(initialClients(cfg))
+	return startTray(cfg, func() {
 		if cfg.Logger != nil {
-			u.onShown = func() { cfg.Logger.Info("tray ready") }
+			cfg.Logger.Info("tray ready")
 		}
-		close(ready)
-	}, nil)
-	start()
-	return func(ctx context.Context) error {
-		defer end()
-		select {
-		case <-ready:
-		case <-ctx.Done():
-			return nil
-		}
-		return tray.Run(ctx, cfg, u)
-	}
+	})
 }
