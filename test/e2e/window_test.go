@@ -18,6 +18,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 
 	"github.com/tether-browser/tether/config"
+	"github.com/tether-browser/tether/daemon"
 	"github.com/tether-browser/tether/policy"
 	"github.com/tether-browser/tether/test/desktop"
 	"github.com/tether-browser/tether/test/mcpclient"
@@ -100,9 +101,18 @@ func TestAppUnderXvfb(t *testing.T) {
 	if d := time.Since(started); d > 5*time.Second {
 		t.Errorf("the second tether took %s to exit", d)
 	}
-	desktop.WaitWindow(t, a.Display, windowName)
+	win := desktop.WaitWindow(t, a.Display, windowName)
 	if _, _, err := a.Log.WaitFor(0, 5*time.Second, "window shown on request"); err != nil {
 		t.Fatal(err)
+	}
+
+	// Closing the window hides it; the daemon keeps running, and the
+	// tray's Open Tether brings it back (below).
+	if got := desktop.Close(t, a.Display, win); got != "unmapped" {
+		t.Fatalf("closing the window: it was %s, want hidden", got)
+	}
+	if _, _, err := daemon.Probe(context.Background(), a.Paths); err != nil {
+		t.Fatalf("the daemon after closing the window: %v", err)
 	}
 
 	// The tray, over D-Bus.
@@ -115,6 +125,8 @@ func TestAppUnderXvfb(t *testing.T) {
 	if c := desktop.IconColour(t, item); c != "grey" {
 		t.Fatalf("icon with no extension: %s, want grey", c)
 	}
+	m.Click(top.Find(t, native.TitleOpen).ID)
+	desktop.WaitWindow(t, a.Display, windowName)
 
 	// A real Chromium profile connects and is paired: the icon goes amber
 	// (approval waiting), then green.
