@@ -92,17 +92,27 @@ func rssKB(pid int) (int, error) {
 }
 
 func cpuSeconds(pid int) (float64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	f, err := statFields(pid)
 	if err != nil {
 		return 0, err
-	}
-	// Fields after the command name (which may hold spaces) start at state.
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-	if len(f) < 13 {
-		return 0, fmt.Errorf("short /proc/%d/stat", pid)
 	}
 	utime, _ := strconv.ParseFloat(f[11], 64)
 	stime, _ := strconv.ParseFloat(f[12], 64)
 	return (utime + stime) / clockTicks, nil
+}
+
+// statFields are /proc/<pid>/stat's fields from the state on (field 3 of
+// proc(5) is f[0]: the ppid is f[1], utime f[11], stime f[12]), after the
+// command name, which may hold spaces.
+func statFields(pid int) ([]string, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return nil, err
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	if len(f) < 13 {
+		return nil, fmt.Errorf("short /proc/%d/stat", pid)
+	}
+	return f, nil
 }

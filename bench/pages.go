@@ -96,6 +96,7 @@ type benchResult struct {
 	Servers            []*serverResult // Tether first
 	Fidelity           *fidelity
 	Idle               idleResult
+	Desktop            desktopResult // bare `tether --hidden`, after Idle
 	Concurrency        ConcurrencyResult
 	ConcurrencyErr     string
 	Chromium, Node, Go string
@@ -125,8 +126,8 @@ func (r *benchResult) errors(smoke bool) int {
 			}
 		}
 	}
-	if r.Idle.Err != "" {
-		n++
+	if r.Idle.Err != "" || r.Desktop.Err != "" {
+		n++ // a missing desktop tool (Desktop.Skipped) is no error
 	}
 	return n
 }
@@ -241,6 +242,17 @@ func runBench(ctx context.Context, o options) (*benchResult, error) {
 			s.s.Close()
 		}
 		r.Idle = <-idleDone
+	}
+
+	// Bare tether with its window hidden, over an idle window as long as
+	// the daemon's, once that one is over.
+	logf("Tether with its window hidden: Xvfb, a session bus, `tether --hidden`, a paired browser")
+	r.Desktop = measureDesktop(ctx, bin, tmp, o.idle)
+	switch {
+	case r.Desktop.Skipped != "":
+		logf("Tether with its window hidden: not measured: %s", r.Desktop.Skipped)
+	case r.Desktop.Err != "":
+		logf("Tether with its window hidden: %s", clip(r.Desktop.Err, 2000))
 	}
 
 	logf("concurrency: 32 profiles × 8 tabs, %d calls", o.concurrencyCalls)

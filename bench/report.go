@@ -211,7 +211,8 @@ func writeReport(w io.Writer, o options, r *benchResult) {
 	} else {
 		target("`tether serve` idle RSS", "failed: "+r.Idle.Err, "—", "—", "≤ 30 MB", false, true, "rss")
 	}
-	p("| `tether` idle RSS, window hidden | not measured: there is no `tether` desktop app (window) in this tree yet | — | — | report it | — |\n\n")
+	writeDesktopTarget(p, r.Desktop)
+	p("\n")
 	if len(missed) > 0 {
 		p("**Misses, why, and what would reach them:**\n\n")
 		for _, k := range missed {
@@ -341,19 +342,19 @@ func writeReport(w io.Writer, o options, r *benchResult) {
 	// Idle.
 	p("## Idle footprint\n\n")
 	if r.Idle.Err != "" {
-		p("Failed: %s\n\n", r.Idle.Err)
+		p("`tether serve`: failed: %s\n\n", r.Idle.Err)
 	} else {
 		p("Over %s right after Tether's page runs (with peers running meanwhile in full runs), its browser's extension connected and the MCP session open but silent; RSS from `/proc/<pid>/status` every second, CPU from `/proc/<pid>/stat`.\n\n", r.Idle.Window)
-		p("| process | RSS mean | RSS max | CPU time | CPU (of one core) |\n|---|---|---|---|---|\n")
-		for _, x := range []struct {
-			name string
-			pi   procIdle
-		}{{"`tether serve` (the daemon)", r.Idle.Daemon}, {"`tether mcp` (the stdio bridge an AI app starts)", r.Idle.Bridge}} {
-			p("| %s | %s | %s | %.2f s | %.2f %% |\n", x.name, kb(x.pi.RSSMeanKB<<10), kb(x.pi.RSSMaxKB<<10), x.pi.CPUSeconds, 100*x.pi.CPUSeconds/r.Idle.Window.Seconds())
-		}
-		p("| `tether` with its window hidden | not measured: the desktop app does not exist yet | | | |\n")
-		p("| WebKit's own processes | not applicable until the desktop app exists | | | |\n\n")
 	}
+	p("| process | RSS mean | RSS max | CPU time | CPU (of one core) |\n|---|---|---|---|---|\n")
+	idleRow := func(name string, pi procIdle, window time.Duration) {
+		p("| %s | %s | %s | %.2f s | %.2f %% |\n", name, kb(pi.RSSMeanKB<<10), kb(pi.RSSMaxKB<<10), pi.CPUSeconds, 100*pi.CPUSeconds/window.Seconds())
+	}
+	if r.Idle.Err == "" {
+		idleRow("`tether serve` (the daemon)", r.Idle.Daemon, r.Idle.Window)
+		idleRow("`tether mcp` (the stdio bridge an AI app starts)", r.Idle.Bridge, r.Idle.Window)
+	}
+	writeDesktopIdle(p, r.Desktop, idleRow)
 
 	// Concurrency.
 	p("## Concurrency\n\n")
@@ -423,6 +424,54 @@ func writeReport(w io.Writer, o options, r *benchResult) {
 	if len(failures) > 0 {
 		p("### Failures and notes\n\n%s\n", strings.Join(failures, "\n"))
 	}
+}
+
+// desktopRow is the Targets row's metric for bare `tether --hidden`.
+const desktopRow = "`tether` idle RSS, window hidden"
+
+// writeDesktopTarget is the Targets row of bare `tether --hidden`: it
+// reports (the total, and what it is made of), with no pass or fail.
+func writeDesktopTarget(p func(string, ...any), d desktopResult) {
+	switch {
+	case d.Skipped != "":
+		p("| %s | not measured: %s | — | — | report it | not measured |\n", desktopRow, d.Skipped)
+	case d.Err != "":
+		p("| %s | failed: %s | — | — | report it | failed |\n", desktopRow, cell(clip(d.Err, 300)))
+	default:
+		p("| %s, max over %s | %s in all: `tether` %s + WebKit's processes %s (PSS in all %s) | — | — | report it | reported |\n",
+			desktopRow, d.Window, kb(d.Total.RSSMaxKB<<10), kb(d.Self.RSSMaxKB<<10), kb(d.Children.RSSMaxKB<<10), kb(d.PSSMaxKB<<10))
+	}
+}
+
+// writeDesktopIdle adds bare `tether --hidden` to the idle table (rows
+// written by row), then says how it was measured.
+func writeDesktopIdle(p func(string, ...any), d desktopResult, row func(string, procIdle, time.Duration)) {
+	switch {
+	case d.Skipped != "":
+		p("| `tether --hidden` (daemon, tray, window hidden) | not measured: %s | | | |\n\n", d.Skipped)
+		return
+	case d.Err != "":
+		p("| `tether --hidden` (daemon, tray, window hidden) | failed (below) | | | |\n\n")
+		p("`tether --hidden` failed: %s\n\n", cell(clip(d.Err, 1500)))
+		return
+	}
+	row("`tether --hidden`: the process itself (daemon, tray, window hidden)", d.Self, d.Window)
+	row(fmt.Sprintf("`tether --hidden`: WebKit's processes under it (%s), summed", strings.Join(d.Names, ", ")), d.Children, d.Window)
+	row("`tether --hidden` in all", d.Total, d.Window)
+	p("\n`tether --hidden` (the daemon, the tray and the window, started hidden: what the login item runs) over %s once the `tether serve` measurement is over, ", d.Window)
+	p("on its own Xvfb display (1280×900×24) and a private D-Bus session bus (`dbus-launch`) that the bench starts and stops, with a fresh config dir, HOME and runtime dir, on a free port (`TETHER_PORT=0`). ")
+	p("As for `tether serve`: a headless Chromium with the extension through `tether browser --headless`, paired with `tether profiles approve <id>` (bare tether asks before a new profile connects; it has no `--auto-approve-profiles`), and an MCP session open through `tether mcp`, silent. ")
+	p("Unlike it: no page runs first (one `browser_tabs` call, then idle; the browser is on its start page), and the bridge is not measured again (it is the same `tether mcp`). ")
+	p("Before and after the measurement the window was built (its WebKit web process running, a window titled \"Tether\" on the display) and not visible (`xdotool search --onlyvisible --name '^Tether$'` found nothing). ")
+	p("The tray's StatusNotifierItem is on the bus, but no panel runs there, so it has no StatusNotifierWatcher to register with. ")
+	p("WebKit's processes are tether's descendants (parent pid in `/proc/<pid>/stat`, at any depth), listed again at every sample; the window's GTK and WebKitGTK code in the tether process itself is in its own row. ")
+	p("Summed RSS counts the shared libraries (WebKitGTK, JavaScriptCore, GTK) once in every process that maps them; the proportional set size (`/proc/<pid>/smaps_rollup`, shared pages split between the processes that map them) of tether and its WebKit processes in all is %s mean, %s max.\n\n",
+		kb(d.PSSMeanKB<<10), kb(d.PSSMaxKB<<10))
+}
+
+// cell makes text fit one Markdown table cell or line.
+func cell(s string) string {
+	return strings.NewReplacer("\n", " ", "|", "\\|").Replace(s)
 }
 
 // missNotes explain a missed target: why, and what would reach it. They
