@@ -4,6 +4,8 @@
 
 GO        ?= go
 BIN       := bin/tether
+# The build with the window; bare bin/tether execs it (build_split.go).
+DESKTOP   := bin/tether-desktop
 EXT       := extension
 FE        := frontend
 # The window is Wails v2 with WebKitGTK 4.1 on Linux (platform notes).
@@ -40,8 +42,11 @@ $(FE)/node_modules/.package-lock.json: $(FE)/package-lock.json
 $(FE)/dist/index.html: $(FE)/node_modules/.package-lock.json $(FESRC)
 	cd $(FE) && npm run build
 
-$(BIN): $(EXT)/dist/manifest.json $(FE)/dist/index.html $(GOFILES) go.mod go.sum
-	$(GO) build -tags $(TAGS) -o $(BIN) .
+$(BIN): $(EXT)/dist/manifest.json $(GOFILES) go.mod go.sum
+	$(GO) build -o $(BIN) .
+
+$(DESKTOP): $(EXT)/dist/manifest.json $(FE)/dist/index.html $(GOFILES) go.mod go.sum
+	$(GO) build -tags $(TAGS) -o $(DESKTOP) .
 
 # The window's typed bindings (frontend/wailsjs), generated from the Go App
 # without the wails CLI (it does not build on Go 1.26); committed, and
@@ -49,7 +54,7 @@ $(BIN): $(EXT)/dist/manifest.json $(FE)/dist/index.html $(GOFILES) go.mod go.sum
 bindings:
 	$(GO) run -tags bindings ./build/bindings >/dev/null
 
-build: deps-build $(BIN)
+build: deps-build $(BIN) $(DESKTOP)
 
 run: build
 	./$(BIN)
@@ -66,8 +71,9 @@ test-ext: $(EXT)/node_modules/.package-lock.json
 test-fe: $(FE)/node_modules/.package-lock.json
 	cd $(FE) && npm run typecheck && npm test
 
-test-go: $(BIN)
+test-go: $(BIN) $(DESKTOP)
 	$(GO) vet ./...
+	$(GO) vet -tags $(TAGS) .
 	TETHER_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 15m ./...
 
 # The README's picture of the window (docs/window.png): the real app under

@@ -57,6 +57,21 @@ func TestDependencyDirection(t *testing.T) {
 	}
 }
 
+// The build without the window (go build ., what `tether serve` and every
+// AI app's `tether mcp` run) must not link Wails, GTK or WebKit: they alone
+// nearly tripled the daemon's idle RSS (build_split.go).
+func TestLeanBuildHasNoWindow(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if strings.HasPrefix(dep, "github.com/wailsapp/") || dep == module+"/app" || dep == module+"/frontend" {
+			t.Errorf("the build without the window depends on %s; only window.go (build tag desktop) may", dep)
+		}
+	}
+}
+
 // TestEveryPackageHasADocComment: every package says what it owns.
 func TestEveryPackageHasADocComment(t *testing.T) {
 	out, err := exec.Command("go", "list", "-f", "{{.Dir}}", "./...").Output()

@@ -5,19 +5,16 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
 	"runtime"
 	"syscall"
 	"time"
 
-	"github.com/tether-browser/tether/app"
-	"github.com/tether-browser/tether/broker"
 	"github.com/tether-browser/tether/clients"
 	"github.com/tether-browser/tether/config"
 	"github.com/tether-browser/tether/daemon"
-	"github.com/tether-browser/tether/extension"
-	"github.com/tether-browser/tether/frontend"
 	"github.com/tether-browser/tether/policy"
 	"github.com/tether-browser/tether/tray"
 	"github.com/tether-browser/tether/tray/native"
@@ -32,6 +29,7 @@ const actingLinger = 1500 * time.Millisecond
 // and the window. It exits the process. It runs on the main goroutine,
 // which the window (and, on macOS, the tray) needs.
 func trayMain(args []string) {
+	execDesktop(args) // the build with the window, when this one lacks it
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := runTray(ctx, args)
 	stop()
@@ -64,7 +62,7 @@ func runTray(ctx context.Context, args []string) error {
 	if shown, err := showRunning(ctx, paths); shown || err != nil {
 		return err
 	}
-	exe, err := clients.Executable()
+	exe, err := commandExecutable()
 	if err != nil {
 		return fmt.Errorf("find the tether binary: %w", err)
 	}
@@ -73,7 +71,11 @@ func runTray(ctx context.Context, args []string) error {
 		return err
 	}
 	windowed := hasDisplay(runtime.GOOS, os.Getenv)
-	var window *app.Window // set before the daemon listens; read by ShowWindow
+	if windowed && newWindow == nil {
+		windowed = false
+		log.Warn("this tether is built without the window: running with the tray only", "window_build", desktopName)
+	}
+	var window appWindow // set before the daemon listens; read by ShowWindow
 	var showWindow func()
 	if windowed {
 		showWindow = func() { window.Show() }
@@ -123,25 +125,16 @@ func runTray(ctx context.Context, args []string) error {
 	}
 	if !windowed {
 		close(listen)
-		log.Warn("no display: running with the tray only (the window needs X11, Wayland, macOS or Windows)")
+		if newWindow != nil {
+			log.Warn("no display: running with the tray only (the window needs X11, Wayland, macOS or Windows)")
+		}
 		trayErr := native.Run(ctx, trayCfg)
 		cancel()
 		return errors.Join(trayErr, <-daemonDone)
 	}
-	window = app.NewWindow(app.Config{
-		Profiles:       s.Broker,
-		Guard:          s.Guard,
-		Timeline:       s.Timeline,
-		Clients:        host,
-		ConnectOptions: opts,
-		Extension:      extension.Dist(),
-		ExtensionDir:   paths.UnpackedExtension(),
-		ExtensionID:    broker.DefaultExtensionID,
-		Port:           port,
-		Executable:     exe,
-		BrowserArgs:    browserArgs,
-		Version:        versionString(),
-		Logger:         log,
+	window = newWindow(s, windowConfig{
+		Paths: paths, Port: port, Clients: host, ConnectOptions: opts,
+		Executable: exe, BrowserArgs: browserArgs, Logger: log,
 	})
 	s.Guard.SetApprover(window)
 	close(listen) // the daemon listens now, with the window as its approver
@@ -154,15 +147,36 @@ func runTray(ctx context.Context, args []string) error {
 		trayDone <- trayLoop(ctx)
 		cancel() // Quit in the tray stops everything
 	}()
-	winErr := window.Run(ctx, app.WindowOptions{Assets: frontend.Dist(), StartHidden: *hidden, Icon: tray.Icon(tray.Connected, "linux")})
-	if winErr != nil && ctx.Err() == nil {
+	if err := window.Run(ctx, *hidden); err != nil && ctx.Err() == nil {
 		// The daemon and tray still serve; held calls wait in the queue
 		// for the timeout, then are denied.
-		log.Error("no window: Tether keeps running in the tray", "err", winErr)
+		log.Error("no window: Tether keeps running in the tray", "err", err)
 		<-ctx.Done()
 	}
 	cancel()
 	return errors.Join(<-trayDone, <-daemonDone)
+}
+
+// appWindow is the window of bare tether (app.Window in a build with the
+// window): the tray's "Open Tether", the daemon's approver, and the main
+// thread's event loop.
+type appWindow interface {
+	tray.Window
+	policy.Approver
+	// Run shows the window (unless hidden) and runs its event loop on the
+	// main goroutine until ctx ends.
+	Run(ctx context.Context, hidden bool) error
+}
+
+// windowConfig is what the window needs besides the daemon's services.
+type windowConfig struct {
+	Paths          config.Paths
+	Port           int
+	Clients        clients.Host
+	ConnectOptions clients.Options
+	Executable     string
+	BrowserArgs    []string
+	Logger         *slog.Logger
 }
 
 // showRunning asks a `tether` already running for this config dir to show

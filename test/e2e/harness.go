@@ -29,31 +29,38 @@ import (
 const HostResolverRules = "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"
 
 // Binary returns the tether binary under test: $TETHER_BIN (the Makefile sets
-// it), else one built into a temporary folder.
+// it; its tether-desktop lies next to it), else one built into a temporary
+// folder with tether-desktop, the build with the window, beside it.
 func Binary(t testing.TB) string {
 	t.Helper()
 	if b := os.Getenv("TETHER_BIN"); b != "" {
 		return b
 	}
-	return BuildBinary(t, "")
+	out := BuildBinary(t, "")
+	build(t, filepath.Join(filepath.Dir(out), "tether-desktop"), "-tags", "desktop,production,webkit2_41")
+	return out
 }
 
-// BuildBinary builds the tether binary with optional -ldflags.
+// BuildBinary builds the tether binary (without the window) with optional
+// -ldflags.
 func BuildBinary(t testing.TB, ldflags string) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "tether")
-	// The window's build tags (Makefile TAGS): without them Wails refuses to
-	// open a window.
-	args := []string{"build", "-tags", "desktop,production,webkit2_41", "-o", out}
+	var args []string
 	if ldflags != "" {
 		args = append(args, "-ldflags", ldflags)
 	}
-	cmd := exec.Command("go", append(args, ".")...)
+	build(t, out, args...)
+	return out
+}
+
+func build(t testing.TB, out string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("go", append(append([]string{"build", "-o", out}, args...), ".")...)
 	cmd.Dir = moduleRoot(t)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, b)
 	}
-	return out
 }
 
 func moduleRoot(t testing.TB) string {

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+
+	"github.com/tether-browser/tether/clients"
+	"github.com/tether-browser/tether/daemon"
+)
+
+// Tether ships as two executables from this one source on Linux and macOS:
+//
+//   - tether (go build .): every command, the daemon and the tray, without
+//     the window. `tether serve` and `tether mcp` (one per AI app) run from
+//     it, so they do not load GTK and WebKit: linked into the binary, those
+//     libraries alone took a daemon's idle RSS from 27 MB to 72 MB, and each
+//     stdio bridge's with it (BENCHMARKS.md).
+//   - tether-desktop (go build -tags desktop,production,webkit2_41 .): the
+//     same, with the window. Bare `tether` execs it when it lies next to
+//     tether and a display exists, keeping its pid and arguments.
+//
+// On Windows the window's WebView2 is loaded at run time, not linked, so
+// one tether.exe is built with the window.
+
+// desktopName is the file name of the build with the window.
+var desktopName = exeName("tether-desktop")
+
+// leanName is the file name of the build without it.
+var leanName = exeName("tether")
+
+func exeName(base string) string {
+	if runtime.GOOS == "windows" {
+		return base + ".exe"
+	}
+	return base
+}
+
+// newWindow opens bare tether's window; nil in the build without it
+// (window.go sets it).
+var newWindow func(s daemon.Services, c windowConfig) appWindow
+
+// commandExecutable is the executable that client configs, the login item
+// and `tether browser` should run: this one, or, from the build with the
+// window, the lean tether next to it when there is one (an AI app's bridge
+// should not load WebKit).
+func commandExecutable() (string, error) {
+	exe, err := clients.Executable()
+	if err != nil {
+		return "", err
+	}
+	if filepath.Base(exe) == desktopName {
+		lean := filepath.Join(filepath.Dir(exe), leanName)
+		if fi, err := os.Stat(lean); err == nil && fi.Mode().IsRegular() {
+			return lean, nil
+		}
+	}
+	return exe, nil
+}
