@@ -73,20 +73,25 @@ func runConcurrency(ctx context.Context, profiles, tabs, calls, workers int) (Co
 	if err != nil {
 		return res, err
 	}
-	defer os.RemoveAll(dir)
 	paths := config.Paths{Dir: filepath.Join(dir, "cfg")}
 	dctx, stop := context.WithCancel(ctx)
-	defer stop()
 	addrc := make(chan string, 1)
 	errc := make(chan error, 1)
 	go func() {
 		errc <- daemon.Run(dctx, daemon.Config{Paths: paths, Version: "bench", AutoApproveProfiles: true,
 			Logger: slog.New(slog.DiscardHandler), Ready: func(a string) { addrc <- a }})
 	}()
+	// Remove the config dir only once the daemon has stopped writing it.
+	defer func() {
+		stop()
+		<-errc
+		os.RemoveAll(dir)
+	}()
 	var addr string
 	select {
 	case addr = <-addrc:
 	case err := <-errc:
+		errc <- err // for the deferred wait
 		return res, err
 	}
 	tabList := make([]protocol.TabInfo, tabs)
