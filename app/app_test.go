@@ -257,7 +257,7 @@ func TestNativeDialogAnswers(t *testing.T) {
 	}{{true, true}, {false, false}} {
 		req, verdict := r.held(t)
 		q := <-r.shell.asked
-		for _, want := range []string{"Tether: allow browser_file_upload?", "claude-ai asks to run browser_file_upload, a sensitive action, on https://upload.example (profile work, tab 2)", `report 100%.pdf`, "Always allow for this site"} {
+		for _, want := range []string{"Tether: allow browser_file_upload?", "claude-ai asks to run browser_file_upload, a sensitive action, on https://upload.example (profile work, tab 2)", `report 100%.pdf`, "close this dialog (Esc) and answer in the Tether window", "denied in 1 min"} {
 			if !strings.Contains(q, want) {
 				t.Errorf("the dialog lacks %q:\n%s", want, q)
 			}

@@ -116,7 +116,20 @@ func question(r policy.Request) (title, message string) {
 		target += ")"
 	}
 	title = "Tether: allow " + r.Tool + "?"
-	message = fmt.Sprintf("%s asks to run %s, a %s action, on %s%s.\n\nArguments: %s\n\nYes allows it once. No denies it. For “Always allow for this site”, answer in the Tether window instead. Unanswered, it is denied in %s.",
-		who, r.Tool, r.Class, where, target, r.Summary, time.Until(r.Deadline).Round(time.Second))
+	message = fmt.Sprintf("%s asks to run %s, a %s action, on %s%s.\n\nArguments: %s\n\nYes allows it once. No denies it. To always allow it on this site, close this dialog (Esc) and answer in the Tether window's Approvals page. Unanswered, it is denied in %s.",
+		who, r.Tool, r.Class, where, target, r.Summary, humanDuration(time.Until(r.Deadline)))
 	return title, message
+}
+
+// humanDuration says d in minutes and seconds, e.g. "2 min" or "1 min 30 s".
+func humanDuration(d time.Duration) string {
+	d = d.Round(time.Second)
+	m, sec := int(d/time.Minute), int((d%time.Minute)/time.Second)
+	switch {
+	case m == 0:
+		return fmt.Sprintf("%d s", sec)
+	case sec == 0:
+		return fmt.Sprintf("%d min", m)
+	}
+	return fmt.Sprintf("%d min %d s", m, sec)
 }
