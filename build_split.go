@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"runtime"
 
@@ -50,8 +49,7 @@ func commandExecutable() (string, error) {
 		return "", err
 	}
 	if filepath.Base(exe) == desktopName {
-		lean := filepath.Join(filepath.Dir(exe), leanName)
-		if fi, err := os.Stat(lean); err == nil && fi.Mode().IsRegular() {
+		if lean := filepath.Join(filepath.Dir(exe), leanName); regularFile(lean) {
 			return lean, nil
 		}
 	}

@@ -201,14 +201,20 @@ func runToken(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	newRec, err := daemon.Ensure(ctx, daemon.EnsureConfig{
-		Paths: paths, Version: versionString(),
-		Command: []string{exe, "serve", "--port", strconv.Itoa(rec.Port)},
-	})
+	// Start the same kind of daemon again, on the same port: the app (tray
+	// and window, hidden) or `tether serve`.
+	cmd, again := []string{exe, "serve", "--port", strconv.Itoa(rec.Port)}, "tether serve"
+	if rec.UI {
+		cmd, again = []string{exe, "--hidden"}, "tether"
+		os.Setenv(config.EnvPort, strconv.Itoa(rec.Port))
+	}
+	newRec, err := daemon.Ensure(ctx, daemon.EnsureConfig{Paths: paths, Version: versionString(), Command: cmd})
 	if err != nil {
-		return fmt.Errorf("the daemon was stopped but did not start again: %w; start it with `tether serve`", err)
+		return fmt.Errorf("the daemon was stopped but did not start again: %w; start it with `%s`", err, again)
 	}
 	fmt.Printf("restarted the daemon (pid %d, port %d) so it uses the new token; browsers reconnect by themselves\n", newRec.PID, newRec.Port)
-	fmt.Println("(a daemon started with --allow-extension or --auto-approve-profiles was restarted without them)")
+	if !rec.UI {
+		fmt.Println("(if it ran with --allow-extension, --auto-approve-profiles or --unattended, restart it yourself with them)")
+	}
 	return nil
 }

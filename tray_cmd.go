@@ -58,8 +58,9 @@ func runTray(ctx context.Context, args []string) error {
 		return err
 	}
 	defer closeLog()
-	// One instance: a second launch shows the first one's window and exits.
-	if shown, err := showRunning(ctx, paths); shown || err != nil {
+	// One instance: a second launch shows the first one's window and exits
+	// (a second `tether --hidden`, from the login item, shows nothing).
+	if running, err := showRunning(ctx, paths, !*hidden); running || err != nil {
 		return err
 	}
 	exe, err := commandExecutable()
@@ -108,10 +109,10 @@ func runTray(ctx context.Context, args []string) error {
 	}
 	opts := clients.Options{Executable: exe}
 	configDir := ""
-	var browserArgs []string
+	var browserEnv []string
 	if !paths.IsDefault() {
 		opts.ConfigDir, configDir = paths.Dir, paths.Dir
-		browserArgs = []string{"--config-dir", paths.Dir}
+		browserEnv = []string{config.EnvConfigDir + "=" + paths.Dir}
 	}
 	trayCfg := tray.Config{
 		Profiles:       s.Broker,
@@ -134,7 +135,7 @@ func runTray(ctx context.Context, args []string) error {
 	}
 	window = newWindow(s, windowConfig{
 		Paths: paths, Port: port, Clients: host, ConnectOptions: opts,
-		Executable: exe, BrowserArgs: browserArgs, Logger: log,
+		Executable: exe, BrowserEnv: browserEnv, Logger: log,
 	})
 	s.Guard.SetApprover(window)
 	close(listen) // the daemon listens now, with the window as its approver
@@ -175,20 +176,27 @@ type windowConfig struct {
 	Clients        clients.Host
 	ConnectOptions clients.Options
 	Executable     string
-	BrowserArgs    []string
+	BrowserEnv     []string
 	Logger         *slog.Logger
 }
 
-// showRunning asks a `tether` already running for this config dir to show
-// its window. It reports whether one did; an error when a daemon without a
-// window (`tether serve`) runs instead.
-func showRunning(ctx context.Context, paths config.Paths) (bool, error) {
+// showRunning finds a `tether` already running for this config dir and,
+// when show is set, asks it to show its window. It reports whether one
+// runs; an error when a daemon without a window (`tether serve`) runs
+// instead.
+func showRunning(ctx context.Context, paths config.Paths, show bool) (bool, error) {
 	rec, _, err := daemon.Probe(ctx, paths)
 	if err != nil {
 		return false, nil // none answers: this one starts
 	}
-	err = daemon.Control(ctx, paths, "POST", daemon.PathWindow, nil, nil)
-	if err != nil {
+	if !rec.UI {
+		return false, fmt.Errorf("%w (pid %d, port %d) without a window (tether serve); stop it first, then start tether", daemon.ErrAlreadyRunning, rec.PID, rec.Port)
+	}
+	if !show {
+		fmt.Fprintf(os.Stderr, "tether: already running (pid %d)\n", rec.PID)
+		return true, nil
+	}
+	if err := daemon.Control(ctx, paths, "POST", daemon.PathWindow, nil, nil); err != nil {
 		return false, fmt.Errorf("%w (pid %d, port %d): %v; stop it first, then start tether", daemon.ErrAlreadyRunning, rec.PID, rec.Port, err)
 	}
 	fmt.Fprintf(os.Stderr, "tether: already running (pid %d); its window is shown\n", rec.PID)

@@ -6,8 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 	"sync"
 )
 
@@ -16,11 +14,12 @@ import (
 var version = "0.1.0"
 
 // versionString is version plus a build id: the first 12 hex digits of the
-// SHA-256 of the running executable and of its sibling build (tether and
-// tether-desktop, when both lie in one folder; see build_split.go), in
-// name order. Two different builds therefore never report the same
-// version, so `tether mcp` never keeps talking to a stale daemon after a
-// rebuild, while tether and tether-desktop of one build agree.
+// SHA-256 of the lean executable of this build (tether; see build_split.go):
+// the running one, or, from tether-desktop, the tether next to it. Two
+// different builds therefore never report the same version, so `tether mcp`
+// never keeps talking to a stale daemon after a rebuild; tether and
+// tether-desktop of one build agree, and so does a copy of tether elsewhere
+// (an AI app configured with another path must not replace the daemon).
 var versionString = sync.OnceValue(func() string {
 	exe, err := os.Executable()
 	if err != nil {
@@ -29,26 +28,22 @@ var versionString = sync.OnceValue(func() string {
 	if r, err := filepath.EvalSymlinks(exe); err == nil {
 		exe = r
 	}
-	files := []string{exe}
-	for _, name := range []string{leanName, desktopName} {
-		if sib := filepath.Join(filepath.Dir(exe), name); sib != exe {
-			if fi, err := os.Stat(sib); err == nil && fi.Mode().IsRegular() && filepath.Base(exe) != name {
-				files = append(files, sib)
-			}
+	if filepath.Base(exe) == desktopName {
+		if lean := filepath.Join(filepath.Dir(exe), leanName); regularFile(lean) {
+			exe = lean
 		}
 	}
-	if len(files) > 1 && filepath.Base(exe) != leanName && filepath.Base(exe) != desktopName {
-		files = files[:1] // a renamed binary (a test's old build) stands alone
-	}
-	slices.SortFunc(files, func(a, b string) int { return strings.Compare(filepath.Base(a), filepath.Base(b)) })
 	h := sha256.New()
-	for _, f := range files {
-		if err := hashFile(h, f); err != nil {
-			return version
-		}
+	if err := hashFile(h, exe); err != nil {
+		return version
 	}
 	return version + "+" + hex.EncodeToString(h.Sum(nil))[:12]
 })
+
+func regularFile(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular()
+}
 
 func hashFile(h io.Writer, path string) error {
 	f, err := os.Open(path)

@@ -29,7 +29,7 @@ func openWindow(s daemon.Services, c windowConfig) appWindow {
 		ExtensionID:    broker.DefaultExtensionID,
 		Port:           c.Port,
 		Executable:     c.Executable,
-		BrowserArgs:    c.BrowserArgs,
+		BrowserEnv:     c.BrowserEnv,
 		Version:        versionString(),
 		Logger:         c.Logger,
 	})}

@@ -120,11 +120,11 @@ type Config struct {
 	ExtensionDir string
 	ExtensionID  string
 	Port         int
-	// Executable and BrowserArgs start a test browser: Executable
-	// BrowserArgs... (normally `tether browser`, with --config-dir when the
+	// Executable starts a test browser: `Executable browser`, with
+	// BrowserEnv added to the environment (TETHER_CONFIG_DIR when the
 	// config dir is not the default).
-	Executable  string
-	BrowserArgs []string
+	Executable string
+	BrowserEnv []string
 	// Version is the daemon's version, shown in the window.
 	Version string
 	// Logger receives the outcome of every action.
@@ -215,6 +215,15 @@ func (a *App) start(ctx context.Context, s Shell) {
 			}
 		}
 	}()
+}
+
+// resync sends the window the whole state again and tells it to reload
+// its timeline: while a native dialog is up (modal, its own GTK loop), the
+// window's page does not run, and events sent meanwhile can be lost (seen
+// under Xvfb: a held call that timed out stayed in the queue).
+func (a *App) resync(s Shell) {
+	s.Emit(EventState, a.State())
+	s.Emit(EventTimeline, TimelineEvent{Kind: "resync", Dropped: 1})
 }
 
 // track counts the calls running now per (profile, tab), from the
@@ -456,7 +465,8 @@ func (a *App) OpenTestBrowser() error {
 	if a.cfg.Executable == "" {
 		return errors.New("the tether binary is unknown; run `tether browser` in a terminal")
 	}
-	cmd := exec.Command(a.cfg.Executable, append([]string{"browser"}, a.cfg.BrowserArgs...)...)
+	cmd := exec.Command(a.cfg.Executable, "browser")
+	cmd.Env = append(os.Environ(), a.cfg.BrowserEnv...)
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {

@@ -297,6 +297,9 @@ func TestQueueWinsAndALateDialogIsIgnored(t *testing.T) {
 		t.Error("an unknown answer was accepted")
 	}
 	r.shell.answers <- false // the user finally clicks No in the dialog
+	// What the window missed under the modal dialog is sent again.
+	r.shell.waitEmit(t, "state", `"approvals":[]`)
+	r.shell.waitEmit(t, "timeline", `"kind":"resync"`, `"dropped":1`)
 	r.shell.waitEmit(t, "timeline", `"outcome":"ignored"`, "native dialog answered No after the call was answered in the window or cancelled; it changed nothing")
 	rows, err := r.app.Timeline(TimelineFilter{Outcome: "ignored"})
 	if err != nil || len(rows) != 1 || rows[0].Tool != "browser_file_upload" {
@@ -439,7 +442,7 @@ func TestConnectEditsTheClientsFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = r.app.Connect("cursor")
-	if err == nil || !strings.Contains(err.Error(), "left as it was") {
+	if err == nil || !strings.Contains(err.Error(), "Tether did not change the file") || strings.Count(err.Error(), "try again") != 1 {
 		t.Fatalf("Connect on a corrupt file: %v", err)
 	}
 	if b, _ := os.ReadFile(cursor.Path); !bytes.Equal(b, corrupt) {
@@ -473,5 +476,25 @@ func TestExtensionPage(t *testing.T) {
 	}
 	if err := r.app.RevealExtension(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// "Open a test browser" runs `tether browser` for the same config dir; a
+// failure reaches the window as a notice.
+func TestOpenTestBrowser(t *testing.T) {
+	r := newRig(t, time.Minute)
+	dir := t.TempDir()
+	script := filepath.Join(dir, "tether")
+	out := filepath.Join(dir, "out")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\necho \"$@ $TETHER_CONFIG_DIR\" > "+out+"\necho 'tether: no browser found' >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r.app.cfg.Executable, r.app.cfg.BrowserEnv = script, []string{"TETHER_CONFIG_DIR=/cfg/x"}
+	if err := r.app.OpenTestBrowser(); err != nil {
+		t.Fatal(err)
+	}
+	r.shell.waitEmit(t, "notice", "The test browser did not start: tether: no browser found")
+	if b, err := os.ReadFile(out); err != nil || strings.TrimSpace(string(b)) != "browser /cfg/x" {
+		t.Fatalf("ran with %q, %v; want `browser` and the config dir", b, err)
 	}
 }

@@ -45,6 +45,7 @@ func (a *App) ask(ctx context.Context, r policy.Request) (policy.Answer, error) 
 	go func() {
 		yes, err := s.Ask(title, msg)
 		<-a.dialog
+		a.resync(s) // what the window missed under the modal dialog
 		done <- result{yes, err}
 	}()
 	select {

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -98,10 +97,7 @@ func (a *App) change(id string, connect bool) (ClientOutcome, error) {
 	}
 	if err != nil {
 		a.log.Warn("client config change failed in the window", "client", id, "action", verb, "err", err)
-		msg := err.Error()
-		if errors.Is(err, clients.ErrRefused) {
-			msg += " (the file was left as it was; fix it, or move it aside, then try again)"
-		}
+		msg := err.Error() // a refused file's error says it was left unchanged, and what to do
 		if out.Message != "" {
 			msg = out.Message + "\n" + msg
 		}

@@ -35,8 +35,9 @@ type TimelineEntry struct {
 
 // TimelineEvent is a live update of the timeline.
 type TimelineEvent struct {
-	// Kind is "started" (a call runs now) or "recorded" (it ended, or was
-	// refused, and is on the timeline).
+	// Kind is "started" (a call runs now), "recorded" (it ended, or was
+	// refused, and is on the timeline) or "resync" (no entry: reload, as
+	// for Dropped).
 	Kind  string        `json:"kind"`
 	Entry TimelineEntry `json:"entry"`
 	// Dropped is how many events the window missed just before this one;

@@ -64,6 +64,9 @@ type Bridge struct {
 var (
 	errUnreachable = errors.New("the Tether daemon does not answer")
 	errSessionLost = errors.New("the Tether daemon no longer knows this session (it restarted)")
+	// errUnauthorized: the token was refused; after `tether token rotate`
+	// the reconnect reads the new one from the config dir.
+	errUnauthorized = errors.New("the daemon refused the token")
 )
 
 // New returns a Bridge.
@@ -145,7 +148,7 @@ func (b *Bridge) relay(ctx context.Context, msg []byte, m message) {
 	}
 	gen := b.generation()
 	err := b.post(ctx, msg, m, true)
-	if (errors.Is(err, errUnreachable) || errors.Is(err, errSessionLost)) && m.Method != "initialize" {
+	if (errors.Is(err, errUnreachable) || errors.Is(err, errSessionLost) || errors.Is(err, errUnauthorized)) && m.Method != "initialize" {
 		b.log.Info("daemon connection lost; reconnecting", "err", err)
 		if err = b.reconnect(ctx, gen); err == nil {
 			err = b.post(ctx, msg, m, true)
@@ -298,7 +301,7 @@ func (b *Bridge) post(ctx context.Context, msg []byte, m message, write bool) (e
 	case resp.StatusCode == http.StatusAccepted:
 		return nil
 	case resp.StatusCode == http.StatusUnauthorized:
-		return errors.New("the daemon refused the token (was it rotated? restart the AI app so `tether mcp` rereads it)")
+		return fmt.Errorf("%w (the token file in the config dir does not match the running daemon's; run `tether token rotate`, or restart Tether)", errUnauthorized)
 	case resp.StatusCode >= 300:
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 		// A JSON-RPC error body is a valid answer: pass it through.

@@ -261,3 +261,42 @@ func TestSessionLostOnSameAddress(t *testing.T) {
 		t.Fatalf("got %v", m)
 	}
 }
+
+// TestTokenRotated: the daemon's token changes under a running bridge
+// (`tether token rotate`); the next call reads the new token through
+// Endpoint and goes through.
+func TestTokenRotated(t *testing.T) {
+	s := server.NewMCPServer("test", "1")
+	s.AddTool(mcp.NewTool("echo"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText("echoed"), nil
+	})
+	mcpHandler := server.NewStreamableHTTPServer(s)
+	var mu sync.Mutex
+	token := "old"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		ok := r.Header.Get("Authorization") == "Bearer "+token
+		mu.Unlock()
+		if !ok {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		mcpHandler.ServeHTTP(w, r)
+	}))
+	defer func() { srv.CloseClientConnections(); srv.Close() }()
+	h := start(t, func(context.Context) (string, string, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return srv.URL + "/mcp", token, nil
+	})
+	h.send(initMsg)
+	h.next(byID(1))
+	h.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	mu.Lock()
+	token = "new"
+	mu.Unlock()
+	h.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{}}}`)
+	if m := h.next(byID(2)); !strings.Contains(toJSON(m), `"echoed"`) {
+		t.Fatalf("after the token changed: %v", m)
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/gorilla/websocket"
 
@@ -417,8 +418,18 @@ func (b *Broker) admit(c *conn) admission {
 	return adm
 }
 
+// cleanLabel makes an extension's label safe to show: control characters
+// (a terminal escape, a newline) and bidirectional formatting characters
+// (U+202E would flip a table row) become spaces, as any other process can
+// claim a label (Unicode TR9 §2 lists the formatting characters).
 func cleanLabel(label string) string {
-	label = strings.TrimSpace(label)
+	label = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) {
+			return ' '
+		}
+		return r
+	}, label)
+	label = strings.Join(strings.Fields(label), " ")
 	if label == "" {
 		return "Chrome"
 	}

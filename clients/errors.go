@@ -34,7 +34,7 @@ func (e *ParseError) Error() string {
 	if e.Line > 0 {
 		loc = fmt.Sprintf("%s:%d:%d", e.Path, e.Line, e.Column)
 	}
-	return fmt.Sprintf("%s: %s; Tether did not change the file: fix it (or move it away) and run the command again", loc, e.Msg)
+	return fmt.Sprintf("%s: %s; Tether did not change the file: fix it (or move it away) and try again", loc, e.Msg)
 }
 
 // Is makes errors.Is(err, ErrRefused) true.
@@ -51,7 +51,7 @@ type ShapeError struct {
 func (e *ShapeError) Error() string {
 	msg := e.Msg
 	if !strings.Contains(msg, "fix") {
-		msg += "; Tether did not change the file: fix it by hand and run the command again"
+		msg += "; Tether did not change the file: fix it by hand and try again"
 	}
 	return e.Path + ": " + msg
 }

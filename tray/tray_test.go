@@ -44,9 +44,9 @@ func TestRender(t *testing.T) {
 		{"two profiles", Snapshot{Profiles: []broker.Profile{work, home}}, Connected, "2 profiles · 5 shared tabs", "Tether: connected"},
 		{"one tab", Snapshot{Profiles: []broker.Profile{profile("A", true, 1)}}, Connected, "1 profile · 1 shared tab", "Tether: connected"},
 		{"acting", Snapshot{Profiles: []broker.Profile{work}, Running: 1, Tool: "browser_click"}, Acting, "1 profile · 2 shared tabs", "Tether: AI acting now (browser_click)"},
-		{"pairing waits", Snapshot{PendingProfiles: 1}, Approval, "No extension connected · 1 profile to pair waiting", "Tether: 1 profile to pair waiting"},
-		{"approval beats acting", Snapshot{Profiles: []broker.Profile{work}, Running: 2, PendingCalls: 2}, Approval, "1 profile · 2 shared tabs · 2 calls to approve waiting", "Tether: 2 calls to approve waiting"},
-		{"both wait", Snapshot{PendingProfiles: 2, PendingCalls: 1}, Approval, "No extension connected · 2 profiles to pair, 1 call to approve waiting", "Tether: 2 profiles to pair, 1 call to approve waiting"},
+		{"pairing waits", Snapshot{PendingProfiles: 1}, Approval, "No extension connected · waiting for you: 1 profile to pair", "Tether: waiting for you: 1 profile to pair"},
+		{"approval beats acting", Snapshot{Profiles: []broker.Profile{work}, Running: 2, PendingCalls: 2}, Approval, "1 profile · 2 shared tabs · waiting for you: 2 calls to approve", "Tether: waiting for you: 2 calls to approve"},
+		{"both wait", Snapshot{PendingProfiles: 2, PendingCalls: 1}, Approval, "No extension connected · waiting for you: 2 profiles to pair, 1 call to approve", "Tether: waiting for you: 2 profiles to pair, 1 call to approve"},
 		{"paused beats everything", Snapshot{Profiles: []broker.Profile{work}, Paused: true, Running: 1, PendingCalls: 1}, Paused, "1 profile · 2 shared tabs", "Tether: AI access paused"},
 		{"notice in tooltip", Snapshot{Notice: "Cursor: connected"}, Disconnected, "No extension connected", "Tether: no extension connected\nCursor: connected"},
 	} {

@@ -138,7 +138,7 @@ func waiting(profiles, calls int) string {
 	if calls > 0 {
 		parts = append(parts, plural(calls, "call")+" to approve")
 	}
-	return strings.Join(parts, ", ") + " waiting"
+	return "waiting for you: " + strings.Join(parts, ", ")
 }
 
 func plural(n int, noun string) string {

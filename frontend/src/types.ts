@@ -30,8 +30,8 @@ export const OUTCOMES: readonly Outcome[] = ['ok', 'error', 'refused', 'denied',
 
 /** The payload of the "timeline" event (Go: app.TimelineEvent). */
 export interface TimelineEvent {
-  /** "started": a call runs now (no id yet); "recorded": it is on the timeline. */
-  kind: 'started' | 'recorded';
+  /** "started": a call runs now (no id yet); "recorded": it is on the timeline; "resync": reload (sent with dropped > 0). */
+  kind: 'started' | 'recorded' | 'resync';
   entry: TimelineEntry;
   /** Events missed just before this one; when > 0 the list is reloaded. */
   dropped: number;
