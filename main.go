@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/tether-browser/tether/bridge"
@@ -209,9 +210,15 @@ func runMCP(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("find own executable: %w", err)
 	}
+	var reached atomic.Bool
 	b := bridge.New(bridge.Config{
 		Logger: log,
 		Endpoint: func(ctx context.Context) (string, string, error) {
+			// This AI app's session started Tether (or found it) once; if the
+			// user has quit it since, do not start it behind their back.
+			if reached.Load() && paths.QuitByUser() {
+				return "", "", errors.New("the user quit Tether from its tray; ask them to start Tether again")
+			}
 			rec, err := daemon.Ensure(ctx, daemon.EnsureConfig{
 				Paths: paths, Version: versionString(), Logger: log,
 				Command: daemonCommand(exe),
@@ -223,6 +230,7 @@ func runMCP(ctx context.Context, args []string) error {
 			if err != nil {
 				return "", "", err
 			}
+			reached.Store(true)
 			return rec.URL() + daemon.PathMCP, token, nil
 		},
 	})

@@ -123,6 +123,12 @@ func runTray(ctx context.Context, args []string) error {
 		LoginItem:      native.LoginItem(exe, configDir),
 		Linger:         actingLinger,
 		Logger:         log,
+		// Quit means quit: AI apps' bridges must not start Tether again.
+		OnQuit: func() {
+			if err := paths.MarkQuit(); err != nil {
+				log.Warn("could not record the quit; AI apps may start Tether again", "err", err)
+			}
+		},
 	}
 	if !windowed {
 		close(listen)

@@ -141,9 +141,9 @@ type App struct {
 	cfg Config
 	log *slog.Logger
 
-	mu     sync.Mutex
-	shell  Shell
-	acting map[actingKey]int
+	mu      sync.Mutex
+	shell   Shell
+	running map[callKey]actingKey // calls started and not yet recorded
 	// showPending is a show asked before the window was up.
 	showPending bool
 	// dialog admits one native dialog at a time.
@@ -155,6 +155,11 @@ type actingKey struct {
 	Tab     int
 }
 
+type callKey struct {
+	at           int64
+	tool, client string
+}
+
 // New returns an App; Window.Run (or a test) attaches it to a window.
 func New(cfg Config) *App {
 	if cfg.Logger == nil {
@@ -163,7 +168,7 @@ func New(cfg Config) *App {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &App{cfg: cfg, log: cfg.Logger, acting: map[actingKey]int{}, dialog: make(chan struct{}, 1)}
+	return &App{cfg: cfg, log: cfg.Logger, running: map[callKey]actingKey{}, dialog: make(chan struct{}, 1)}
 }
 
 // ErrNoWindow is returned by what needs the window before it is up.
@@ -226,30 +231,28 @@ func (a *App) resync(s Shell) {
 	s.Emit(EventTimeline, TimelineEvent{Kind: "resync", Dropped: 1})
 }
 
-// track counts the calls running now per (profile, tab), from the
-// timeline's live stream: a start adds one, the record of a call that ran
-// (ok or error) removes one. Refused calls are recorded without a start.
-// It reports whether the acting tabs may have changed.
+// track follows the calls running now, from the timeline's live stream: a
+// start adds one on its (profile, tab), the record of a call that ran (ok
+// or error) removes it. A call is known by its arrival time, tool and
+// client, since its record may name the profile the broker picked where
+// the start could not. Refused calls are recorded without a start. It
+// reports whether the acting tabs may have changed.
 func (a *App) track(ev timeline.Event) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	changed := false
 	if ev.Dropped > 0 {
-		clear(a.acting) // missed events: never leave a tab highlighted for good
+		clear(a.running) // missed events: never leave a tab highlighted for good
 		changed = true
 	}
-	k := actingKey{ev.Entry.Profile, ev.Entry.Tab}
+	id := callKey{ev.Entry.Time.UnixMicro(), ev.Entry.Tool, ev.Entry.Client} // the store keeps microseconds
 	switch ev.Kind {
 	case timeline.CallStarted:
-		a.acting[k]++
+		a.running[id] = actingKey{ev.Entry.Profile, ev.Entry.Tab}
 		changed = true
 	case timeline.CallRecorded:
-		if (ev.Entry.Outcome == timeline.OK || ev.Entry.Outcome == timeline.Error) && a.acting[k] > 0 {
-			if a.acting[k] > 1 {
-				a.acting[k]--
-			} else {
-				delete(a.acting, k)
-			}
+		if _, ok := a.running[id]; ok {
+			delete(a.running, id)
 			changed = true
 		}
 	}
@@ -344,9 +347,9 @@ func ms(t time.Time) int64 {
 // State returns the current state (also sent as EventState on change).
 func (a *App) State() State {
 	a.mu.Lock()
-	acting := make(map[actingKey]int, len(a.acting))
-	for k, v := range a.acting {
-		acting[k] = v
+	acting := make(map[actingKey]int, len(a.running))
+	for _, k := range a.running {
+		acting[k]++
 	}
 	a.mu.Unlock()
 	s := State{Version: a.cfg.Version, Paused: a.cfg.Guard.Paused(),

@@ -209,6 +209,22 @@ func TestStateFollowsTheDaemon(t *testing.T) {
 		t.Fatalf("after the click was recorded: %+v", s.Profiles[0])
 	}
 
+	// A call that named no profile starts unknown and is recorded on the
+	// profile the broker picked: it still ends.
+	at2 := at.Add(time.Second)
+	r.tl.Started(timeline.Entry{Time: at2, Tool: "browser_tabs", Client: "cursor"})
+	r.shell.waitEmit(t, "timeline", `"kind":"started"`, `"tool":"browser_tabs"`)
+	if _, err := r.tl.Record(context.Background(), timeline.Entry{Time: at2, Profile: "work", Tab: 2, Tool: "browser_tabs", Client: "cursor", Outcome: timeline.OK}); err != nil {
+		t.Fatal(err)
+	}
+	r.shell.waitEmit(t, "timeline", `"kind":"recorded"`, `"tool":"browser_tabs"`)
+	r.app.mu.Lock()
+	left := len(r.app.running)
+	r.app.mu.Unlock()
+	if left != 1 { // the snapshot above still runs
+		t.Fatalf("%d calls still running, want 1 (the snapshot)", left)
+	}
+
 	// Pairing from the window.
 	if err := r.app.ApproveProfile("c-uuid"); err != nil {
 		t.Fatal(err)

@@ -827,6 +827,17 @@ func (b *Broker) Call(ctx context.Context, profile string, method protocol.Metho
 	if err != nil {
 		return err
 	}
+	if report, ok := ctx.Value(resolvedKey{}).(func(string, int)); ok {
+		b.mu.Lock()
+		slug, tab := rec.stored.Slug, 0
+		if ts, ok := params.(protocol.TabScoped); ok {
+			if tab = ts.TabNumber(); tab == 0 {
+				tab = rec.currentTab()
+			}
+		}
+		b.mu.Unlock()
+		report(slug, tab)
+	}
 	if ts, ok := params.(protocol.TabScoped); ok && method.Mutates() {
 		b.mu.Lock()
 		tab := ts.TabNumber()
@@ -857,6 +868,17 @@ func (b *Broker) Call(ctx context.Context, profile string, method protocol.Metho
 		}
 	}
 	return nil
+}
+
+type resolvedKey struct{}
+
+// WithResolved returns a context whose Call reports, through report, the
+// profile (slug) and tab it addresses once resolved: the named one, or the
+// one picked when the call named none (the only connected profile, else
+// the most recently used; its current tab). Tab is 0 for calls that
+// address no tab.
+func WithResolved(ctx context.Context, report func(profile string, tab int)) context.Context {
+	return context.WithValue(ctx, resolvedKey{}, report)
 }
 
 // Close saves the registry and disconnects every extension; in-flight calls

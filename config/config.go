@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // EnvConfigDir overrides the config dir.
@@ -230,6 +231,23 @@ func (p Paths) RemoveDaemonRecord(pid int) {
 	if r, err := p.ReadDaemonRecord(); err == nil && r.PID == pid {
 		_ = os.Remove(p.Daemon())
 	}
+}
+
+// QuitMarker is the file that says the user quit Tether from its tray: an
+// AI app's running `tether mcp` then does not start the daemon again on its
+// next call. Any daemon start removes it.
+func (p Paths) QuitMarker() string { return filepath.Join(p.Dir, "quit") }
+
+// MarkQuit records that the user quit Tether.
+func (p Paths) MarkQuit() error {
+	return WriteFileAtomic(p.QuitMarker(), []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o600)
+}
+
+// QuitByUser reports whether the user quit Tether since the last daemon
+// start.
+func (p Paths) QuitByUser() bool {
+	_, err := os.Stat(p.QuitMarker())
+	return err == nil
 }
 
 // WriteFileAtomic writes data to a temporary file in path's folder, fsyncs it

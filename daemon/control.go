@@ -19,6 +19,13 @@ import (
 type browserAdapter struct{ b *broker.Broker }
 
 func (a browserAdapter) Call(ctx context.Context, profile string, method protocol.Method, params, result any, timeout time.Duration) error {
+	// The timeline records what the call really addressed: the broker's
+	// choice when the call named no profile (or several were candidates).
+	if v, ok := tmcp.VerdictFrom(ctx); ok {
+		if n, ok := v.Note.(*note); ok {
+			ctx = broker.WithResolved(ctx, n.resolved)
+		}
+	}
 	return a.b.Call(ctx, profile, method, params, result, timeout)
 }
 

@@ -237,6 +237,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 
 	rec := config.DaemonRecord{PID: os.Getpid(), Port: port, Version: cfg.Version, UI: cfg.UI}
+	_ = os.Remove(p.QuitMarker()) // running again: bridges may restart it again
 	if err := p.WriteDaemonRecord(rec); err != nil {
 		ln.Close()
 		return err

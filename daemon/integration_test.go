@@ -19,6 +19,7 @@ import (
 	"github.com/tether-browser/tether/config"
 	"github.com/tether-browser/tether/protocol"
 	"github.com/tether-browser/tether/test/fakeext"
+	"github.com/tether-browser/tether/timeline"
 	"github.com/tether-browser/tether/test/mcpclient"
 )
 
@@ -214,5 +215,42 @@ func waitPairing(t *testing.T, pairing <-chan string) string {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no pairing frame within 10s")
 		return ""
+	}
+}
+
+// TestTimelineRecordsTheResolvedTarget: with two profiles connected, a call
+// that names none goes to the most recently used one; the timeline names
+// that profile and its current tab, not "unknown".
+func TestTimelineRecordsTheResolvedTarget(t *testing.T) {
+	p, addr := startDaemon(t, true)
+	url := "ws://" + addr + PathExtension
+	for i, label := range []string{"Work", "Home"} {
+		id := fmt.Sprintf("%08x-0000-4000-8000-000000000000", i+1)
+		e, err := fakeext.Dial(url, protocol.Hello{ProfileID: id, Label: label,
+			Tabs: []protocol.TabInfo{{Tab: 3, Title: "t", URL: "https://example.com/", Current: true}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { e.Close() })
+		go e.Serve(echo(id))
+	}
+	c := mcpClient(t, p, addr)
+	if _, isErr := toolText(t, c, "browser_snapshot", map[string]any{"profile": "home"}); isErr {
+		t.Fatal("snapshot of home failed")
+	}
+	if text, isErr := toolText(t, c, "browser_snapshot", nil); isErr {
+		t.Fatalf("unnamed snapshot: %s", text)
+	}
+	store, err := timeline.Open(p.Timeline(), timeline.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	rows, err := store.Query(context.Background(), timeline.Filter{Limit: 1})
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("timeline: %v, %v", rows, err)
+	}
+	if rows[0].Profile != "home" || rows[0].Tab != 3 {
+		t.Fatalf("the unnamed call is recorded on profile %q tab %d, want home tab 3 (the broker's pick)", rows[0].Profile, rows[0].Tab)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"strings"
+	"sync"
 
 	"github.com/tether-browser/tether/broker"
 	tmcp "github.com/tether-browser/tether/mcp"
@@ -33,6 +34,20 @@ type note struct {
 	target  target
 	summary string
 	verdict policy.Verdict
+
+	mu      sync.Mutex
+	actual  target // what the broker resolved, when the call reached it
+	reached bool
+}
+
+// resolved records the profile and tab the broker addressed (the first
+// browser call of the tool counts).
+func (n *note) resolved(profile string, tab int) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if !n.reached {
+		n.actual, n.reached = target{profile: profile, tab: tab}, true
+	}
 }
 
 // Check resolves the call's target and asks the policy guard.
@@ -56,6 +71,11 @@ func (g *toolGuard) entry(call tmcp.ToolCall, v tmcp.Verdict) timeline.Entry {
 		return e
 	}
 	e.Profile, e.Tab, e.Args = n.target.profile, n.target.tab, n.summary
+	n.mu.Lock()
+	if n.reached {
+		e.Profile, e.Tab = n.actual.profile, n.actual.tab
+	}
+	n.mu.Unlock()
 	e.Class, e.Decision = string(n.verdict.Class), n.verdict.Decision
 	e.Site = strings.Join(n.target.sites, " ")
 	return e

@@ -94,7 +94,7 @@ func guardMiddleware(g Guard, r Recorder) server.ToolHandlerMiddleware {
 			if r != nil {
 				r.Started(call, v)
 			}
-			res, err := next(ctx, req)
+			res, err := next(context.WithValue(ctx, verdictKey{}, v), req)
 			if r != nil {
 				end := CallEnd{Duration: time.Since(call.Started), Outcome: "ok"}
 				switch {
@@ -146,4 +146,14 @@ func resultText(res *mcpgo.CallToolResult) string {
 		}
 	}
 	return sb.String()
+}
+
+type verdictKey struct{}
+
+// VerdictFrom returns the Guard's verdict on the tool call whose context
+// ctx is (or derives from), so that the Browser can tell the Recorder what
+// the call really addressed (its Note).
+func VerdictFrom(ctx context.Context) (Verdict, bool) {
+	v, ok := ctx.Value(verdictKey{}).(Verdict)
+	return v, ok
 }

@@ -121,6 +121,8 @@ type Config struct {
 	// Window is the window "Open Tether" shows, where the outcome of a
 	// Connect click is also shown; nil hides "Open Tether".
 	Window Window
+	// OnQuit, if set, runs when the user clicks Quit, before Run returns.
+	OnQuit func()
 	// Linger keeps the "AI acting now" icon this long after the last call
 	// ends, so that a fast call is seen at all (0: none).
 	Linger time.Duration
@@ -173,6 +175,9 @@ func Run(ctx context.Context, cfg Config, ui UI) error {
 		case c := <-ui.Clicks():
 			if c.Kind == ClickQuit {
 				log.Info("quit from the tray")
+				if cfg.OnQuit != nil {
+					cfg.OnQuit()
+				}
 				return nil
 			}
 			t.click(c)

@@ -248,6 +248,22 @@ func (d *Daemon) start(t testing.TB, cmd *exec.Cmd) {
 	}
 }
 
+// WaitExit waits up to timeout for the daemon to exit by itself (after a
+// Quit, say), without signalling it.
+func (d *Daemon) WaitExit(timeout time.Duration) error {
+	done := make(chan struct{})
+	go func() {
+		d.stopOnce.Do(func() { d.stopErr = d.cmd.Wait() })
+		close(done)
+	}()
+	select {
+	case <-done:
+		return d.stopErr
+	case <-time.After(timeout):
+		return fmt.Errorf("the daemon did not exit within %s", timeout)
+	}
+}
+
 // Stop stops the daemon and waits for it to exit (idempotent).
 func (d *Daemon) Stop() error {
 	d.stopOnce.Do(func() {

@@ -5,6 +5,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -221,12 +222,17 @@ func TestAppUnderXvfb(t *testing.T) {
 
 	// Quit from the tray ends the whole app.
 	m.Click(top.Find(t, native.TitleQuit).ID)
-	exited := make(chan error, 1)
-	go func() { exited <- a.Stop() }()
-	select {
-	case <-exited:
-	case <-time.After(20 * time.Second):
-		t.Fatal("tether did not exit after Quit")
+	if err := a.WaitExit(20 * time.Second); err != nil {
+		t.Fatalf("tether after Quit: %v", err)
+	}
+	// Quit means quit: the AI app's bridge, still running, does not start
+	// Tether again behind the user's back.
+	text, isErr, err := mcpclient.Call(ctx, c, "browser_tabs", nil, nil)
+	if (err == nil && !isErr) || !strings.Contains(fmt.Sprint(err)+text, "the user quit Tether") {
+		t.Fatalf("a call after Quit: %q, isError %v, %v; want a refusal saying the user quit Tether", text, isErr, err)
+	}
+	if _, _, err := daemon.Probe(context.Background(), a.Paths); err == nil {
+		t.Fatal("a daemon runs again after Quit")
 	}
 }
 
