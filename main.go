@@ -38,7 +38,7 @@ Usage:
   tether serve [--port N] [--allow-extension ID]... [--auto-approve-profiles] [--unattended=deny|allow]
                                                       run the daemon (no tray)
   tether mcp                                          MCP over stdio, for AI apps
-  tether browser [--headless] [--browser PATH] [--user-data-dir DIR] [-- CHROME_ARGS...]
+  tether browser [--headless] [--label NAME] [--url URL] [--browser PATH] [--user-data-dir DIR] [--port N] [-- CHROME_ARGS...]
                                                       launch Chromium with the extension
   tether profiles [approve|deny|forget NAME]          list, pair and forget browser profiles
   tether connect [--http] CLIENT... | --list          add Tether to an MCP client's config; list clients

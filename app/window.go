@@ -6,9 +6,11 @@ import (
 	"io/fs"
 	"log/slog"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/wailsapp/wails/v2"
 	"github.com/wailsapp/wails/v2/pkg/options"
@@ -151,10 +153,23 @@ func (s *wailsShell) Reveal(dir string) error {
 	default:
 		cmd = exec.Command("xdg-open", dir)
 	}
+	var out strings.Builder
+	cmd.Stderr = &out
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("%s: %w", cmd.Path, err)
 	}
-	go func() { _ = cmd.Wait() }()
+	// xdg-open and open return at once when a file manager took the folder;
+	// a quick failure (no file manager: xdg-open exits 3) is reported. One
+	// still running after a while is taken to have opened it.
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil && runtime.GOOS != "windows" { // explorer exits 1 even when it opened the folder
+			return fmt.Errorf("%s: %v %s", filepath.Base(cmd.Path), err, strings.TrimSpace(out.String()))
+		}
+	case <-time.After(5 * time.Second):
+	}
 	return nil
 }
 

@@ -99,11 +99,15 @@ func (b *Bridge) Run(ctx context.Context, in io.Reader, out io.Writer) error {
 	b.out = bufio.NewWriter(out)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 64<<10), maxLine)
+	lines := newLineReader(in, maxLine)
 	var wg sync.WaitGroup
-	for sc.Scan() {
-		line := bytes.TrimSpace(sc.Bytes())
+	for lines.next() {
+		if lines.tooLong {
+			b.log.Warn("message on stdin too large; skipped", "limit_bytes", maxLine)
+			b.writeError(json.RawMessage("null"), -32600, fmt.Sprintf("message too large: one stdin message may be at most %d MiB; send less (e.g. type a shorter text)", maxLine>>20))
+			continue
+		}
+		line := bytes.TrimSpace(lines.line)
 		if len(line) == 0 {
 			continue
 		}
@@ -129,10 +133,56 @@ func (b *Bridge) Run(ctx context.Context, in io.Reader, out io.Writer) error {
 	}
 	wg.Wait()
 	b.endSession()
-	if err := sc.Err(); err != nil {
+	if err := lines.err; err != nil {
 		return fmt.Errorf("read stdin: %w", err)
 	}
 	return nil
+}
+
+// lineReader reads newline-delimited messages of at most max bytes; a
+// longer line is skipped to its end and reported (tooLong), so one
+// oversized message costs that message, not the session.
+type lineReader struct {
+	r       *bufio.Reader
+	max     int
+	line    []byte
+	tooLong bool
+	err     error
+}
+
+func newLineReader(r io.Reader, max int) *lineReader {
+	return &lineReader{r: bufio.NewReaderSize(r, 64<<10), max: max}
+}
+
+// next reads the next line into line (without its newline); false at EOF or
+// on a read error (err).
+func (l *lineReader) next() bool {
+	l.line, l.tooLong = l.line[:0], false
+	for {
+		chunk, err := l.r.ReadSlice('\n')
+		if !l.tooLong {
+			if len(l.line)+len(chunk) > l.max+1 {
+				l.tooLong, l.line = true, l.line[:0]
+			} else {
+				l.line = append(l.line, chunk...)
+			}
+		}
+		switch {
+		case err == nil:
+			l.line = bytes.TrimSuffix(l.line, []byte("\n"))
+			return true
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case errors.Is(err, io.EOF):
+			if len(l.line) > 0 || l.tooLong {
+				return true
+			}
+			return false
+		default:
+			l.err = err
+			return false
+		}
+	}
 }
 
 // relay POSTs one message and writes whatever comes back. If the daemon

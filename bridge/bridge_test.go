@@ -300,3 +300,31 @@ func TestTokenRotated(t *testing.T) {
 		t.Fatalf("after the token changed: %v", m)
 	}
 }
+
+// TestOversizedMessageCostsOnlyItself: a stdin line over the limit is
+// answered with an error and skipped; the session goes on.
+func TestOversizedMessageCostsOnlyItself(t *testing.T) {
+	l := newLineReader(strings.NewReader("abc\n"+strings.Repeat("x", 100)+"\nlast"), 10)
+	var got []string
+	for l.next() {
+		if l.tooLong {
+			got = append(got, "<too long>")
+		} else {
+			got = append(got, string(l.line))
+		}
+	}
+	if l.err != nil || strings.Join(got, "|") != "abc|<too long>|last" {
+		t.Fatalf("lines %q, err %v", got, l.err)
+	}
+
+	_, url := newMCPServer(t)
+	h := start(t, func(context.Context) (string, string, error) { return url, "tok", nil })
+	h.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"chatty","arguments":{"text":"` + strings.Repeat("x", maxLine) + `"}}}`)
+	if m := h.next(func(m map[string]any) bool { return m["error"] != nil }); !strings.Contains(toJSON(m), "message too large") {
+		t.Fatalf("got %v", m)
+	}
+	h.send(initMsg)
+	if m := h.next(byID(1)); m["result"] == nil {
+		t.Fatalf("the session did not go on after the oversized message: %v", m)
+	}
+}

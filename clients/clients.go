@@ -248,7 +248,12 @@ func (o Outcome) Lines(connect bool) []string {
 			}
 		}
 	}
-	if o.Changed && o.Client.Reload != "" {
+	switch {
+	case o.Changed && !connect:
+		// Reload says how to pick up a new entry ("Turn Tether on in …"),
+		// which does not fit a removal.
+		out = append(out, "  next: restart or reload "+o.Client.Name+" so that it drops Tether")
+	case o.Changed && o.Client.Reload != "":
 		out = append(out, "  next: "+o.Client.Reload)
 	}
 	return out
