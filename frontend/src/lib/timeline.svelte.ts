@@ -191,8 +191,10 @@ export class TimelineModel {
     if (this.exporting) return;
     this.exporting = true;
     try {
-      const path = await ExportTimeline(this.query(0, 0));
-      if (path) this.#report.notify('info', `Timeline exported to ${path}`);
+      const q = this.query(0, 0);
+      const path = await ExportTimeline(q);
+      const filtered = q.client !== '' || q.profile !== '' || q.outcome !== '';
+      if (path) this.#report.notify('info', `Timeline exported to ${path}${filtered ? ' (only the calls matching the filters)' : ''}`);
     } catch (err) {
       this.#report.fail(err);
     } finally {

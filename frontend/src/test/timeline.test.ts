@@ -175,7 +175,7 @@ describe('Timeline page', () => {
     await waitFor(() => expect(tools().length).toBe(1));
 
     await fireEvent.click(screen.getByRole('button', { name: 'Export JSON Lines' }));
-    expect(await screen.findByText('Timeline exported to /home/me/tether-timeline-2025-06-03.jsonl')).toBeTruthy();
+    expect(await screen.findByText('Timeline exported to /home/me/tether-timeline-2025-06-03.jsonl (only the calls matching the filters)')).toBeTruthy();
     expect(callsOf('ExportTimeline')).toEqual([[{ client: '', profile: '', outcome: 'error', beforeId: 0, limit: 0 }]]);
   });
 
