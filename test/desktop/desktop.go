@@ -243,7 +243,8 @@ func Xvfb(t testing.TB) string {
 		t.Fatalf("Xvfb: %v", err)
 	}
 	w.Close()
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	// SIGTERM lets the server remove its socket and lock file.
+	t.Cleanup(func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() })
 	got := make(chan string, 1)
 	go func() {
 		b := make([]byte, 16)
@@ -277,18 +278,31 @@ func Xdotool(t testing.TB, display string, args ...string) (string, error) {
 }
 
 // WaitWindow waits until a visible window's title matches the regular
-// expression name (xdotool search --sync) and returns its window id.
+// expression name (xdotool search --sync) and returns its window id. A
+// search that fails (xdotool exits on an X error, e.g. BadWindow when a
+// window goes away while it walks the tree) is run again until Wait.
 func WaitWindow(t testing.TB, display, name string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), Wait)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "xdotool", "search", "--sync", "--onlyvisible", "--name", name)
-	cmd.Env = append(os.Environ(), "DISPLAY="+display)
-	out, err := cmd.Output()
-	if err != nil || len(strings.Fields(string(out))) == 0 {
-		t.Fatalf("no visible window named %q on %s within %s: %v", name, display, Wait, err)
+	var last string
+	for ctx.Err() == nil {
+		cmd := exec.CommandContext(ctx, "xdotool", "search", "--sync", "--onlyvisible", "--name", name)
+		cmd.Env = append(os.Environ(), "DISPLAY="+display)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if f := strings.Fields(string(out)); err == nil && len(f) > 0 {
+			return f[0]
+		}
+		last = fmt.Sprintf("%v %s", err, strings.TrimSpace(stderr.String()))
+		select { // a failed search is retried, not spun on
+		case <-ctx.Done():
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
-	return strings.Fields(string(out))[0]
+	t.Fatalf("no visible window named %q on %s within %s (last search: %s)", name, display, Wait, last)
+	return ""
 }
 
 // Visible reports whether a visible window's title matches name now.
