@@ -253,4 +253,14 @@ func TestTimelineRecordsTheResolvedTarget(t *testing.T) {
 	if rows[0].Profile != "home" || rows[0].Tab != 3 {
 		t.Fatalf("the unnamed call is recorded on profile %q tab %d, want home tab 3 (the broker's pick)", rows[0].Profile, rows[0].Tab)
 	}
+
+	// A call with invalid arguments is refused with a readable error, and
+	// is on the timeline too.
+	if text, isErr := toolText(t, c, "browser_snapshot", map[string]any{"tab": "3"}); !isErr || !strings.Contains(text, "tab: got string, want integer") {
+		t.Fatalf("invalid arguments: (isError=%v) %s", isErr, text)
+	}
+	rows, err = store.Query(context.Background(), timeline.Filter{Limit: 1})
+	if err != nil || len(rows) != 1 || rows[0].Outcome != timeline.Error || !strings.Contains(rows[0].Error, "got string, want integer") {
+		t.Fatalf("the invalid call on the timeline: %+v, %v", rows, err)
+	}
 }

@@ -68,7 +68,7 @@ type Recorder interface {
 
 // guardMiddleware runs every tool call through pause → policy → approval
 // (the Guard), then the tool, then the Recorder.
-func guardMiddleware(g Guard, r Recorder) server.ToolHandlerMiddleware {
+func guardMiddleware(valid *argValidator, g Guard, r Recorder) server.ToolHandlerMiddleware {
 	return func(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 		return func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 			call := ToolCall{
@@ -76,6 +76,12 @@ func guardMiddleware(g Guard, r Recorder) server.ToolHandlerMiddleware {
 				Started: time.Now(), Progress: progressFunc(ctx, req),
 			}
 			v := Verdict{Allow: true}
+			if msg := valid.check(req); msg != "" {
+				if r != nil {
+					r.Finished(call, v, CallEnd{Duration: time.Since(call.Started), Outcome: "error", Error: msg})
+				}
+				return mcpgo.NewToolResultError(msg), nil
+			}
 			if g != nil {
 				var err error
 				if v, err = g.Check(ctx, call); err != nil {

@@ -339,16 +339,18 @@ func TestResources(t *testing.T) {
 func TestArgumentsAreValidated(t *testing.T) {
 	fb := &fakeBrowser{}
 	c := newClient(t, fb)
-	for _, args := range []map[string]any{
-		{"tab": "2"},
-		{"bogus": true},
-		{"depth": 1.5},
+	for _, tc := range []struct {
+		args map[string]any
+		want string
+	}{
+		{map[string]any{"tab": "2"}, "tab: got string, want integer"},
+		{map[string]any{"bogus": true}, "arguments: additional properties 'bogus' not allowed"},
+		{map[string]any{"depth": 1.5}, "depth: got number, want integer"},
 	} {
-		text, isErr := callTool(t, c, "browser_snapshot", args)
-		if !isErr || strings.Contains(text, "Go struct") {
-			t.Errorf("%v: (isError=%v) %s", args, isErr, text)
+		text, isErr := callTool(t, c, "browser_snapshot", tc.args)
+		if !isErr || !strings.HasPrefix(text, "Invalid arguments for browser_snapshot: "+tc.want+".") {
+			t.Errorf("%v: (isError=%v) %s; want %q", tc.args, isErr, text, tc.want)
 		}
-		t.Logf("%v → %s", args, text)
 	}
 	if len(fb.calls) != 0 {
 		t.Fatalf("invalid arguments reached the browser: %+v", fb.calls)

@@ -151,16 +151,19 @@ func NewServer(b Browser, cfg Config) *server.MCPServer {
 		server.WithResourceCapabilities(false, false),
 		server.WithInstructions(instructions),
 		server.WithRecovery(),
-		// Arguments are checked against each tool's schema (SEP-1303): a wrong
-		// type or an unknown argument is a tool error the model can fix.
-		server.WithInputSchemaValidation(),
 	}
-	if cfg.Guard != nil || cfg.Recorder != nil {
-		opts = append(opts, server.WithToolHandlerMiddleware(guardMiddleware(cfg.Guard, cfg.Recorder)))
-	}
-	s := server.NewMCPServer("tether", cfg.Version, opts...)
 	h := &handlers{browser: b, cfg: cfg}
-	for _, t := range h.tools() {
+	tools := h.tools()
+	// Arguments are checked against each tool's schema (SEP-1303) in the
+	// middleware: a wrong type or an unknown argument is a tool error the
+	// model can fix, and the call is on the timeline.
+	valid, err := newArgValidator(tools)
+	if err != nil {
+		panic("mcp: " + err.Error()) // the schemas are ours and fixed; a golden test covers them
+	}
+	opts = append(opts, server.WithToolHandlerMiddleware(guardMiddleware(valid, cfg.Guard, cfg.Recorder)))
+	s := server.NewMCPServer("tether", cfg.Version, opts...)
+	for _, t := range tools {
 		s.AddTool(t.def, t.handler)
 	}
 	h.addResources(s)
