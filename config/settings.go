@@ -17,7 +17,7 @@ import (
 //	  "enabledTools": ["browser_evaluate"],   // off-by-default tools to offer
 //	  "trustedInput": false,                  // allow chrome.debugger input for one action
 //	  "images": true,                         // return screenshots as MCP image content
-//	  "snapshotMaxChars": 40000,              // cap on snapshot text per result
+//	  "snapshotMaxChars": 40000,              // cap on snapshot and Markdown text per result
 //	  "allowFileUrls": false                  // let tools open file: URLs
 //	}
 type Settings struct {
