@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -108,11 +109,15 @@ func runTray(ctx context.Context, args []string) error {
 	case s = <-services:
 	}
 	opts := clients.Options{Executable: exe}
-	configDir := ""
+	var loginEnv []string // what the login item must set to start this same daemon
 	var browserEnv []string
 	if !paths.IsDefault() {
-		opts.ConfigDir, configDir = paths.Dir, paths.Dir
+		opts.ConfigDir = paths.Dir
+		loginEnv = append(loginEnv, config.EnvConfigDir+"="+paths.Dir)
 		browserEnv = []string{config.EnvConfigDir + "=" + paths.Dir}
+	}
+	if os.Getenv(config.EnvPort) != "" {
+		loginEnv = append(loginEnv, config.EnvPort+"="+strconv.Itoa(port))
 	}
 	trayCfg := tray.Config{
 		Profiles:       s.Broker,
@@ -120,7 +125,7 @@ func runTray(ctx context.Context, args []string) error {
 		Activity:       s.Timeline,
 		Clients:        host,
 		ConnectOptions: opts,
-		LoginItem:      native.LoginItem(exe, configDir),
+		LoginItem:      native.LoginItem(exe, loginEnv),
 		Linger:         actingLinger,
 		Logger:         log,
 		// Quit means quit: AI apps' bridges must not start Tether again.

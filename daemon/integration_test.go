@@ -19,8 +19,8 @@ import (
 	"github.com/tether-browser/tether/config"
 	"github.com/tether-browser/tether/protocol"
 	"github.com/tether-browser/tether/test/fakeext"
-	"github.com/tether-browser/tether/timeline"
 	"github.com/tether-browser/tether/test/mcpclient"
+	"github.com/tether-browser/tether/timeline"
 )
 
 // startDaemon runs the real daemon in-process on a free port.
