@@ -201,6 +201,10 @@ func TestNavigateValidatesURL(t *testing.T) {
 			t.Errorf("url %q: (isError=%v) %s; want an error naming the accepted forms", u, isErr, text)
 		}
 	}
+	long := "https://example.com/?q=" + strings.Repeat("a", maxURLLength)
+	if text, isErr := callTool(t, c, "browser_navigate", map[string]any{"url": long}); !isErr || !strings.Contains(text, "Chrome accepts at most") {
+		t.Errorf("a 2 MB URL: (isError=%v) %.200s", isErr, text)
+	}
 	if len(fb.calls) != 0 {
 		t.Fatalf("invalid URLs reached the browser: %+v", fb.calls)
 	}

@@ -55,11 +55,18 @@ func (h *handlers) historyTool(name, action, what string) tool {
 	}
 }
 
+// maxURLLength is Chrome's limit on a URL (kMaxURLChars, 2 MB; Chromium's
+// docs/security/url_display_guidelines: "URLs … up to 2MB").
+const maxURLLength = 2 << 20
+
 // checkURL accepts absolute http, https and about: URLs, and file: URLs
 // only when the user allowed them (a page steering the agent could
 // otherwise have it read local files); otherwise it returns the message for
 // the model.
 func (h *handlers) checkURL(raw string) (*url.URL, string) {
+	if len(raw) > maxURLLength {
+		return nil, fmt.Sprintf("the url is %d characters long; Chrome accepts at most %d (2 MB): pass a shorter one", len(raw), maxURLLength)
+	}
 	u, err := url.Parse(raw)
 	if err != nil || !u.IsAbs() {
 		return nil, fmt.Sprintf("url %q is not an absolute URL; pass one like https://example.com/", raw)
