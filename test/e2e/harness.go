@@ -179,6 +179,7 @@ type Daemon struct {
 	Log    *LogWatcher
 	cmd    *exec.Cmd
 	args   []string
+	env    []string // nil: this process's environment plus the config dir
 
 	stopOnce sync.Once
 	stopErr  error
@@ -186,7 +187,47 @@ type Daemon struct {
 
 // Env is the environment for tether commands that share this daemon.
 func (d *Daemon) Env() []string {
+	if d.env != nil {
+		return d.env
+	}
 	return append(os.Environ(), config.EnvConfigDir+"="+d.Paths.Dir)
+}
+
+// PID is the daemon's process id.
+func (d *Daemon) PID() int { return d.cmd.Process.Pid }
+
+// UserEnv is this process's environment for another user: its own home,
+// config dir, session bus and display ("" for none), and a free port.
+func UserEnv(home, configDir, bus, display string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "HOME", "XDG_CONFIG_HOME", "CODEX_HOME", "DBUS_SESSION_BUS_ADDRESS", "DISPLAY", "WAYLAND_DISPLAY", config.EnvConfigDir, config.EnvPort:
+			continue
+		}
+		env = append(env, kv)
+	}
+	env = append(env, "HOME="+home, config.EnvConfigDir+"="+configDir, config.EnvPort+"=0", "DBUS_SESSION_BUS_ADDRESS="+bus)
+	if display != "" {
+		env = append(env, "DISPLAY="+display)
+	}
+	return env
+}
+
+// StartTether runs bare `tether` (the daemon with its tray, and its window
+// when env names a display) with args, in env (see UserEnv) for configDir,
+// and waits until it listens and its tray is up.
+func StartTether(t testing.TB, bin, configDir string, env []string, args ...string) *Daemon {
+	t.Helper()
+	d := &Daemon{Bin: bin, Paths: config.Paths{Dir: configDir}, env: env}
+	cmd := exec.Command(bin, args...)
+	cmd.Env = env
+	d.start(t, cmd)
+	if _, _, err := d.Log.WaitFor(0, 30*time.Second, "tray ready"); err != nil {
+		t.Fatalf("the tray did not start: %v", err)
+	}
+	return d
 }
 
 // StartDaemon runs `tether serve --port 0` in a fresh config dir and waits

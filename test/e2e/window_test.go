@@ -48,7 +48,6 @@ type App struct {
 	Display string
 	Bus     string
 	Home    string
-	env     []string
 }
 
 // StartApp starts bare `tether` with args (e.g. --hidden) on a new Xvfb
@@ -57,24 +56,8 @@ type App struct {
 func StartApp(t *testing.T, bin string, args ...string) *App {
 	t.Helper()
 	a := &App{Display: desktop.Xvfb(t), Bus: desktop.SessionBus(t), Home: t.TempDir()}
-	d := &Daemon{Bin: bin, Paths: config.Paths{Dir: filepath.Join(t.TempDir(), "config")}}
-	a.Daemon = d
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		switch k {
-		case "HOME", "XDG_CONFIG_HOME", "DBUS_SESSION_BUS_ADDRESS", "DISPLAY", "WAYLAND_DISPLAY", config.EnvConfigDir, config.EnvPort:
-			continue
-		}
-		a.env = append(a.env, kv)
-	}
-	a.env = append(a.env, "HOME="+a.Home, config.EnvConfigDir+"="+d.Paths.Dir, config.EnvPort+"=0",
-		"DISPLAY="+a.Display, "DBUS_SESSION_BUS_ADDRESS="+a.Bus)
-	cmd := exec.Command(bin, args...)
-	cmd.Env = a.env
-	d.start(t, cmd)
-	if _, _, err := d.Log.WaitFor(0, 30*time.Second, "tray ready"); err != nil {
-		t.Fatalf("the tray did not start: %v", err)
-	}
+	dir := filepath.Join(t.TempDir(), "config")
+	a.Daemon = StartTether(t, bin, dir, UserEnv(a.Home, dir, a.Bus, a.Display), args...)
 	return a
 }
 
@@ -93,7 +76,7 @@ func TestAppUnderXvfb(t *testing.T) {
 		t.Fatal("tether --hidden showed its window")
 	}
 	second := exec.Command(bin)
-	second.Env = a.env
+	second.Env = a.Env()
 	started := time.Now()
 	out, err := second.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "already running") {

@@ -3,17 +3,14 @@
 package native_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
+	"strconv"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -22,6 +19,7 @@ import (
 	"github.com/tether-browser/tether/policy"
 	"github.com/tether-browser/tether/protocol"
 	"github.com/tether-browser/tether/test/desktop"
+	"github.com/tether-browser/tether/test/e2e"
 	"github.com/tether-browser/tether/test/fakeext"
 	"github.com/tether-browser/tether/test/mcpclient"
 	"github.com/tether-browser/tether/tray/native"
@@ -38,14 +36,20 @@ func TestTrayOverDBus(t *testing.T) {
 		}
 		t.Skip("dbus-launch not found: install dbus-x11 to run the tray's end-to-end test")
 	}
-	bin := binary(t)
+	bin := e2e.Binary(t)
 	busAddr := desktop.SessionBus(t)
 	home, cfgDir := t.TempDir(), t.TempDir()
-	env := userEnv(home, cfgDir, busAddr)
-	p := startTether(t, bin, env)
-	paths := config.Paths{Dir: cfgDir}
+	d := e2e.StartTether(t, bin, cfgDir, e2e.UserEnv(home, cfgDir, busAddr, ""))
+	paths, port := d.Paths, strconv.Itoa(d.Record.Port)
+	// after waits for a log line written after line from.
+	after := func(from int, s string) {
+		t.Helper()
+		if _, _, err := d.Log.WaitFor(from, wait, s); err != nil {
+			t.Fatal(err)
+		}
+	}
 
-	tr := desktop.TrayOf(t, busAddr, p.cmd.Process.Pid)
+	tr := desktop.TrayOf(t, busAddr, d.PID())
 	item, m, sigs := tr.Item, tr.Menu, tr.Signals
 	top := m.Layout()
 	for _, title := range []string{"No extension connected", native.TitleConnect, native.TitlePause, native.TitleLogin, native.TitleQuit} {
@@ -60,7 +64,7 @@ func TestTrayOverDBus(t *testing.T) {
 
 	// An extension connects: it waits for pairing (approval icon), then is
 	// approved from the CLI (connected icon).
-	url := fmt.Sprintf("ws://127.0.0.1:%s/extension", p.port)
+	url := fmt.Sprintf("ws://127.0.0.1:%s/extension", port)
 	type dial struct {
 		e   *fakeext.Ext
 		err error
@@ -71,18 +75,18 @@ func TestTrayOverDBus(t *testing.T) {
 		dialed <- dial{e, err}
 	}()
 	desktop.WaitIcon(t, sigs, item, "amber")
-	run(t, env, bin, "profiles", "approve", "7a7e5b1c")
-	d := <-dialed
-	if d.err != nil {
-		t.Fatal(d.err)
+	run(t, d.Env(), bin, "profiles", "approve", "7a7e5b1c")
+	ext := <-dialed
+	if ext.err != nil {
+		t.Fatal(ext.err)
 	}
-	defer d.e.Close()
+	defer ext.e.Close()
 	desktop.WaitIcon(t, sigs, item, "green")
 	m.WaitFor(sigs, "the status line", func(n *desktop.Node) bool { return n.Has("1 profile · 0 shared tabs") })
 
 	// A tool call the extension holds: the icon says the AI is acting.
 	held, release := make(chan struct{}, 1), make(chan struct{})
-	go d.e.Serve(func(protocol.Request) (any, *protocol.Error) {
+	go ext.e.Serve(func(protocol.Request) (any, *protocol.Error) {
 		select {
 		case held <- struct{}{}:
 		default:
@@ -92,7 +96,7 @@ func TestTrayOverDBus(t *testing.T) {
 	})
 	called := make(chan error, 1)
 	go func() {
-		_, _, err := callToolErr(paths, p.port, "browser_navigate", map[string]any{"url": "http://127.0.0.1:9/"})
+		_, _, err := callToolErr(paths, port, "browser_navigate", map[string]any{"url": "http://127.0.0.1:9/"})
 		called <- err
 	}()
 	<-held
@@ -104,18 +108,20 @@ func TestTrayOverDBus(t *testing.T) {
 	desktop.WaitIcon(t, sigs, item, "green") // after the 1.5 s linger
 
 	// Pause AI access: the check mark, the red icon, and a refused tool call.
+	from := d.Log.Len()
 	m.Click(top.Find(t, native.TitlePause).ID)
-	p.waitLog(t, "AI access paused")
+	after(from, "AI access paused")
 	desktop.WaitIcon(t, sigs, item, "red")
 	m.WaitFor(sigs, "Pause AI access checked", func(n *desktop.Node) bool { return n.Find(t, native.TitlePause).Toggle() == 1 })
-	text, isErr := callTool(t, paths, p.port, "browser_tabs")
+	text, isErr := callTool(t, paths, port, "browser_tabs")
 	if !isErr || !strings.Contains(text, policy.PausedMessage) {
 		t.Errorf("browser_tabs while paused: isError %v, %q; want the paused refusal", isErr, text)
 	}
 
 	// Connect to ▸ Claude Desktop writes its config file in the test HOME.
+	from = d.Log.Len()
 	m.Click(top.Find(t, native.TitleConnect).Find(t, "Claude Desktop").ID)
-	p.waitLog(t, "client config changed from the tray")
+	after(from, "client config changed from the tray")
 	b, err := os.ReadFile(filepath.Join(home, ".config", "Claude", "claude_desktop_config.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -129,143 +135,28 @@ func TestTrayOverDBus(t *testing.T) {
 	})
 
 	// Start at login writes the XDG autostart entry, starting tether hidden.
+	from = d.Log.Len()
 	m.Click(top.Find(t, native.TitleLogin).ID)
-	p.waitLog(t, "start at login set from the tray")
-	desktop := filepath.Join(home, ".config", "autostart", "tether.desktop")
-	b, err = os.ReadFile(desktop)
+	after(from, "start at login set from the tray")
+	entry := filepath.Join(home, ".config", "autostart", "tether.desktop")
+	b, err = os.ReadFile(entry)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(b), "Exec=") || !strings.Contains(string(b), `"--hidden"`) || !strings.Contains(string(b), bin) {
-		t.Errorf("%s:\n%s", desktop, b)
+		t.Errorf("%s:\n%s", entry, b)
 	}
+	from = d.Log.Len()
 	m.Click(top.Find(t, native.TitleLogin).ID)
-	p.waitLog(t, "start at login set from the tray")
-	if _, err := os.Stat(desktop); !os.IsNotExist(err) {
-		t.Errorf("%s still there after unchecking: %v", desktop, err)
+	after(from, "start at login set from the tray")
+	if _, err := os.Stat(entry); !os.IsNotExist(err) {
+		t.Errorf("%s still there after unchecking: %v", entry, err)
 	}
 
 	// Quit stops the process.
 	m.Click(top.Find(t, native.TitleQuit).ID)
-	select {
-	case err := <-p.exited:
-		if err != nil {
-			t.Errorf("tether after Quit: %v", err)
-		}
-	case <-time.After(wait):
-		t.Fatal("tether did not exit after Quit")
-	}
-}
-
-func binary(t *testing.T) string {
-	if b := os.Getenv("TETHER_BIN"); b != "" {
-		return b
-	}
-	out := filepath.Join(t.TempDir(), "tether")
-	cmd := exec.Command("go", "build", "-o", out, ".")
-	cmd.Dir = filepath.Join("..", "..")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, b)
-	}
-	return out
-}
-
-// userEnv is a user with the given home and config dir, on the given bus,
-// with no display.
-func userEnv(home, cfg, bus string) []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		switch k {
-		case "HOME", "XDG_CONFIG_HOME", "CODEX_HOME", "DBUS_SESSION_BUS_ADDRESS", "DISPLAY", "WAYLAND_DISPLAY", config.EnvConfigDir, config.EnvPort:
-			continue
-		}
-		env = append(env, kv)
-	}
-	return append(env, "HOME="+home, config.EnvConfigDir+"="+cfg, config.EnvPort+"=0", "DBUS_SESSION_BUS_ADDRESS="+bus)
-}
-
-type process struct {
-	cmd    *exec.Cmd
-	port   string
-	exited chan error
-	mu     sync.Mutex
-	lines  []string
-	more   chan struct{} // closed and replaced at each new line
-	seen   map[string]int
-}
-
-// startTether runs bare `tether` and returns once its tray is ready.
-func startTether(t *testing.T, bin string, env []string) *process {
-	cmd := exec.Command(bin)
-	cmd.Env = env
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &process{cmd: cmd, exited: make(chan error, 1), more: make(chan struct{}), seen: map[string]int{}}
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			p.mu.Lock()
-			p.lines = append(p.lines, sc.Text())
-			close(p.more)
-			p.more = make(chan struct{})
-			p.mu.Unlock()
-		}
-		p.exited <- cmd.Wait()
-	}()
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-		}
-		if t.Failed() {
-			p.mu.Lock()
-			t.Logf("tether's log:\n%s", strings.Join(p.lines, "\n"))
-			p.mu.Unlock()
-		}
-	})
-	line := p.waitLog(t, "tether daemon listening")
-	m := regexp.MustCompile(`addr=127\.0\.0\.1:(\d+)`).FindStringSubmatch(line)
-	if m == nil {
-		t.Fatalf("no port in %q", line)
-	}
-	p.port = m[1]
-	p.waitLog(t, "tray ready")
-	return p
-}
-
-// waitLog waits for the next log line containing s (each call consumes one
-// more occurrence) and returns it.
-func (p *process) waitLog(t *testing.T, s string) string {
-	t.Helper()
-	deadline := time.After(wait)
-	for {
-		p.mu.Lock()
-		n := 0
-		for _, l := range p.lines {
-			if strings.Contains(l, s) {
-				if n == p.seen[s] {
-					p.seen[s]++
-					p.mu.Unlock()
-					return l
-				}
-				n++
-			}
-		}
-		more := p.more
-		p.mu.Unlock()
-		select {
-		case <-more:
-		case err := <-p.exited:
-			p.exited <- err
-			t.Fatalf("tether exited (%v) before logging %q", err, s)
-		case <-deadline:
-			t.Fatalf("tether did not log %q within %s", s, wait)
-		}
+	if err := d.WaitExit(wait); err != nil {
+		t.Errorf("tether after Quit: %v", err)
 	}
 }
 
