@@ -6,8 +6,10 @@ import (
 	"testing"
 )
 
+// env is a getenv over kv.
+func env(kv map[string]string) func(string) string { return func(k string) string { return kv[k] } }
+
 func TestHasDesktop(t *testing.T) {
-	env := func(kv map[string]string) func(string) string { return func(k string) string { return kv[k] } }
 	for _, tc := range []struct {
 		goos string
 		env  map[string]string
@@ -41,7 +43,6 @@ func TestDaemonCommand(t *testing.T) {
 }
 
 func TestHasDisplay(t *testing.T) {
-	env := func(kv map[string]string) func(string) string { return func(k string) string { return kv[k] } }
 	for _, tc := range []struct {
 		goos string
 		env  map[string]string

@@ -50,15 +50,16 @@ func (a *App) ask(ctx context.Context, r policy.Request) (policy.Answer, error) 
 	}()
 	select {
 	case res := <-done:
-		switch {
-		case res.err != nil:
-			a.log.Warn("native approval dialog failed; the window's queue still asks", "err", res.err)
-		case res.yes:
-			return policy.AllowOnce, nil
-		case !res.yes:
+		if res.err == nil {
+			if res.yes {
+				return policy.AllowOnce, nil
+			}
 			return policy.DenyOnce, nil
 		}
-		<-ctx.Done()
+		if !errors.Is(res.err, ErrDialogClosed) {
+			a.log.Warn("native approval dialog failed; the window's queue still asks", "err", res.err)
+		}
+		<-ctx.Done() // the queue or the timeout decides
 		return "", ctx.Err()
 	case <-ctx.Done():
 		why := "after the call was answered in the window or cancelled"

@@ -95,7 +95,6 @@ func (w *Window) Run(ctx context.Context, o WindowOptions) (err error) {
 		},
 		Bind:               []any{w.app},
 		Logger:             slogLogger{log},
-		LogLevelProduction: 0,
 		Linux: &linux.Options{
 			Icon:             o.Icon,
 			ProgramName:      "tether",

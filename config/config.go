@@ -137,11 +137,10 @@ func (p Paths) LoadOrCreateToken() (string, error) {
 	if err := p.Ensure(); err != nil {
 		return "", err
 	}
-	raw := make([]byte, tokenBytes)
-	if _, err := rand.Read(raw); err != nil {
-		return "", fmt.Errorf("generate token: %w", err)
+	tok, err := newToken()
+	if err != nil {
+		return "", err
 	}
-	tok := hex.EncodeToString(raw)
 	f, err := os.OpenFile(p.Token(), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if errors.Is(err, os.ErrExist) {
 		// Another process created it between our read and create: use theirs.
@@ -160,6 +159,15 @@ func (p Paths) LoadOrCreateToken() (string, error) {
 	return tok, nil
 }
 
+// newToken returns tokenBytes random bytes, hex encoded.
+func newToken() (string, error) {
+	raw := make([]byte, tokenBytes)
+	if _, err := rand.Read(raw); err != nil {
+		return "", fmt.Errorf("generate token: %w", err)
+	}
+	return hex.EncodeToString(raw), nil
+}
+
 // RotateToken replaces the token file with a new random token (mode 0600,
 // written atomically) and returns it. A running daemon keeps the token it
 // read at start until it restarts.
@@ -167,11 +175,10 @@ func (p Paths) RotateToken() (string, error) {
 	if err := p.Ensure(); err != nil {
 		return "", err
 	}
-	raw := make([]byte, tokenBytes)
-	if _, err := rand.Read(raw); err != nil {
-		return "", fmt.Errorf("generate token: %w", err)
+	tok, err := newToken()
+	if err != nil {
+		return "", err
 	}
-	tok := hex.EncodeToString(raw)
 	if err := WriteFileAtomic(p.Token(), []byte(tok+"\n"), 0o600); err != nil {
 		return "", err
 	}

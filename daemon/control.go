@@ -70,6 +70,13 @@ func profileJSON(p broker.Profile) ProfileJSON {
 		ExtVersion: p.ExtVersion, LastSeen: p.LastSeen, Tabs: p.Tabs}
 }
 
+// writeJSON answers a control request with v as JSON.
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
 // profilesHandler serves the control API behind `tether profiles`:
 //
 //	GET  /control/profiles                 → ProfilesJSON
@@ -78,15 +85,10 @@ func profileJSON(p broker.Profile) ProfileJSON {
 //	POST /control/profiles/forget  {name}  → ProfileJSON
 func profilesHandler(b *broker.Broker) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		reply := func(code int, v any) {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(code)
-			_ = json.NewEncoder(w).Encode(v)
-		}
 		action := strings.TrimPrefix(strings.TrimPrefix(r.URL.Path, PathProfiles), "/")
 		if action == "" {
 			if r.Method != http.MethodGet {
-				reply(http.StatusMethodNotAllowed, ControlError{"use GET"})
+				writeJSON(w, http.StatusMethodNotAllowed, ControlError{"use GET"})
 				return
 			}
 			out := ProfilesJSON{Profiles: []ProfileJSON{}, Pending: []ProfileJSON{}}
@@ -96,18 +98,18 @@ func profilesHandler(b *broker.Broker) http.Handler {
 			for _, p := range b.Pending() {
 				out.Pending = append(out.Pending, ProfileJSON{ID: p.ID, Label: p.Label, Status: "pending", Since: p.Since})
 			}
-			reply(http.StatusOK, out)
+			writeJSON(w, http.StatusOK, out)
 			return
 		}
 		if r.Method != http.MethodPost {
-			reply(http.StatusMethodNotAllowed, ControlError{"use POST"})
+			writeJSON(w, http.StatusMethodNotAllowed, ControlError{"use POST"})
 			return
 		}
 		var req struct {
 			Name string `json:"name"`
 		}
 		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096)).Decode(&req); err != nil || req.Name == "" {
-			reply(http.StatusBadRequest, ControlError{`send {"name": "<slug, label or id prefix>"}`})
+			writeJSON(w, http.StatusBadRequest, ControlError{`send {"name": "<slug, label or id prefix>"}`})
 			return
 		}
 		fail := func(err error) {
@@ -117,7 +119,7 @@ func profilesHandler(b *broker.Broker) http.Handler {
 			} else if errors.Is(err, broker.ErrAmbiguousProfile) {
 				code = http.StatusConflict
 			}
-			reply(code, ControlError{err.Error()})
+			writeJSON(w, code, ControlError{err.Error()})
 		}
 		switch action {
 		case "approve":
@@ -126,7 +128,7 @@ func profilesHandler(b *broker.Broker) http.Handler {
 				fail(err)
 				return
 			}
-			reply(http.StatusOK, profileJSON(p))
+			writeJSON(w, http.StatusOK, profileJSON(p))
 		case "deny":
 			if err := b.Deny(req.Name); err != nil {
 				fail(err)
@@ -139,9 +141,9 @@ func profilesHandler(b *broker.Broker) http.Handler {
 				fail(err)
 				return
 			}
-			reply(http.StatusOK, profileJSON(p))
+			writeJSON(w, http.StatusOK, profileJSON(p))
 		default:
-			reply(http.StatusNotFound, ControlError{"unknown action " + action + "; use approve, deny or forget"})
+			writeJSON(w, http.StatusNotFound, ControlError{"unknown action " + action + "; use approve, deny or forget"})
 		}
 	})
 }
@@ -157,11 +159,6 @@ type PauseJSON struct {
 //	POST /control/pause {"paused": bool}   → PauseJSON
 func pauseHandler(g *policy.Guard) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		reply := func(code int, v any) {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(code)
-			_ = json.NewEncoder(w).Encode(v)
-		}
 		switch r.Method {
 		case http.MethodGet:
 		case http.MethodPost:
@@ -169,17 +166,17 @@ func pauseHandler(g *policy.Guard) http.Handler {
 				Paused *bool `json:"paused"`
 			}
 			if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096)).Decode(&req); err != nil || req.Paused == nil {
-				reply(http.StatusBadRequest, ControlError{`send {"paused": true} or {"paused": false}`})
+				writeJSON(w, http.StatusBadRequest, ControlError{`send {"paused": true} or {"paused": false}`})
 				return
 			}
 			if err := g.SetPaused(*req.Paused); err != nil {
-				reply(http.StatusInternalServerError, ControlError{err.Error()})
+				writeJSON(w, http.StatusInternalServerError, ControlError{err.Error()})
 				return
 			}
 		default:
-			reply(http.StatusMethodNotAllowed, ControlError{"use GET or POST"})
+			writeJSON(w, http.StatusMethodNotAllowed, ControlError{"use GET or POST"})
 			return
 		}
-		reply(http.StatusOK, PauseJSON{Paused: g.Paused()})
+		writeJSON(w, http.StatusOK, PauseJSON{Paused: g.Paused()})
 	})
 }

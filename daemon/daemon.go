@@ -221,9 +221,7 @@ func Run(ctx context.Context, cfg Config) error {
 	mux.Handle(PathPause, apiGuard(log, token, pauseHandler(guard)))
 	mux.Handle("POST "+PathWindow, apiGuard(log, token, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if cfg.ShowWindow == nil {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusConflict)
-			_ = json.NewEncoder(w).Encode(ControlError{"this daemon runs without a window (tether serve)"})
+			writeJSON(w, http.StatusConflict, ControlError{"this daemon runs without a window (tether serve)"})
 			return
 		}
 		log.Info("window shown on request (a second tether was started)")
