@@ -93,8 +93,8 @@ func (w *Window) Run(ctx context.Context, o WindowOptions) (err error) {
 		OnDomReady: func(wctx context.Context) {
 			started.Do(func() { w.app.start(ctx, &wailsShell{ctx: wctx}) })
 		},
-		Bind:               []any{w.app},
-		Logger:             slogLogger{log},
+		Bind:   []any{w.app},
+		Logger: slogLogger{log},
 		Linux: &linux.Options{
 			Icon:             o.Icon,
 			ProgramName:      "tether",
