@@ -12,7 +12,7 @@ await rm(dist, { recursive: true, force: true });
 await mkdir(dist, { recursive: true });
 
 await build({
-  entryPoints: ['background', 'offscreen', 'content', 'popup', 'main-world'].map((n) => here(`./src/${n}.ts`)),
+  entryPoints: ['background', 'offscreen', 'content', 'popup'].map((n) => here(`./src/${n}.ts`)),
   outdir: dist,
   bundle: true,
   format: 'iife',

@@ -61,6 +61,9 @@ func dialogLines(ds []protocol.DialogEvent) string {
 		if d.Armed {
 			how = "as armed"
 		}
+		if d.Native {
+			how = "by the user (the browser's own dialog)"
+		}
 		fmt.Fprintf(&sb, "- %s %q: %s %s", d.Kind, d.Message, answer, how)
 		if d.PromptText != "" {
 			fmt.Fprintf(&sb, " with %q", d.PromptText)
@@ -82,7 +85,7 @@ func (h *handlers) pageText(lead string, p protocol.PageResult) string {
 		fmt.Fprintf(&sb, "This action opened tab %d (shared automatically; pass tab: %d to use it).\n", t.Tab, t.Tab)
 	}
 	if len(p.Dialogs) > 0 {
-		fmt.Fprintf(&sb, "The page opened %d dialog(s), answered at once (listed in the page content). To answer differently, call browser_handle_dialog, then repeat the action.\n", len(p.Dialogs))
+		fmt.Fprintf(&sb, "The page opened %d dialog(s), listed in the page content: while Tether acts, each is answered at once (to answer differently, call browser_handle_dialog, then repeat the action); at other times the user answers them.\n", len(p.Dialogs))
 	}
 	if p.Omitted > 0 {
 		fmt.Fprintf(&sb, "The snapshot was cut: %d elements left out. Use browser_find, or browser_snapshot with a ref, to reach them.\n", p.Omitted)

@@ -371,6 +371,10 @@ type DialogEvent struct {
 	// Armed is true when the answer came from browser_handle_dialog, false
 	// when it was the default policy (alert accepted; confirm, prompt dismissed).
 	Armed bool `json:"armed"`
+	// Native is true for a dialog the browser showed to the user, who
+	// answered it (the page opened it while the AI was not acting on the
+	// tab); Accepted and PromptText are then the user's answer.
+	Native bool `json:"native,omitempty"`
 }
 
 // RefParams names one element.

@@ -2,7 +2,6 @@
 // background/. Listeners are registered synchronously at top level so Chrome
 // can wake the worker for them.
 import { ensureKeepaliveAlarm, ensureOffscreen, KEEPALIVE_ALARM } from './background/offscreen-doc';
-import { installReadListeners } from './background/methods-read';
 import { onRuntimeMessage } from './background/router';
 import {
   forgetTab,
@@ -14,6 +13,7 @@ import {
   shareIfOpenedFromShared,
   toggleShare,
 } from './background/shared-tabs';
+import { onNavigationCommitted } from './background/tab-hooks';
 
 const log = (what: string) => (err: unknown) => console.error(`tether: ${what}`, err);
 
@@ -46,8 +46,10 @@ chrome.alarms.onAlarm.addListener((alarm) => {
   if (alarm.name === KEEPALIVE_ALARM) keepAlive();
 });
 chrome.runtime.onMessage.addListener(onRuntimeMessage);
-// Armed dialog answers follow the tab into new documents; closed tabs' consoles are forgotten.
-installReadListeners();
+// Shared tabs' new documents get the hooks and the content script; unshared ones get nothing.
+chrome.webNavigation.onCommitted.addListener((d) => {
+  onNavigationCommitted(d).catch(log('hook new document'));
+});
 
 chrome.tabs.onCreated.addListener((tab) => {
   if (tab.id !== undefined) shareIfOpenedFromShared(tab.id, tab.openerTabId).catch(log('share opened tab'));

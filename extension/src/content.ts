@@ -1,12 +1,13 @@
-// Content script entry: declared for every frame in manifest.json (at
-// document_start, so the page-world hooks' records are relayed from the
-// start) and injected on demand into tabs opened before the extension loaded.
-// Only wires listeners.
+// Content script entry: injected by the service worker into every frame of a
+// shared tab (when the tab is shared and at each commit while it stays
+// shared; background/tab-hooks.ts), never declared in the manifest, so tabs
+// the user has not shared run none of it. Only wires listeners.
 import { ContentAgent } from './content/agent';
 import { DEFAULT_SETTLE } from './content/actions';
-import { relayPageHooks } from './content/hook-relay';
+import { controlPageHooks, relayPageHooks } from './content/hook-relay';
 import { isContentMessage, type BackgroundMessage } from './shared/messages';
 
+// The isolated world's own global: a second injection into this document stays out.
 const GUARD = '__tetherContentScript';
 const scope = globalThis as unknown as Record<string, unknown>;
 
@@ -34,6 +35,13 @@ if (!scope[GUARD]) {
   );
   chrome.runtime.onMessage.addListener((msg, _sender, sendResponse) => {
     if (!isContentMessage(msg)) return false;
+    if (msg.kind === 'page-state') {
+      // Answered at once: the service worker also uses it to see that the page is not blocked.
+      const { target: _t, kind: _k, ...control } = msg;
+      controlPageHooks(window, control);
+      sendResponse({ ok: true, pong: true });
+      return false;
+    }
     void agent.handle(msg).then(sendResponse);
     return true;
   });

@@ -114,6 +114,12 @@ export interface DialogEvent {
    * when it was the default policy (alert accepted; confirm, prompt dismissed).
    */
   armed: boolean;
+  /**
+   * Native is true for a dialog the browser showed to the user, who
+   * answered it (the page opened it while the AI was not acting on the
+   * tab); Accepted and PromptText are then the user's answer.
+   */
+  native?: boolean;
 }
 /**
  * DragParams drags FromRef onto ToRef.

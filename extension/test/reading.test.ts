@@ -1,7 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { find } from '../src/content/find';
-import { answerDialog, ARM_EVENT, HOOK_EVENT, installPageHooks } from '../src/content/page-hooks';
-import { relayPageHooks } from '../src/content/hook-relay';
 import { readDocument } from '../src/content/read';
 import { formatRef, parseRef, RefRegistry } from '../src/content/refs';
 import { snapshotPage } from '../src/content/snapshot';
@@ -116,57 +114,5 @@ describe('read', () => {
     expect(html).toMatch(/<option selected>B<\/option>/);
     expect(html).toContain('<p>From the shadow</p>');
     expect(html).toMatch(/href="http[^"]*\/rel"/);
-  });
-});
-
-describe('dialogs and console in the page world', () => {
-  afterEach(() => vi.useRealTimers());
-
-  it('answers by the default policy, and armed answers first', () => {
-    expect(answerDialog('alert', 'hi', undefined, undefined)).toEqual({ record: { type: 'dialog', kind: 'alert', message: 'hi', accepted: true, armed: false }, value: undefined });
-    expect(answerDialog('confirm', 'sure?', undefined, undefined).value).toBe(false);
-    expect(answerDialog('prompt', 'name?', 'x', undefined).value).toBeNull();
-    expect(answerDialog('confirm', 'sure?', undefined, { accept: true }).value).toBe(true);
-    const p = answerDialog('prompt', 'name?', 'dflt', { accept: true, promptText: 'Ada' });
-    expect(p.value).toBe('Ada');
-    expect(p.record).toMatchObject({ accepted: true, armed: true, promptText: 'Ada' });
-  });
-
-  it('never blocks, uses the armed queue, records every dialog and console call', () => {
-    const win = window as unknown as Window & typeof globalThis;
-    const records: unknown[] = [];
-    win.addEventListener(HOOK_EVENT, (e) => records.push(JSON.parse(String((e as CustomEvent).detail))));
-    installPageHooks(win);
-    expect(win.alert('one')).toBeUndefined();
-    expect(win.confirm('two?')).toBe(false);
-    win.dispatchEvent(new CustomEvent(ARM_EVENT, { detail: JSON.stringify({ queue: [{ accept: true }, { accept: true, promptText: 'Bob' }] }) }));
-    expect(win.confirm('three?')).toBe(true);
-    expect(win.prompt('four?')).toBe('Bob');
-    expect(win.confirm('five?')).toBe(false); // the queue is used up
-    console.warn('careful', { n: 1 });
-    expect(records).toEqual([
-      { type: 'dialog', kind: 'alert', message: 'one', accepted: true, armed: false },
-      { type: 'dialog', kind: 'confirm', message: 'two?', accepted: false, armed: false },
-      { type: 'dialog', kind: 'confirm', message: 'three?', accepted: true, armed: true },
-      { type: 'dialog', kind: 'prompt', message: 'four?', accepted: true, armed: true, promptText: 'Bob' },
-      { type: 'dialog', kind: 'confirm', message: 'five?', accepted: false, armed: false },
-      expect.objectContaining({ type: 'console', level: 'warn', text: 'careful {"n":1}' }),
-    ]);
-  });
-
-  it('relays dialogs at once and console records in batches', async () => {
-    vi.useFakeTimers();
-    const target = new EventTarget() as unknown as Window;
-    const batches: HookBatch[] = [];
-    relayPageHooks(target, (b) => batches.push(b));
-    const fire = (rec: object) => target.dispatchEvent(new CustomEvent(HOOK_EVENT, { detail: JSON.stringify(rec) }));
-    fire({ type: 'console', level: 'log', text: 'a', time: 1 });
-    fire({ type: 'console', level: 'log', text: 'b', time: 2 });
-    fire({ type: 'dialog', kind: 'alert', message: 'm', accepted: true, armed: false });
-    fire({ type: 'bogus' });
-    expect(batches).toEqual([{ dialogs: [{ kind: 'alert', message: 'm', accepted: true, armed: false }], console: [{ level: 'log', text: 'a', time: 1 }, { level: 'log', text: 'b', time: 2 }] }]);
-    fire({ type: 'console', level: 'error', text: 'c', time: 3 });
-    await vi.advanceTimersByTimeAsync(60);
-    expect(batches[1]).toEqual({ dialogs: [], console: [{ level: 'error', text: 'c', time: 3 }] });
   });
 });

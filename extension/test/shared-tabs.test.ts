@@ -29,7 +29,10 @@ function fakeChrome(tabs: FakeTab[]) {
         return { ...t };
       },
       query: async (q: { active?: boolean }) => tabs.filter((t) => !q.active || t.active).map((t) => ({ ...t })),
+      // Messages to the tabs' content scripts (page-state), in order.
+      sendMessage: vi.fn(async () => ({ ok: true, pong: true })),
     },
+    scripting: { executeScript: vi.fn(async () => []) },
     action: {
       setBadgeText: vi.fn(async () => undefined),
       setBadgeBackgroundColor: vi.fn(async () => undefined),
@@ -75,6 +78,12 @@ describe('shared tabs → tabs_changed', () => {
     ]);
     expect(chromeFake.action.setBadgeText).toHaveBeenLastCalledWith({ tabId: 10, text: '1' });
     expect(chromeFake.action.setTitle).toHaveBeenLastCalledWith({ tabId: 10, title: 'Shared with Tether as tab 1' });
+    // Shared: the page-world hooks and the content script go into all its frames, nothing into other tabs.
+    const injected = chromeFake.scripting.executeScript.mock.calls.map((c) => (c as unknown as [chrome.scripting.ScriptInjection<unknown[], unknown>])[0]);
+    expect(injected.map((i) => [i.target, i.world ?? 'ISOLATED', i.files ?? 'func'])).toEqual([
+      [{ tabId: 10, allFrames: true }, 'MAIN', 'func'],
+      [{ tabId: 10, allFrames: true }, 'ISOLATED', ['content.js']],
+    ]);
 
     expect(await st.share(11, false, 'opened')).toBe(2);
     await vi.advanceTimersByTimeAsync(100);
@@ -95,6 +104,8 @@ describe('shared tabs → tabs_changed', () => {
     expect(frames().at(-1)).toMatchObject({ change: 'unshared', tab: 1 });
     expect(frames().at(-1)!.tabs.map((t) => t.tab)).toEqual([2]);
     expect(chromeFake.action.setBadgeText).toHaveBeenLastCalledWith({ tabId: 10, text: '' });
+    // Unshared: every frame's hooks are told to restore the page.
+    expect(chromeFake.tabs.sendMessage).toHaveBeenLastCalledWith(10, { target: 'content', kind: 'page-state', unhook: true });
 
     // Sharing it again keeps its number.
     expect(await st.share(10, false, 'shared')).toBe(1);

@@ -22,6 +22,7 @@ import (
 
 	"github.com/tether-browser/tether/config"
 	"github.com/tether-browser/tether/daemon"
+	"github.com/tether-browser/tether/launcher"
 )
 
 // HostResolverRules keeps saved real pages from stalling on DNS for their
@@ -333,6 +334,9 @@ type BrowserOptions struct {
 	UserDataDir string
 	// ExtraArgs go to Chromium.
 	ExtraArgs []string
+	// Display runs the browser with a window on this X display (see
+	// desktop.Xvfb) instead of headless.
+	Display string
 }
 
 // StartBrowser launches headless Chromium with the extension through
@@ -349,13 +353,19 @@ func StartBrowser(t testing.TB, d *Daemon, opts ...BrowserOptions) *Browser {
 		o.UserDataDir = filepath.Join(t.TempDir(), "chrome-profile")
 	}
 	from := d.Log.Len()
-	args := []string{"browser", "--headless", "--user-data-dir", o.UserDataDir}
+	args := []string{"browser", "--user-data-dir", o.UserDataDir}
+	if o.Display == "" {
+		args = append(args, "--headless")
+	}
 	if o.Label != "" {
 		args = append(args, "--label", o.Label)
 	}
 	args = append(args, "--", HostResolverRules, "--remote-debugging-port=0")
 	cmd := exec.Command(d.Bin, append(args, o.ExtraArgs...)...)
 	cmd.Env = d.Env()
+	if o.Display != "" {
+		cmd.Env = append(cmd.Env, "DISPLAY="+o.Display)
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	out, err := cmd.StderrPipe()
 	if err != nil {
@@ -377,6 +387,50 @@ func StartBrowser(t testing.TB, d *Daemon, opts ...BrowserOptions) *Browser {
 		}
 	}
 	return b
+}
+
+// StartPlainChromium launches Chromium without any extension (headless, or
+// with a window on display), as a browser without Tether is, with a DevTools
+// port for the harness and the same quiet flags.
+func StartPlainChromium(t testing.TB, display string) *Browser {
+	t.Helper()
+	bin := RequireChromium(t)
+	dir := filepath.Join(t.TempDir(), "plain-profile")
+	args := append([]string{"--user-data-dir=" + dir, "--remote-debugging-port=0", HostResolverRules}, launcher.QuietFlags...)
+	if display == "" {
+		args = append(args, "--headless=new", "--disable-gpu")
+	}
+	if os.Geteuid() == 0 {
+		args = append(args, "--no-sandbox")
+	}
+	cmd := exec.Command(bin, append(args, "about:blank")...)
+	cmd.Env = os.Environ()
+	if display != "" {
+		cmd.Env = append(cmd.Env, "DISPLAY="+display)
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout = cmd.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	b := &Browser{Log: NewLogWatcher(out), UserDataDir: dir, cmd: cmd}
+	t.Cleanup(func() { b.Stop(t) })
+	if _, _, err := b.Log.WaitFor(0, 30*time.Second, "DevTools listening on"); err != nil {
+		t.Fatalf("Chromium did not open its DevTools port: %v; output:\n%s", err, b.Log.String())
+	}
+	// The port file (read by DevTools) follows the log line.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		raw, err := os.ReadFile(filepath.Join(dir, "DevToolsActivePort"))
+		if err == nil && strings.Contains(string(raw), "/devtools/browser/") {
+			return b
+		} else if time.Now().After(deadline) {
+			t.Fatalf("no complete DevToolsActivePort (%q): %v", raw, err)
+		}
+	}
 }
 
 // Stop ends the browser (idempotent).

@@ -1,8 +1,12 @@
-// Calls the content script of a tab's top frame, injecting it first into tabs
-// that were open before the extension loaded. Maps Chrome's refusals to
-// script a page onto restricted_page.
+// Calls the content scripts of a shared tab's frames, and puts them in:
+// content.js (isolated world) and the page-world hooks (content/page-hooks.ts)
+// are injected into shared tabs only, never declared for every page. Maps
+// Chrome's refusals to script a page onto restricted_page.
 import { TetherError, isWireError, restrictedPage } from '../shared/errors';
 import type { ContentMessage, ContentReply } from '../shared/messages';
+import { hookInit, installPageHooks } from '../content/page-hooks';
+import { actingUntil } from './acting';
+import { readState } from './state';
 
 const RESTRICTED_URL = /^(chrome|chrome-extension|chrome-search|chrome-untrusted|devtools|edge|view-source|about:(?!blank)|chrome-error|brave|opera)|^https:\/\/(chromewebstore\.google\.com|chrome\.google\.com\/webstore)/i;
 
@@ -11,44 +15,76 @@ export function isRestrictedUrl(url: string): boolean {
   return RESTRICTED_URL.test(url);
 }
 
+/** Requests to each tab's content scripts that have not answered yet (tab id → count). */
+const inFlight = new Map<number, number>();
+
+/** True while a request of ours to the tab's content scripts runs (the page may be busy with it). */
+export function busyWithUs(tabId: number): boolean {
+  return (inFlight.get(tabId) ?? 0) > 0;
+}
+
 /**
  * Sends msg to the content script of the tab's frame frameId (0: the top
- * frame); on "no receiver", injects content.js into the top frame and retries
- * once. A subframe without a receiver is gone: its refs are stale.
+ * frame); on "no receiver", injects the scripts into that frame and retries
+ * once. A subframe that cannot be injected is gone: its refs are stale.
  */
 export async function callContent(tabId: number, msg: ContentMessage, deadline: number, frameId = 0): Promise<ContentReply> {
   const tab = await chrome.tabs.get(tabId);
   const url = tab.url || tab.pendingUrl || '';
   if (isRestrictedUrl(url)) throw restrictedPage(url);
+  inFlight.set(tabId, (inFlight.get(tabId) ?? 0) + 1);
   try {
-    return check(await withDeadline(chrome.tabs.sendMessage(tabId, msg, { frameId }), deadline));
-  } catch (err) {
-    if (!isNoReceiver(err)) throw err;
-    if (frameId !== 0) {
+    try {
+      return check(await withDeadline(chrome.tabs.sendMessage(tabId, msg, { frameId }), deadline));
+    } catch (err) {
+      if (!isNoReceiver(err)) throw err;
+    }
+    if (frameId === 0) await injectTop(tabId, url);
+    else if (!(await injectScripts({ tabId, frameIds: [frameId] }))) {
       throw new TetherError('stale_ref', 'The frame that element was in is gone (it navigated or was removed). Call browser_snapshot again and use a fresh ref.');
     }
+    return check(await withDeadline(chrome.tabs.sendMessage(tabId, msg, { frameId }), deadline));
+  } finally {
+    const n = (inFlight.get(tabId) ?? 1) - 1;
+    if (n > 0) inFlight.set(tabId, n);
+    else inFlight.delete(tabId);
   }
-  await inject(tabId, url);
-  return check(await withDeadline(chrome.tabs.sendMessage(tabId, msg, { frameId: 0 }), deadline));
 }
 
-async function inject(tabId: number, url: string): Promise<void> {
-  try {
-    await chrome.scripting.executeScript({ target: { tabId, frameIds: [0] }, files: ['content.js'], injectImmediately: true });
-  } catch (err) {
-    const text = String(err instanceof Error ? err.message : err);
-    if (/error page/i.test(text)) {
-      // Chrome shows its own error page: the page did not load (a network error), it is not protected.
-      throw new TetherError('navigation_failed', `${url || 'The page'} did not load: the tab shows Chrome's error page (a network or DNS error). Check the URL and that the site is reachable, then call browser_navigate again.`);
-    }
-    if (/cannot be scripted|Cannot access|cannot access|must request permission/i.test(text)) {
-      if (url.startsWith('file:')) {
-        throw new TetherError('restricted_page', `Chrome does not let Tether read ${url}: file pages need "Allow access to file URLs" turned on for Tether at chrome://extensions. Ask the user to turn it on, or use an http(s) URL.`);
-      }
-      throw restrictedPage(url);
-    }
-    throw err;
+/**
+ * Injects the page-world hooks (MAIN world) and content.js (isolated world)
+ * into target's frames, as early as Chrome allows (injectImmediately).
+ * Resolves false when Chrome refused (a frame gone, a page it protects); the
+ * error goes to onError.
+ */
+export async function injectScripts(target: chrome.scripting.InjectionTarget, onError?: (err: unknown) => void): Promise<boolean> {
+  const queue = (await readState()).armed[target.tabId] ?? [];
+  const init = hookInit(queue, actingUntil(target.tabId));
+  const hooks = chrome.scripting.executeScript({ target, world: 'MAIN', injectImmediately: true, func: installPageHooks, args: [init] });
+  const content = chrome.scripting.executeScript({ target, files: ['content.js'], injectImmediately: true });
+  const [h, c] = await Promise.allSettled([hooks, content]);
+  const failed = c.status === 'rejected' ? c.reason : h.status === 'rejected' ? h.reason : undefined;
+  if (failed === undefined) return true;
+  onError?.(failed);
+  return false;
+}
+
+/** Injects into every frame of a tab whose top frame shows url; throws what the agent should hear. */
+export async function injectTop(tabId: number, url: string): Promise<void> {
+  let failure: unknown;
+  if (await injectScripts({ tabId, allFrames: true }, (err) => (failure = err))) return;
+  const text = String(failure instanceof Error ? failure.message : failure);
+  if (/error page/i.test(text)) {
+    // Chrome shows its own error page: the page did not load (a network error), it is not protected.
+    throw new TetherError('navigation_failed', `${url || 'The page'} did not load: the tab shows Chrome's error page (a network or DNS error). Check the URL and that the site is reachable, then call browser_navigate again.`);
   }
+  if (/cannot be scripted|Cannot access|cannot access|must request permission/i.test(text)) {
+    if (url.startsWith('file:')) {
+      throw new TetherError('restricted_page', `Chrome does not let Tether read ${url}: file pages need "Allow access to file URLs" turned on for Tether at chrome://extensions. Ask the user to turn it on, or use an http(s) URL.`);
+    }
+    throw restrictedPage(url);
+  }
+  throw failure instanceof Error ? failure : new Error(text);
 }
 
 function check(reply: unknown): ContentReply {

@@ -11,7 +11,8 @@ import { act, bool, loadDeadline, pageResult, str, tabParams } from './methods';
 import { routeRef, snapShape } from './methods-read';
 import { NavigationWatcher } from './navigation';
 import { captureScreenshot } from './screenshot';
-import { documentsIssued, requireTab, touch } from './shared-tabs';
+import { documentsIssued, requireTab, touch, type SharedTab } from './shared-tabs';
+import { actOn, loadOrBlocked, pageReady } from './tab-hooks';
 import { requireTrusted, trustedClick, trustedHover, trustedKey, withDebugger } from './trusted';
 
 type P = Record<string, unknown>;
@@ -92,6 +93,10 @@ export async function historyAct(p: P, d: number): Promise<PageResult> {
   if (action !== 'back' && action !== 'forward' && action !== 'reload') throw new TetherError('bad_request', 'action must be "back", "forward" or "reload".');
   const t = await requireTab(tabParams(p).tab);
   await touch(t.tabId);
+  return actOn(t.tabId, d, () => historyIn(t, action, p, d), false);
+}
+
+async function historyIn(t: SharedTab, action: 'back' | 'forward' | 'reload', p: P, d: number): Promise<PageResult> {
   const watcher = new NavigationWatcher();
   try {
     const before = await chrome.tabs.get(t.tabId);
@@ -120,7 +125,7 @@ export async function historyAct(p: P, d: number): Promise<PageResult> {
     }
     // A history step starts at once; nothing within a short while means it stayed.
     const startBy = Date.now() + 1500;
-    const loaded = await watcher.waitForLoad(t.tabId, loadDeadline(d), startBy);
+    const loaded = await loadOrBlocked(watcher, t.tabId, loadDeadline(d), startBy);
     if (viaPage && !watcher.started(t.tabId)) throw none();
     if (!loaded && !watcher.committed(t.tabId)) {
       const url = watcher.lastUrl(t.tabId) || before.url || 'the page';
@@ -146,6 +151,7 @@ export async function screenshotAct(p: P, d: number): Promise<ScreenshotResult> 
     if (routed.frameId !== 0) throw new TetherError('not_interactable', `Element ref ${ref} is in a cross-origin frame; capture the page (no ref) instead.`);
     t = routed.t;
   }
+  await pageReady(t.tabId);
   return captureScreenshot(t, { fullPage: bool(p, 'fullPage'), ref, format, bringToFront: bool(p, 'bringToFront'), maxBytes }, d);
 }
 
@@ -156,6 +162,10 @@ export async function evaluateAct(p: P, d: number): Promise<EvaluateResult> {
   const tab = await chrome.tabs.get(t.tabId);
   const url = tab.url || tab.pendingUrl || '';
   if (isRestrictedUrl(url)) throw restrictedPage(url);
+  return actOn(t.tabId, d, () => evaluateIn(t, expression, url, d));
+}
+
+async function evaluateIn(t: SharedTab, expression: string, url: string, d: number): Promise<EvaluateResult> {
   let results: chrome.scripting.InjectionResult<unknown>[];
   try {
     results = await withDeadline(

@@ -5,7 +5,6 @@
 // Refs are numbered per profile (see content/refs.ts), so a ref alone says
 // which tab and frame it belongs to: routeRef sends an action there.
 import type {
-  ConsoleMessage,
   ConsoleResult,
   DialogArmResult,
   DialogEvent,
@@ -14,24 +13,22 @@ import type {
   PageResult,
   ReadResult,
 } from '../protocol.gen';
-import { ARM_EVENT, type ArmedAnswer } from '../content/page-hooks';
+import type { ArmedAnswer } from '../content/page-hooks';
 import { parseRef } from '../content/refs';
 import { capSnapshot } from '../shared/cap';
 import { TetherError, staleRef, unknownRef } from '../shared/errors';
-import type { ContentReply, HookBatch, PageSnapshot, SnapshotShape } from '../shared/messages';
+import type { ContentReply, PageSnapshot, SnapshotShape } from '../shared/messages';
 import { callContent, isRestrictedUrl } from './content-bridge';
 import { NavigationWatcher } from './navigation';
+import { consoleOf, pushArmed, takeDialogs } from './page-records';
 import { documentOwner, documentsIssued, forgetTab, requireTab, share, touch, type SharedTab } from './shared-tabs';
 import { readState, updateState } from './state';
+import { actOn, loadOrBlocked, pageReady } from './tab-hooks';
 
 /** FRAME_MARK of content/snapshot.ts (kept here so the worker does not bundle the DOM code). */
 const FRAME_MARK = '\u0001frame=';
 /** How deep cross-origin frames are followed. */
 const MAX_FRAME_DEPTH = 5;
-/** Dialogs kept per tab until a result reports them. */
-const DIALOG_LIMIT = 50;
-/** Console messages kept per tab. */
-export const CONSOLE_LIMIT = 1000;
 const FIND_LIMIT_DEFAULT = 50;
 const FIND_LIMIT_MAX = 1000;
 const TIMES_MAX = 100;
@@ -122,6 +119,7 @@ export async function pageResultFor(tabId: number, deadline: number, shape: Snap
   const tab = await chrome.tabs.get(tabId);
   const url = tab.url || tab.pendingUrl || '';
   if (url === 'about:blank' || url === '') return withDialogs<PageResult>({ tab: number, url, title: tab.title ?? '', snapshot: '' }, tabId);
+  await pageReady(tabId);
   const page = await snapshotFrame(tabId, frameId, shape, deadline);
   return finishPage(tabId, number, page, shape, deadline);
 }
@@ -208,15 +206,6 @@ async function withDialogs<T extends { dialogs?: DialogEvent[] }>(result: T, tab
   return result;
 }
 
-/** The tab's dialogs not reported yet; they count as reported now. */
-export function takeDialogs(tabId: number): Promise<DialogEvent[]> {
-  return updateState((s) => {
-    const d = s.dialogs[tabId] ?? [];
-    delete s.dialogs[tabId];
-    return d;
-  });
-}
-
 // ---- methods ----
 
 async function snapshotMethod(p: P, deadline: number): Promise<PageResult> {
@@ -237,6 +226,7 @@ async function findMethod(p: P, deadline: number): Promise<FindResult> {
   const limit = count(p, 'limit', FIND_LIMIT_MAX) ?? FIND_LIMIT_DEFAULT;
   const t = await requireTab(tabOf(p));
   await touch(t.tabId);
+  await pageReady(t.tabId);
   const docsIssued = await documentsIssued();
   const matches: FindMatch[] = [];
   let url = '';
@@ -274,6 +264,7 @@ async function readTab(t: SharedTab, deadline: number): Promise<ReadResult> {
   const tab = await chrome.tabs.get(t.tabId);
   const url = tab.url || tab.pendingUrl || '';
   if (url === 'about:blank' || url === '') return { tab: t.number, url, title: tab.title ?? '', html: '' };
+  await pageReady(t.tabId);
   const reply = await callContent(t.tabId, { target: 'content', kind: 'read' }, deadline);
   if (!reply.ok) throw new TetherError(reply.error.code, reply.error.message);
   if (!('html' in reply)) throw new Error('the content script answered without HTML');
@@ -297,13 +288,20 @@ async function readUrlMethod(p: P, deadline: number): Promise<ReadResult> {
   let tabId: number | undefined;
   try {
     const tab = await chrome.tabs.create({ url: parsed.href, active: false });
-    tabId = tab.id!;
-    const number = await share(tabId, false, 'opened');
-    const loaded = await watcher.waitForLoad(tabId, loadDeadline(deadline));
-    if (!loaded && !watcher.committed(tabId)) {
-      throw new TetherError('timeout', `Loading ${parsed.href} did not get a response in time. Try again later, or call browser_navigate to open it in a tab you can watch.`);
-    }
-    return await readTab({ tabId, number }, deadline);
+    const id = (tabId = tab.id!);
+    const number = await share(id, false, 'opened');
+    return await actOn(
+      id,
+      deadline,
+      async () => {
+        const loaded = await loadOrBlocked(watcher, id, loadDeadline(deadline));
+        if (!loaded && !watcher.committed(id)) {
+          throw new TetherError('timeout', `Loading ${parsed.href} did not get a response in time. Try again later, or call browser_navigate to open it in a tab you can watch.`);
+        }
+        return readTab({ tabId: id, number }, deadline);
+      },
+      false,
+    );
   } finally {
     watcher.dispose();
     if (closeAfter && tabId !== undefined) {
@@ -323,14 +321,7 @@ async function consoleMethod(p: P): Promise<ConsoleResult> {
   const clear = flag(p, 'clear');
   // Content scripts relay console records in batches every 50 ms.
   await new Promise((r) => setTimeout(r, 60));
-  const rings = await loadRings();
-  const ring = rings.get(t.tabId) ?? { messages: [], dropped: 0 };
-  const out: ConsoleResult = { tab: t.number, messages: ring.messages.slice(), dropped: ring.dropped };
-  if (clear) {
-    rings.delete(t.tabId);
-    saveRingsSoon();
-  }
-  return out;
+  return consoleOf(t.tabId, t.number, clear);
 }
 
 async function handleDialogMethod(p: P): Promise<DialogArmResult> {
@@ -339,6 +330,8 @@ async function handleDialogMethod(p: P): Promise<DialogArmResult> {
   const promptText = optString(p, 'promptText');
   const times = count(p, 'times', TIMES_MAX) ?? 1;
   const t = await requireTab(tabOf(p));
+  // A dialog already open is the user's: it cannot be answered from here (the error says so).
+  await pageReady(t.tabId, {}, false);
   const answer: ArmedAnswer = promptText !== undefined ? { accept, promptText } : { accept };
   const armed = await updateState((s) => {
     const q = (s.armed[t.tabId] ??= []);
@@ -350,116 +343,4 @@ async function handleDialogMethod(p: P): Promise<DialogArmResult> {
   const dialogs = await takeDialogs(t.tabId);
   if (dialogs.length > 0) out.dialogs = dialogs;
   return out;
-}
-
-// ---- dialogs: the armed answers reach every document of the tab ----
-
-/** Hands the tab's armed answers to the page-world hooks of its frames (all, or frameId). */
-export async function pushArmed(tabId: number, frameId?: number): Promise<void> {
-  const queue = (await readState()).armed[tabId] ?? [];
-  const target: chrome.scripting.InjectionTarget = frameId === undefined ? { tabId, allFrames: true } : { tabId, frameIds: [frameId] };
-  await chrome.scripting
-    .executeScript({
-      target,
-      world: 'MAIN',
-      injectImmediately: true,
-      func: (name: string, detail: string) => {
-        // Read by the hooks when they install later in this document, and told now if they run.
-        (window as unknown as Record<string, unknown>).__tetherArmQueue = detail;
-        window.dispatchEvent(new CustomEvent(name, { detail }));
-      },
-      args: [ARM_EVENT, JSON.stringify({ queue })],
-    })
-    .catch(() => undefined); // Restricted or gone: no page hooks there either.
-}
-
-/** Registers the listeners that keep armed answers in new documents. Call once at worker start. */
-export function installReadListeners(): void {
-  chrome.tabs.onRemoved.addListener((tabId) => void forgetConsole(tabId));
-  chrome.webNavigation.onCommitted.addListener((d) => {
-    void readState().then((s) => {
-      if ((s.armed[d.tabId]?.length ?? 0) > 0) return pushArmed(d.tabId, d.frameId);
-      return undefined;
-    });
-  });
-}
-
-// ---- records from the page-world hooks ----
-
-interface Ring {
-  messages: ConsoleMessage[];
-  dropped: number;
-}
-
-const RINGS_KEY = 'consoleRings';
-let rings: Promise<Map<number, Ring>> | undefined;
-let saveTimer: ReturnType<typeof setTimeout> | undefined;
-
-function loadRings(): Promise<Map<number, Ring>> {
-  rings ??= chrome.storage.session.get(RINGS_KEY).then(
-    (got) => new Map(Object.entries((got[RINGS_KEY] as Record<string, Ring> | undefined) ?? {}).map(([k, v]) => [Number(k), v])),
-    () => new Map(),
-  );
-  return rings;
-}
-
-/** Saves the shared tabs' rings a little later (a burst of logs is one write). */
-function saveRingsSoon(): void {
-  if (saveTimer) return;
-  saveTimer = setTimeout(() => {
-    saveTimer = undefined;
-    void (async () => {
-      const [all, s] = await Promise.all([loadRings(), readState()]);
-      const out: Record<string, Ring> = {};
-      // Only shared tabs survive a worker restart, and only their last 200 (session storage is small).
-      for (const [tab, ring] of all) if (s.shared[tab] !== undefined) out[tab] = { messages: ring.messages.slice(-200), dropped: ring.dropped };
-      await chrome.storage.session.set({ [RINGS_KEY]: out }).catch(() => undefined);
-    })();
-  }, 500);
-}
-
-/** Forgets a closed tab's console. */
-export async function forgetConsole(tabId: number): Promise<void> {
-  if ((await loadRings()).delete(tabId)) saveRingsSoon();
-}
-
-/** A content script relayed page-world records of tabId. */
-export async function onPageHooks(tabId: number, batch: HookBatch): Promise<void> {
-  const dialogs = Array.isArray(batch.dialogs) ? batch.dialogs : [];
-  const messages = Array.isArray(batch.console) ? batch.console : [];
-  if (dialogs.length > 0) {
-    const consumed = await updateState((s) => {
-      const list = (s.dialogs[tabId] ??= []);
-      let consumed = 0;
-      for (const d of dialogs) {
-        const e: DialogEvent = { kind: d.kind, message: String(d.message), accepted: d.accepted === true, armed: d.armed === true };
-        if (typeof d.promptText === 'string') e.promptText = d.promptText;
-        list.push(e);
-        if (e.armed) {
-          s.armed[tabId]?.shift();
-          consumed++;
-        }
-      }
-      if (list.length > DIALOG_LIMIT) list.splice(0, list.length - DIALOG_LIMIT);
-      if (s.armed[tabId]?.length === 0) delete s.armed[tabId];
-      return consumed;
-    });
-    // The other documents of the tab hold copies of the queue: bring them up to date.
-    if (consumed > 0) await pushArmed(tabId);
-  }
-  if (messages.length > 0) {
-    const all = await loadRings();
-    let ring = all.get(tabId);
-    if (!ring) all.set(tabId, (ring = { messages: [], dropped: 0 }));
-    for (const m of messages) {
-      const msg: ConsoleMessage = { level: String(m.level), text: String(m.text), time: Number(m.time) || Date.now() };
-      if (typeof m.url === 'string' && m.url) msg.url = m.url;
-      ring.messages.push(msg);
-    }
-    if (ring.messages.length > CONSOLE_LIMIT) {
-      ring.dropped += ring.messages.length - CONSOLE_LIMIT;
-      ring.messages.splice(0, ring.messages.length - CONSOLE_LIMIT);
-    }
-    saveRingsSoon();
-  }
 }

@@ -6,8 +6,9 @@ import type { ContentMessage, ContentReply, Method, Outcome, SnapshotShape } fro
 import { READ_HANDLERS, finishPage, pageResultFor, routeRef, snapShape } from './methods-read';
 import { callContent, isChannelClosed, isRestrictedUrl } from './content-bridge';
 import { NavigationWatcher, OpenedTabsWatcher } from './navigation';
-import { documentsIssued, forgetTab, listTabs, requireTab, resolveTab, share, tabInfo, touch } from './shared-tabs';
-import { readState } from './state';
+import { documentsIssued, forgetTab, listTabs, requireTab, resolveTab, share, tabInfo, touch, type SharedTab } from './shared-tabs';
+import { setActingUntil } from './acting';
+import { actOn, loadOrBlocked } from './tab-hooks';
 import { dragAct, evaluateAct, fileUploadAct, historyAct, hoverAct, pressKeyAct, screenshotAct, scriptableFirst, selectOptionAct, trustedClickAct, waitForAct } from './methods-act';
 
 type Handler = (params: Record<string, unknown>, deadline: number) => Promise<object>;
@@ -61,14 +62,24 @@ async function navigate(p: NavigateParams, deadline: number, shape: SnapshotShap
     if (target) {
       tabId = target.tabId;
       await touch(tabId);
-      await chrome.tabs.update(tabId, { url });
     } else {
       const tab = await chrome.tabs.create({ url, active: true });
       tabId = tab.id!;
+      setActingUntil(tabId, deadline); // before its first document gets the hooks
       await share(tabId, true, 'opened');
     }
-    if (url !== 'about:blank') await waitForPage(watcher, tabId, url, deadline);
-    return await pageResult(tabId, deadline, shape);
+    const id = tabId;
+    // A page blocked by a dialog is not left (that would discard the user's answer).
+    return await actOn(
+      id,
+      deadline,
+      async () => {
+        if (target) await chrome.tabs.update(id, { url });
+        if (url !== 'about:blank') await waitForPage(watcher, id, url, deadline);
+        return pageResult(id, deadline, shape);
+      },
+      false,
+    );
   } finally {
     watcher.dispose();
   }
@@ -135,6 +146,10 @@ export async function act(tab: number | undefined, msg: ContentMessage & { docsI
   const { t, frameId } = ref ? await routeRef(ref, tab) : { t: await requireTab(tab), frameId: 0 };
   const shape = msg.snap ?? {};
   await touch(t.tabId);
+  return actOn(t.tabId, deadline, () => actIn(t, frameId, msg, shape, deadline, before));
+}
+
+async function actIn(t: SharedTab, frameId: number, msg: ContentMessage & { docsIssued: number }, shape: SnapshotShape, deadline: number, before?: (tabId: number) => Promise<void>): Promise<PageResult> {
   const watcher = new NavigationWatcher();
   const opened = new OpenedTabsWatcher(t.tabId);
   try {
@@ -173,10 +188,10 @@ export function pageResult(tabId: number, deadline: number, shape: SnapshotShape
 /**
  * Waits for the tab's navigation to load. A page that has committed but is
  * still loading subresources is snapshotted as it is; one that has not even
- * committed by then is a timeout.
+ * committed by then is a timeout; one blocked by a dialog is dialog_open.
  */
 async function waitForPage(watcher: NavigationWatcher, tabId: number, what: string, deadline: number, startBy?: number): Promise<void> {
-  if (await watcher.waitForLoad(tabId, loadDeadline(deadline), startBy)) return;
+  if (await loadOrBlocked(watcher, tabId, loadDeadline(deadline), startBy)) return;
   if (watcher.committed(tabId)) return;
   throw new TetherError('timeout', `Loading ${what} did not get a response in time; the tab is still loading it. Call browser_snapshot in a few seconds to see whether it arrived, or try another URL.`);
 }

@@ -14,7 +14,7 @@ import { popupTabList } from '../popup/view';
 import { loadDaemonConfig } from './config';
 import { handleRequest } from './methods';
 import { ensureOffscreen } from './offscreen-doc';
-import { onPageHooks } from './methods-read';
+import { onPageHooks } from './page-records';
 import { nextDocument, share, tabsChanged, unshare } from './shared-tabs';
 import { readState } from './state';
 
@@ -52,7 +52,7 @@ function route(msg: BackgroundMessage, sender: chrome.runtime.MessageSender): Pr
   if (msg.kind === 'page-hooks') {
     const tabId = sender.tab?.id;
     if (tabId === undefined || typeof msg.batch !== 'object' || msg.batch === null) return undefined;
-    return onPageHooks(tabId, msg.batch).then(() => true);
+    return onPageHooks(tabId, sender.frameId ?? 0, msg.batch).then(() => true);
   }
   if (fromPopup(sender)) {
     switch (msg.kind) {

@@ -6,7 +6,9 @@
 import { TetherError, noSharedTab } from '../shared/errors';
 import type { OffscreenMessage } from '../shared/messages';
 import type { TabInfo, TabsChanged } from '../protocol.gen';
+import { forgetConsole } from './page-records';
 import { readState, updateState } from './state';
+import { hookTab, unhookTab } from './tab-hooks';
 import { TabsChangedCoalescer, type TabChange } from './tab-events';
 
 /** A shared tab resolved from a request. */
@@ -66,21 +68,33 @@ export async function share(tabId: number, mostRecent: boolean, how: 'opened' | 
   });
   if (added) {
     announce(how, n);
+    // Nothing from before sharing reaches the AI.
+    await forgetConsole(tabId);
+    await hookTab(tabId).catch(() => undefined);
     await markTab(tabId, n);
     void refreshMenu();
   }
   return n;
 }
 
-/** Stops sharing tabId (the user's choice); its number stays reserved while it lives. */
+/**
+ * Stops sharing tabId (the user's choice): its hooks come out, and its
+ * dialogs, armed answers and console are forgotten. Its number stays reserved
+ * while it lives.
+ */
 export async function unshare(tabId: number): Promise<void> {
   const n = await updateState((s) => {
     const n = s.shared[tabId];
     delete s.shared[tabId];
+    delete s.dialogs[tabId];
+    delete s.armed[tabId];
+    delete s.open[tabId];
     s.recent = s.recent.filter((id) => id !== tabId);
     return n;
   });
   if (n === undefined) return;
+  unhookTab(tabId);
+  await forgetConsole(tabId);
   announce('unshared', n);
   await markTab(tabId, undefined);
   void refreshMenu();
@@ -112,9 +126,11 @@ export async function forgetTab(tabId: number): Promise<void> {
     delete s.docs[tabId];
     delete s.dialogs[tabId];
     delete s.armed[tabId];
+    delete s.open[tabId];
     s.recent = s.recent.filter((id) => id !== tabId);
     return n;
   });
+  await forgetConsole(tabId);
   if (n !== undefined) announce('closed', n);
 }
 
@@ -131,7 +147,7 @@ export async function replaceTab(addedTabId: number, removedTabId: number): Prom
       s.numbers[addedTabId] = s.numbers[removedTabId]!;
       delete s.numbers[removedTabId];
     }
-    for (const key of ['docs', 'dialogs', 'armed'] as const) {
+    for (const key of ['docs', 'dialogs', 'armed', 'open'] as const) {
       if (s[key][removedTabId] !== undefined) {
         (s[key] as Record<string, unknown>)[addedTabId] = s[key][removedTabId];
         delete s[key][removedTabId];

@@ -1,6 +1,7 @@
 // The service worker's session state: which tabs are shared under which
 // number, which was used last, which document each frame shows (documents are
-// numbered per profile, for refs), and each tab's dialogs and armed answers.
+// numbered per profile, for refs), and each tab's dialogs (reported, open)
+// and armed answers.
 // Kept in chrome.storage.session so it survives service-worker restarts (and
 // is cleared when the browser or the extension restarts). Updates are
 // serialised so concurrent requests never lose one another's writes.
@@ -27,12 +28,26 @@ export interface TabState {
   dialogs: Record<string, DialogEvent[]>;
   /** Tab id → answers armed by handle_dialog for the tab's next dialogs. */
   armed: Record<string, ArmedAnswer[]>;
+  /**
+   * Tab id → the browser's own dialog that the page-world hooks saw open in
+   * the tab and that the user has not answered yet: it blocks the page.
+   */
+  open: Record<string, OpenDialog>;
+}
+
+/** A dialog Chrome shows to the user in a shared tab (kind and message are page text). */
+export interface OpenDialog {
+  kind: 'alert' | 'confirm' | 'prompt';
+  message: string;
+  frameId: number;
+  /** Date.now() when it opened. */
+  since: number;
 }
 
 const KEY = 'tabState';
 
 function empty(): TabState {
-  return { nextNumber: 1, shared: {}, numbers: {}, recent: [], nextDoc: 1, docs: {}, dialogs: {}, armed: {} };
+  return { nextNumber: 1, shared: {}, numbers: {}, recent: [], nextDoc: 1, docs: {}, dialogs: {}, armed: {}, open: {} };
 }
 
 let cache: Promise<TabState> | undefined;

@@ -23,7 +23,8 @@ export class ContentAgent {
     private readonly frameIdOf?: (iframe: Element) => number | undefined,
   ) {}
 
-  async handle(msg: ContentMessage): Promise<ContentReply> {
+  /** Handles every content message but page-state (content.ts passes that to the page-world hooks). */
+  async handle(msg: Exclude<ContentMessage, { kind: 'page-state' }>): Promise<ContentReply> {
     this.snap = (msg as { snap?: SnapshotShape }).snap ?? {};
     try {
       switch (msg.kind) {

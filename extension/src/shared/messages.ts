@@ -2,6 +2,7 @@
 // worker, content script). Every message names its target context and kind,
 // so each listener ignores what is not addressed to it.
 import type { Error as WireError, FindMatch, HelloAck, Request, TabInfo, TabsChanged } from '../protocol.gen';
+import type { PageControl } from '../content/page-hooks';
 
 export type Method = Request['method'];
 
@@ -119,13 +120,18 @@ export interface SnapshotShape {
 
 /** The page-world hooks' records, relayed by a content script (page-controlled data). */
 export interface HookBatch {
-  dialogs: Array<{ kind: 'alert' | 'confirm' | 'prompt'; message: string; accepted: boolean; promptText?: string; armed: boolean }>;
+  /** phase: see DialogRecord in content/page-hooks.ts. */
+  dialogs: Array<{ kind: 'alert' | 'confirm' | 'prompt'; message: string; phase: 'answered' | 'open' | 'closed'; accepted: boolean; promptText?: string; armed: boolean }>;
   console: Array<{ level: string; text: string; time: number; url?: string }>;
 }
 
-/** Messages handled by the content script of a tab's top frame. */
+/**
+ * Messages handled by the content scripts of a shared tab (page-state goes to
+ * every frame; the others to the frame that holds the element or document).
+ */
 export type ContentMessage =
   | { target: 'content'; kind: 'ping' }
+  | ({ target: 'content'; kind: 'page-state' } & PageControl)
   | { target: 'content'; kind: 'snapshot'; docsIssued: number; snap?: SnapshotShape }
   | { target: 'content'; kind: 'find'; text?: string; role?: string; docsIssued: number }
   | { target: 'content'; kind: 'read' }

@@ -1,0 +1,183 @@
+// Tether in shared tabs only. The page-world hooks and the content script are
+// injected into every frame of a tab when it is shared and at each commit
+// while it stays shared (MV3 cannot declare a content script for one tab),
+// and taken out when it stops being shared: from its current documents at
+// once, and from a document restored from the back/forward cache when that
+// commits again. Tabs the user has not shared are never touched.
+//
+// Also here: telling the hooks when the AI acts on a tab (acting.ts), and
+// noticing a page blocked by a dialog of the browser's own before a tool call
+// waits on it (a blocked page blocks its content script too, and no
+// extension API reports an open dialog without the debugger).
+import { TetherError } from '../shared/errors';
+import type { ContentMessage } from '../shared/messages';
+import type { PageControl } from '../content/page-hooks';
+import { ACT_GRACE_MS, setActingUntil, stopActing } from './acting';
+import { busyWithUs, injectScripts, injectTop, isNoReceiver, isRestrictedUrl } from './content-bridge';
+import type { NavigationWatcher } from './navigation';
+import { readState, updateState, type OpenDialog } from './state';
+
+/** How long a page may take to answer before it counts as blocked, in ms. */
+export const BLOCKED_AFTER_MS = 1000;
+/** Longest dialog text quoted in an error, in characters. */
+const QUOTE_LIMIT = 300;
+
+/** Puts the scripts into every frame of a tab that was just shared (a tab Chrome protects gets none). */
+export async function hookTab(tabId: number): Promise<void> {
+  const tab = await chrome.tabs.get(tabId).catch(() => undefined);
+  const url = tab?.url || tab?.pendingUrl || '';
+  if (!tab || isRestrictedUrl(url)) return;
+  await injectScripts({ tabId, allFrames: true });
+}
+
+/** Takes the hooks out of every frame of a tab that is no longer shared. */
+export function unhookTab(tabId: number): void {
+  stopActing(tabId);
+  sendPageState(tabId, { unhook: true });
+}
+
+/**
+ * Passes control to the hooks of the tab's frames (frameId: one frame). Never
+ * waits for an answer and never fails: a frame without scripts has no hooks.
+ */
+export function sendPageState(tabId: number, control: PageControl, frameId?: number): void {
+  const msg: ContentMessage = { target: 'content', kind: 'page-state', ...control };
+  const sent = frameId === undefined ? chrome.tabs.sendMessage(tabId, msg) : chrome.tabs.sendMessage(tabId, msg, { frameId });
+  sent.catch(() => undefined);
+}
+
+/**
+ * webNavigation.onCommitted, for every tab (registered at the worker's top
+ * level): a new document of a shared tab gets the scripts at once; one of a
+ * tab that was shared before loses any hooks it was restored with. Other
+ * tabs cost one look at the session state, in the service worker only.
+ */
+export async function onNavigationCommitted(d: { tabId: number; frameId: number; url: string }): Promise<void> {
+  if (d.tabId < 0 || isRestrictedUrl(d.url)) return;
+  const s = await readState();
+  // A top document restored from the back/forward cache brings its frames
+  // along without a commit of their own: a top commit covers all frames.
+  const top = d.frameId === 0;
+  if (s.shared[d.tabId] !== undefined) {
+    // A new top document: the old one's dialog went with it.
+    if (top && s.open[d.tabId]) await updateState((st) => void delete st.open[d.tabId]);
+    await injectScripts(top ? { tabId: d.tabId, allFrames: true } : { tabId: d.tabId, frameIds: [d.frameId] });
+  } else if (s.numbers[d.tabId] !== undefined) {
+    sendPageState(d.tabId, { unhook: true }, top ? undefined : d.frameId);
+  }
+}
+
+type Answer = 'answered' | 'no-receiver' | 'timeout';
+
+/** Sends msg to the tab's top frame and says how it went within ms. */
+async function answerWithin(tabId: number, msg: ContentMessage, ms: number): Promise<Answer> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<Answer>((resolve) => (timer = setTimeout(() => resolve('timeout'), ms)));
+  const sent = chrome.tabs.sendMessage(tabId, msg, { frameId: 0 }).then(
+    (): Answer => 'answered',
+    (err: unknown): Answer => {
+      if (isNoReceiver(err)) return 'no-receiver';
+      throw err;
+    },
+  );
+  try {
+    return await Promise.race([sent, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Checks that the tab's page can be worked on before a tool call relies on
+ * it, and passes control to its top frame's hooks. Throws dialog_open when a
+ * dialog of the browser's own blocks it: with its text when the hooks saw it
+ * open, else after BLOCKED_AFTER_MS without an answer. inject: put the
+ * scripts in when they are missing (else a page without them passes).
+ */
+export async function pageReady(tabId: number, control: PageControl = {}, inject = true): Promise<void> {
+  const s = await readState();
+  const number = s.shared[tabId] ?? 0;
+  const open = s.open[tabId];
+  if (open) throw dialogOpen(number, open);
+  const tab = await chrome.tabs.get(tabId);
+  const url = tab.url || tab.pendingUrl || '';
+  if (!url || url === 'about:blank' || isRestrictedUrl(url)) return;
+  const answer = await answerWithin(tabId, { target: 'content', kind: 'page-state', ...control }, BLOCKED_AFTER_MS);
+  if (answer === 'no-receiver' && inject) await injectTop(tabId, url);
+  if (answer === 'timeout') await blockedError(tabId, number);
+}
+
+/** Throws the error for a tab that did not answer in time, unless it is busy with a request of ours. */
+async function blockedError(tabId: number, number: number): Promise<void> {
+  if (busyWithUs(tabId)) return;
+  const open = (await readState()).open[tabId];
+  throw open ? dialogOpen(number, open) : pageBlocked(number);
+}
+
+/**
+ * Runs fn as the AI acting on tabId: the hooks of all its frames answer
+ * dialogs by the policy from now until fn's result plus ACT_GRACE_MS. Throws
+ * dialog_open first when the page is blocked. inject: as in pageReady.
+ */
+export async function actOn<T>(tabId: number, deadline: number, fn: () => Promise<T>, inject = true): Promise<T> {
+  setActingUntil(tabId, deadline);
+  try {
+    await pageReady(tabId, { actingUntil: deadline }, inject);
+    sendPageState(tabId, { actingUntil: deadline });
+    return await fn();
+  } finally {
+    const end = Date.now() + ACT_GRACE_MS;
+    setActingUntil(tabId, end);
+    sendPageState(tabId, { actingUntil: end });
+  }
+}
+
+/**
+ * Waits for the tab's navigation to load (watcher.waitForLoad), but throws
+ * dialog_open as soon as the page is seen blocked: the hooks report a dialog
+ * of the browser's own, or the committed page does not answer for
+ * BLOCKED_AFTER_MS (a dialog raised before the hooks were in, a "Leave
+ * site?" prompt), since a blocked page never finishes loading.
+ */
+export async function loadOrBlocked(watcher: NavigationWatcher, tabId: number, deadline: number, startBy?: number): Promise<boolean> {
+  let stopped = false;
+  const blocked = (async (): Promise<never> => {
+    for (;;) {
+      await new Promise((r) => setTimeout(r, BLOCKED_AFTER_MS / 2));
+      if (stopped) return new Promise<never>(() => undefined);
+      const s = await readState();
+      const number = s.shared[tabId] ?? 0;
+      const open = s.open[tabId];
+      if (open) throw dialogOpen(number, open);
+      if (!watcher.committed(tabId)) continue;
+      const answer = await answerWithin(tabId, { target: 'content', kind: 'ping' }, BLOCKED_AFTER_MS).catch((): Answer => 'answered');
+      if (answer === 'timeout' && !stopped) await blockedError(tabId, number);
+    }
+  })();
+  blocked.catch(() => undefined); // Once the load won, a late finding goes nowhere.
+  try {
+    return await Promise.race([watcher.waitForLoad(tabId, deadline, startBy), blocked]);
+  } finally {
+    stopped = true;
+  }
+}
+
+/** The error for a tab blocked by a dialog the hooks saw open. */
+export function dialogOpen(number: number, open: OpenDialog): TetherError {
+  const text = open.message.length > QUOTE_LIMIT ? open.message.slice(0, QUOTE_LIMIT - 1) + '…' : open.message;
+  return new TetherError(
+    'dialog_open',
+    `Tab ${number} is blocked by a ${open.kind} dialog that Chrome shows to the user: the page opened it while Tether was not acting on the tab, so it is the user's to answer. ` +
+      `Its text (untrusted page text): ${JSON.stringify(text)}. Ask the user to answer it in Chrome, then call the tool again. ` +
+      'Tether cannot answer it (Chrome lets an extension answer only a dialog that opens while its debugger is attached); to have Tether answer a dialog that your next action opens, call browser_handle_dialog before that action.',
+  );
+}
+
+/** The error for a tab that does not answer, with no dialog seen. */
+export function pageBlocked(number: number): TetherError {
+  return new TetherError(
+    'dialog_open',
+    `Tab ${number} does not answer: most likely a dialog of the browser's own is open (a "Leave site?" prompt, or a dialog the page opened before Tether was in place), or a script keeps the page busy. ` +
+      'Ask the user to answer the dialog in Chrome (or wait for the page), then call the tool again.',
+  );
+}
