@@ -1,0 +1,311 @@
+package main
+
+// Page-load cost of Tether in tabs the user has not shared: the same pages
+// loaded, interleaved, in Chromium without the extension and in Chromium
+// with it (paired, daemon running, tab not shared). Per page: load time
+// (loadEventEnd of the navigation timing), script time (CDP
+// Performance.getMetrics ScriptDuration) and JS heap used
+// (JSHeapUsedSize). `go run ./bench pageload`.
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/performance"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/remote"
+
+	"github.com/tether-browser/tether/config"
+	"github.com/tether-browser/tether/test/e2e"
+)
+
+// loadSample is one page load.
+type loadSample struct {
+	LoadMS, ScriptMS, HeapMB float64
+}
+
+// pageLoadResult pairs each page's median load with and without Tether.
+type pageLoadResult struct {
+	Pages  int
+	Rounds int
+	Frames map[string]int // frames per page
+	Plain  map[string][]loadSample
+	Tether map[string][]loadSample
+}
+
+func runPageLoad(args []string) int {
+	fs := flag.NewFlagSet("pageload", flag.ExitOnError)
+	bin := fs.String("bin", "bin/tether", "the tether binary (make build)")
+	corpus := fs.String("corpus", filepath.Join("..", "shared", "corpus", "readability"), "folder of <page>/source.html")
+	pages := fs.Int("pages", 30, "corpus pages (0: all)")
+	rounds := fs.Int("rounds", 5, "loads of each page in each browser")
+	_ = fs.Parse(args)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	r, err := measurePageLoad(ctx, *bin, *corpus, *pages, *rounds)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
+	writePageLoad(os.Stdout, r)
+	return 0
+}
+
+// framesPage is a page with 20 iframes, for the per-frame cost.
+func framesPage() string {
+	var sb strings.Builder
+	sb.WriteString("<!doctype html><title>20 iframes</title>")
+	for i := range 20 {
+		fmt.Fprintf(&sb, `<iframe srcdoc="<p>frame %d</p><script>let s = 0; for (let i = 0; i < 1000; i++) s += i;</script>"></iframe>`, i)
+	}
+	return sb.String()
+}
+
+func measurePageLoad(ctx context.Context, bin, corpus string, n, rounds int) (*pageLoadResult, error) {
+	files, _ := filepath.Glob(filepath.Join(corpus, "*", "source.html"))
+	if len(files) == 0 {
+		return nil, fmt.Errorf("no corpus pages at %s/*/source.html", corpus)
+	}
+	slices.Sort(files)
+	if n > 0 && n < len(files) {
+		files = files[:n]
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/corpus/", http.StripPrefix("/corpus/", http.FileServer(http.Dir(corpus))))
+	mux.HandleFunc("/frames.html", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = io.WriteString(w, framesPage())
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	urls := map[string]string{"20-iframes": srv.URL + "/frames.html"}
+	for _, f := range files {
+		rel, _ := filepath.Rel(corpus, f)
+		urls[filepath.Base(filepath.Dir(f))] = srv.URL + "/corpus/" + filepath.ToSlash(rel)
+	}
+	tmp, err := os.MkdirTemp("", "tether-pageload-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+
+	// Tether: daemon, paired browser.
+	cfg := filepath.Join(tmp, "config")
+	env := append(os.Environ(), config.EnvConfigDir+"="+cfg)
+	daemon := exec.Command(bin, "serve", "--port", "0", "--auto-approve-profiles")
+	daemon.Env = env
+	daemon.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	dlog, _ := daemon.StderrPipe()
+	if err := daemon.Start(); err != nil {
+		return nil, err
+	}
+	defer stopGroup(daemon)
+	log := e2e.NewLogWatcher(dlog)
+	if _, _, err := log.WaitFor(0, 20*time.Second, "tether daemon listening"); err != nil {
+		return nil, err
+	}
+	from := log.Len()
+	tdir := filepath.Join(tmp, "tether-chrome")
+	targs := append([]string{"browser", "--headless", "--user-data-dir", tdir, "--"}, chromiumFlags...)
+	tb := exec.Command(bin, append(targs, "--remote-debugging-port=0")...)
+	tb.Env = env
+	tb.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := tb.Start(); err != nil {
+		return nil, err
+	}
+	defer stopGroup(tb)
+	if _, _, err := log.WaitFor(from, 60*time.Second, "extension connected"); err != nil {
+		return nil, err
+	}
+	// Chromium without the extension, same flags.
+	pdir := filepath.Join(tmp, "plain-chrome")
+	pargs := append([]string{"--headless=new", "--disable-gpu", "--no-sandbox", "--user-data-dir=" + pdir, "--remote-debugging-port=0"}, chromiumFlags...)
+	pb := exec.Command(chromiumPath, append(pargs, "about:blank")...)
+	pb.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := pb.Start(); err != nil {
+		return nil, err
+	}
+	defer stopGroup(pb)
+
+	plainTab, err := devtoolsTab(ctx, pdir)
+	if err != nil {
+		return nil, err
+	}
+	tetherTab, err := devtoolsTab(ctx, tdir)
+	if err != nil {
+		return nil, err
+	}
+	r := &pageLoadResult{Pages: len(urls), Rounds: rounds, Frames: map[string]int{}, Plain: map[string][]loadSample{}, Tether: map[string][]loadSample{}}
+	names := make([]string, 0, len(urls))
+	for name := range urls {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for round := range rounds {
+		logf("page load, round %d of %d", round+1, rounds)
+		for i, name := range names {
+			// Interleaved, and which browser goes first alternates.
+			order := []bool{(i+round)%2 == 0, (i+round)%2 != 0}
+			for _, tether := range order {
+				tab, into := plainTab, r.Plain
+				if tether {
+					tab, into = tetherTab, r.Tether
+				}
+				s, frames, err := loadOnce(ctx, tab, urls[name])
+				if err != nil {
+					logf("%s: %v", name, err)
+					continue
+				}
+				into[name] = append(into[name], s)
+				r.Frames[name] = frames
+			}
+		}
+	}
+	return r, nil
+}
+
+// devtoolsTab opens a tab over the DevTools port of the browser whose
+// profile is dir (written to DevToolsActivePort once it listens).
+func devtoolsTab(ctx context.Context, dir string) (context.Context, error) {
+	var raw []byte
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		raw, _ = os.ReadFile(filepath.Join(dir, "DevToolsActivePort"))
+		if strings.Contains(string(raw), "/devtools/browser/") {
+			break
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("no DevTools port in %s", dir)
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
+	alloc, _ := remote.NewAllocator(ctx, "ws://127.0.0.1:"+lines[0]+lines[1])
+	tab, _ := chromedp.NewContext(alloc)
+	if _, err := chromedp.Run(tab, chromedp.Navigate("about:blank")); err != nil {
+		return nil, err
+	}
+	if _, err := chromedp.Call(tab, performance.Enable, performance.EnableParams{}); err != nil {
+		return nil, err
+	}
+	return tab, nil
+}
+
+// loadOnce loads url in a fresh document and reads its costs.
+func loadOnce(ctx context.Context, tab context.Context, url string) (loadSample, int, error) {
+	if _, err := chromedp.Run(tab, chromedp.Navigate("about:blank")); err != nil {
+		return loadSample{}, 0, err
+	}
+	before, err := chromedp.Call(tab, performance.GetMetrics, cdp.Empty{})
+	if err != nil {
+		return loadSample{}, 0, err
+	}
+	if _, err := chromedp.Run(tab, chromedp.Navigate(url)); err != nil {
+		return loadSample{}, 0, err
+	}
+	after, err := chromedp.Call(tab, performance.GetMetrics, cdp.Empty{})
+	if err != nil {
+		return loadSample{}, 0, err
+	}
+	load, err := chromedp.Run(tab, chromedp.Evaluate[float64](`performance.getEntriesByType('navigation')[0].loadEventEnd`))
+	if err != nil {
+		return loadSample{}, 0, err
+	}
+	frames, err := chromedp.Run(tab, chromedp.Evaluate[int](`window.frames.length + 1`))
+	if err != nil {
+		return loadSample{}, 0, err
+	}
+	metric := func(m performance.GetMetricsResult, name string) float64 {
+		for _, x := range m.Metrics {
+			if x.Name == name {
+				return x.Value
+			}
+		}
+		return 0
+	}
+	return loadSample{
+		LoadMS:   load,
+		ScriptMS: (metric(after, "ScriptDuration") - metric(before, "ScriptDuration")) * 1000,
+		HeapMB:   metric(after, "JSHeapUsedSize") / 1e6,
+	}, frames, nil
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func pick(s []loadSample, f func(loadSample) float64) []float64 {
+	out := make([]float64, len(s))
+	for i, x := range s {
+		out[i] = f(x)
+	}
+	return out
+}
+
+func writePageLoad(w io.Writer, r *pageLoadResult) {
+	var loadDiff, loadRatio, scriptDiff, heapPerFrame []float64
+	var within int
+	names := make([]string, 0, len(r.Plain))
+	for n := range r.Plain {
+		if len(r.Tether[n]) > 0 {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		p, t := r.Plain[n], r.Tether[n]
+		pl, tl := median(pick(p, func(s loadSample) float64 { return s.LoadMS })), median(pick(t, func(s loadSample) float64 { return s.LoadMS }))
+		loadDiff = append(loadDiff, tl-pl)
+		if pl > 0 {
+			loadRatio = append(loadRatio, tl/pl)
+		}
+		if tl-pl <= max(0.02*pl, 3) {
+			within++
+		}
+		scriptDiff = append(scriptDiff, median(pick(t, func(s loadSample) float64 { return s.ScriptMS }))-median(pick(p, func(s loadSample) float64 { return s.ScriptMS })))
+		frames := max(r.Frames[n], 1)
+		heapPerFrame = append(heapPerFrame, (median(pick(t, func(s loadSample) float64 { return s.HeapMB }))-median(pick(p, func(s loadSample) float64 { return s.HeapMB })))/float64(frames))
+	}
+	q := func(v []float64, p float64) float64 {
+		s := slices.Clone(v)
+		slices.Sort(s)
+		if len(s) == 0 {
+			return 0
+		}
+		return s[int(p*float64(len(s)-1))]
+	}
+	fmt.Fprintf(w, "### Page-load cost in unshared tabs (%d pages, %d loads each, interleaved)\n\n", len(names), r.Rounds)
+	fmt.Fprintln(w, "Chromium without the extension against Chromium with Tether's extension, paired and connected to a running daemon, the tab not shared. Per page, the median of its loads in each browser; the table gives the spread over pages (p10 / median / p90). Load time is the navigation's loadEventEnd; script time and JS heap come from CDP Performance.getMetrics (ScriptDuration, JSHeapUsedSize). The pages are the readability corpus's first pages plus one page with 20 iframes.")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| metric | p10 | median | p90 | target |")
+	fmt.Fprintln(w, "|---|---|---|---|---|")
+	fmt.Fprintf(w, "| load time, Tether − without (ms) | %.1f | %.1f | %.1f | median ≤ max(2 %%, 3 ms) |\n", q(loadDiff, 0.1), q(loadDiff, 0.5), q(loadDiff, 0.9))
+	fmt.Fprintf(w, "| load time ratio, Tether / without | %.3f | %.3f | %.3f | |\n", q(loadRatio, 0.1), q(loadRatio, 0.5), q(loadRatio, 0.9))
+	fmt.Fprintf(w, "| script time, Tether − without (ms) | %.2f | %.2f | %.2f | |\n", q(scriptDiff, 0.1), q(scriptDiff, 0.5), q(scriptDiff, 0.9))
+	fmt.Fprintf(w, "| JS heap per frame, Tether − without (MB) | %.3f | %.3f | %.3f | ≤ 0.05 |\n", q(heapPerFrame, 0.1), q(heapPerFrame, 0.5), q(heapPerFrame, 0.9))
+	fmt.Fprintf(w, "\nPages within max(2 %%, 3 ms): %d of %d.", within, len(names))
+	if s, ok := r.Tether["20-iframes"]; ok && len(r.Plain["20-iframes"]) > 0 {
+		fmt.Fprintf(w, " The 20-iframe page: load %.1f ms with Tether, %.1f ms without; heap %.2f MB with, %.2f MB without.",
+			median(pick(s, func(x loadSample) float64 { return x.LoadMS })), median(pick(r.Plain["20-iframes"], func(x loadSample) float64 { return x.LoadMS })),
+			median(pick(s, func(x loadSample) float64 { return x.HeapMB })), median(pick(r.Plain["20-iframes"], func(x loadSample) float64 { return x.HeapMB })))
+	}
+	fmt.Fprintln(w)
+}
