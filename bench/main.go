@@ -3,7 +3,7 @@
 //
 //	go run ./bench all [-bin bin/tether] [-smoke]   the whole BENCHMARKS.md on stdout
 //	go run ./bench concurrency [-profiles 32 -tabs 8 -calls 10000 -workers 32]
-//	go run ./bench pageload [-pages 30 -rounds 5]   page-load cost in unshared tabs
+//	go run ./bench pageload [-pages 30 -rounds 5]   page-load cost in unshared tabs (also in `all`)
 //
 // `all` runs Tether, Playwright MCP and Chrome DevTools MCP side by side on
 // the readability corpus (pages.go); -smoke runs 5 pages, Tether only, and is

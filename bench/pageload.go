@@ -177,20 +177,13 @@ func measurePageLoad(ctx context.Context, bin, corpus string, n, rounds int) (*p
 }
 
 // devtoolsTab opens a tab over the DevTools port of the browser whose
-// profile is dir (written to DevToolsActivePort once it listens).
+// profile is dir.
 func devtoolsTab(ctx context.Context, dir string) (context.Context, error) {
-	var raw []byte
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		raw, _ = os.ReadFile(filepath.Join(dir, "DevToolsActivePort"))
-		if strings.Contains(string(raw), "/devtools/browser/") {
-			break
-		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("no DevTools port in %s", dir)
-		}
+	url, err := e2e.DevToolsURL(dir, 60*time.Second)
+	if err != nil {
+		return nil, err
 	}
-	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
-	alloc, _ := remote.NewAllocator(ctx, "ws://127.0.0.1:"+lines[0]+lines[1])
+	alloc, _ := remote.NewAllocator(ctx, url)
 	tab, _ := chromedp.NewContext(alloc)
 	if _, err := chromedp.Run(tab, chromedp.Navigate("about:blank")); err != nil {
 		return nil, err

@@ -99,6 +99,8 @@ type benchResult struct {
 	Desktop            desktopResult // bare `tether --hidden`, after Idle
 	Concurrency        ConcurrencyResult
 	ConcurrencyErr     string
+	PageLoad           *pageLoadResult // nil in a smoke run
+	PageLoadErr        string
 	Chromium, Node, Go string
 	CPU                string
 }
@@ -261,6 +263,13 @@ func runBench(ctx context.Context, o options) (*benchResult, error) {
 		r.ConcurrencyErr = err.Error()
 	}
 	r.Concurrency = c
+
+	if !o.smoke {
+		logf("page-load cost in unshared tabs: %d corpus pages and a 20-iframe page, with and without the extension", min(len(pages), 30))
+		if r.PageLoad, err = measurePageLoad(ctx, bin, o.corpus, 30, 5); err != nil {
+			r.PageLoadErr = err.Error()
+		}
+	}
 	return r, nil
 }
 

@@ -365,6 +365,17 @@ func writeReport(w io.Writer, o options, r *benchResult) {
 		p("\n")
 	}
 
+	// Page-load cost of the extension in tabs that are not shared.
+	if r.PageLoad != nil || r.PageLoadErr != "" {
+		p("## Unshared tabs\n\n")
+		if r.PageLoadErr != "" {
+			p("Failed: %s\n\n", r.PageLoadErr)
+		} else {
+			writePageLoad(w, r.PageLoad)
+			p("\n")
+		}
+	}
+
 	// Per page.
 	p("## Per page\n\n<details><summary>%d pages: Tether's recall; snapshot size, median snapshot latency and navigate latency for each server</summary>\n\n", len(r.Corpus))
 	ph := []string{"page", "recall"}

@@ -9,8 +9,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/serviceworker"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/remote"
@@ -21,17 +23,31 @@ import (
 // and to force failures (stop the service worker); the product never does.
 func (b *Browser) DevTools(t testing.TB) context.Context {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(b.UserDataDir, "DevToolsActivePort"))
+	url, err := DevToolsURL(b.UserDataDir, 30*time.Second)
 	if err != nil {
-		t.Fatalf("DevToolsActivePort: %v", err)
+		t.Fatal(err)
 	}
-	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
-	if len(lines) != 2 {
-		t.Fatalf("DevToolsActivePort: %q", raw)
-	}
-	alloc, cancel := remote.NewAllocator(context.Background(), "ws://127.0.0.1:"+lines[0]+lines[1])
+	alloc, cancel := remote.NewAllocator(context.Background(), url)
 	t.Cleanup(cancel)
 	return alloc
+}
+
+// DevToolsURL waits up to timeout for the browser whose profile folder is
+// userDataDir to write its DevTools port (DevToolsActivePort: the port, then
+// the browser target's path; the file appears before it is complete) and
+// returns the browser's WebSocket URL.
+func DevToolsURL(userDataDir string, timeout time.Duration) (string, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		raw, err := os.ReadFile(filepath.Join(userDataDir, "DevToolsActivePort"))
+		if lines := strings.Split(strings.TrimSpace(string(raw)), "\n"); err == nil && len(lines) == 2 && strings.HasPrefix(lines[1], "/devtools/browser/") {
+			return "ws://127.0.0.1:" + lines[0] + lines[1], nil
+		}
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("no complete DevToolsActivePort in %s after %v (%q, %v)", userDataDir, timeout, raw, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // OpenTab opens url in a new tab, as the user would, and returns its
@@ -91,4 +107,46 @@ func PageText(t testing.TB, alloc context.Context, urlPart, selector string) str
 	}
 	t.Fatalf("no page whose URL contains %q; targets: %v", urlPart, urls)
 	return ""
+}
+
+// AnswerDialogsAsUser attaches to the page whose URL contains urlPart and,
+// for as long as the test runs, accepts every dialog the browser shows
+// there, as a user clicking OK would (Tether leaves a dialog a page opens
+// before its hooks are in to the user).
+func AnswerDialogsAsUser(t testing.TB, alloc context.Context, urlPart string) {
+	t.Helper()
+	bctx, cancel := chromedp.NewContext(alloc)
+	defer cancel()
+	targets, err := chromedp.Targets(bctx)
+	if err != nil {
+		t.Fatalf("list targets: %v", err)
+	}
+	for _, ti := range targets {
+		if ti.Type != "page" || !strings.Contains(ti.URL, urlPart) {
+			continue
+		}
+		tab, cancelTab := chromedp.NewContext(alloc, chromedp.WithTargetID(ti.TargetID), chromedp.WithDetachOnCancel())
+		t.Cleanup(cancelTab)
+		opened := make(chan struct{}, 16)
+		if err := chromedp.Listen(tab, func(ev any) {
+			if _, ok := ev.(*page.EventJavascriptDialogOpening); ok {
+				opened <- struct{}{}
+			}
+		}); err != nil {
+			t.Fatalf("watch dialogs: %v", err)
+		}
+		go func() {
+			for {
+				select {
+				case <-opened:
+					// Not from the listener itself: it runs on the connection's reader.
+					_, _ = chromedp.Call(tab, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true})
+				case <-tab.Done():
+					return
+				}
+			}
+		}()
+		return
+	}
+	t.Fatalf("no page whose URL contains %q", urlPart)
 }

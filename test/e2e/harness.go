@@ -363,20 +363,7 @@ func StartBrowser(t testing.TB, d *Daemon, opts ...BrowserOptions) *Browser {
 	args = append(args, "--", HostResolverRules, "--remote-debugging-port=0")
 	cmd := exec.Command(d.Bin, append(args, o.ExtraArgs...)...)
 	cmd.Env = d.Env()
-	if o.Display != "" {
-		cmd.Env = append(cmd.Env, "DISPLAY="+o.Display)
-	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	out, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stdout = cmd.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	b := &Browser{Log: NewLogWatcher(out), UserDataDir: o.UserDataDir, cmd: cmd}
-	t.Cleanup(func() { b.Stop(t) })
+	b := startBrowserProcess(t, cmd, o.UserDataDir, o.Display)
 	wait := o.WaitFor
 	if wait == "" {
 		wait = "extension connected"
@@ -405,6 +392,17 @@ func StartPlainChromium(t testing.TB, display string) *Browser {
 	}
 	cmd := exec.Command(bin, append(args, "about:blank")...)
 	cmd.Env = os.Environ()
+	b := startBrowserProcess(t, cmd, dir, display)
+	if _, err := DevToolsURL(dir, 30*time.Second); err != nil {
+		t.Fatalf("%v; browser output:\n%s", err, b.Log.String())
+	}
+	return b
+}
+
+// startBrowserProcess starts a browser command (on display when set) in its
+// own process group, collecting its output, and stops it at cleanup.
+func startBrowserProcess(t testing.TB, cmd *exec.Cmd, userDataDir, display string) *Browser {
+	t.Helper()
 	if display != "" {
 		cmd.Env = append(cmd.Env, "DISPLAY="+display)
 	}
@@ -417,20 +415,9 @@ func StartPlainChromium(t testing.TB, display string) *Browser {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	b := &Browser{Log: NewLogWatcher(out), UserDataDir: dir, cmd: cmd}
+	b := &Browser{Log: NewLogWatcher(out), UserDataDir: userDataDir, cmd: cmd}
 	t.Cleanup(func() { b.Stop(t) })
-	if _, _, err := b.Log.WaitFor(0, 30*time.Second, "DevTools listening on"); err != nil {
-		t.Fatalf("Chromium did not open its DevTools port: %v; output:\n%s", err, b.Log.String())
-	}
-	// The port file (read by DevTools) follows the log line.
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		raw, err := os.ReadFile(filepath.Join(dir, "DevToolsActivePort"))
-		if err == nil && strings.Contains(string(raw), "/devtools/browser/") {
-			return b
-		} else if time.Now().After(deadline) {
-			t.Fatalf("no complete DevToolsActivePort (%q): %v", raw, err)
-		}
-	}
+	return b
 }
 
 // Stop ends the browser (idempotent).

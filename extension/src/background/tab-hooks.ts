@@ -120,10 +120,18 @@ async function blockedError(tabId: number, number: number): Promise<void> {
  * dialog_open first when the page is blocked. inject: as in pageReady.
  */
 export async function actOn<T>(tabId: number, deadline: number, fn: () => Promise<T>, inject = true): Promise<T> {
+  // Set first: scripts injected meanwhile start with it.
   setActingUntil(tabId, deadline);
   try {
     await pageReady(tabId, { actingUntil: deadline }, inject);
-    sendPageState(tabId, { actingUntil: deadline });
+  } catch (err) {
+    // Not acting after all; a blocked top frame gets this after the state it has not read yet.
+    stopActing(tabId);
+    sendPageState(tabId, { actingUntil: 0 }, 0);
+    throw err;
+  }
+  sendPageState(tabId, { actingUntil: deadline });
+  try {
     return await fn();
   } finally {
     const end = Date.now() + ACT_GRACE_MS;
