@@ -206,6 +206,9 @@ func runBench(ctx context.Context, o options) (*benchResult, error) {
 		tr.Err = err.Error()
 		idleDone <- idleResult{Err: "Tether did not start"}
 	} else {
+		if err := acceptEarlyDialogs(ctx, t, srv.URL+"/fixture/click.html"); err != nil {
+			logf("the stand-in user who answers early dialogs is missing: %v", err)
+		}
 		measure(ctx, &t.server, tr, srv.URL, r.Corpus, paths, o)
 		tr.NoopHTTP = noopHTTP(ctx, t, o.noops)
 		// The daemon stays up with its browser connected and its MCP

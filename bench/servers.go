@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/chromedp/chromedp/remote"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 
@@ -80,6 +81,8 @@ type tether struct {
 	browser *exec.Cmd
 	log     *e2e.LogWatcher
 	cfg     config.Paths
+	// profileDir is the browser's profile folder (its DevToolsActivePort).
+	profileDir string
 }
 
 // noopHTTP times Tether's no-op over streamable HTTP with the token, as an
@@ -168,8 +171,10 @@ func startTether(ctx context.Context, bin, tmp string) (*tether, error) {
 		return fail(err)
 	}
 	from := t.log.Len()
+	// A DevTools port for the bench's stand-in user, who answers the
+	// dialogs a page opens before Tether's hooks are in (acceptEarlyDialogs).
 	args := append([]string{"browser", "--headless", "--user-data-dir", filepath.Join(tmp, "tether-chrome"), "--"}, chromiumFlags...)
-	t.browser = exec.Command(bin, args...)
+	t.browser = exec.Command(bin, append(args, "--remote-debugging-port=0")...)
 	t.browser.Env = env
 	t.browser.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := t.browser.Start(); err != nil {
@@ -186,7 +191,26 @@ func startTether(ctx context.Context, bin, tmp string) (*tether, error) {
 	t.noop = call{"browser_tabs", map[string]any{"action": "list"}}
 	t.click = func(ref string) []call { return []call{{"browser_click", map[string]any{"ref": ref}}} }
 	t.ref = bracketRef
+	t.profileDir = filepath.Join(tmp, "tether-chrome")
 	return t, nil
+}
+
+// acceptEarlyDialogs opens Tether's first tab on url and, as the user would,
+// accepts every dialog the browser shows in it: a page that calls alert()
+// from its first inline scripts does so before Tether's hooks are in (they
+// are injected when the page commits), and Tether leaves that dialog to the
+// user. Peers are not helped: Playwright MCP answers dialogs itself, Chrome
+// DevTools MCP reports them.
+func acceptEarlyDialogs(ctx context.Context, t *tether, url string) error {
+	if _, _, err := t.s.call(ctx, "browser_navigate", map[string]any{"url": url}); err != nil {
+		return err
+	}
+	ws, err := e2e.DevToolsURL(t.profileDir, 30*time.Second)
+	if err != nil {
+		return err
+	}
+	alloc, _ := remote.NewAllocator(ctx, ws)
+	return e2e.AcceptDialogs(ctx, alloc, url)
 }
 
 // installPeers installs both peers with npm into dir.

@@ -109,44 +109,57 @@ func PageText(t testing.TB, alloc context.Context, urlPart, selector string) str
 	return ""
 }
 
-// AnswerDialogsAsUser attaches to the page whose URL contains urlPart and,
-// for as long as the test runs, accepts every dialog the browser shows
-// there, as a user clicking OK would (Tether leaves a dialog a page opens
-// before its hooks are in to the user).
+// AnswerDialogsAsUser accepts, for as long as the test runs, every dialog
+// the browser shows in the page whose URL contains urlPart, as a user
+// clicking OK would (Tether leaves a dialog a page opens before its hooks
+// are in to the user).
 func AnswerDialogsAsUser(t testing.TB, alloc context.Context, urlPart string) {
 	t.Helper()
+	ctx, cancel := context.WithCancel(alloc)
+	t.Cleanup(cancel)
+	if err := AcceptDialogs(ctx, alloc, urlPart); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// AcceptDialogs attaches to the page whose URL contains urlPart and accepts
+// every dialog the browser shows there until ctx ends.
+func AcceptDialogs(ctx, alloc context.Context, urlPart string) error {
 	bctx, cancel := chromedp.NewContext(alloc)
 	defer cancel()
 	targets, err := chromedp.Targets(bctx)
 	if err != nil {
-		t.Fatalf("list targets: %v", err)
+		return fmt.Errorf("list targets: %w", err)
 	}
 	for _, ti := range targets {
 		if ti.Type != "page" || !strings.Contains(ti.URL, urlPart) {
 			continue
 		}
 		tab, cancelTab := chromedp.NewContext(alloc, chromedp.WithTargetID(ti.TargetID), chromedp.WithDetachOnCancel())
-		t.Cleanup(cancelTab)
 		opened := make(chan struct{}, 16)
 		if err := chromedp.Listen(tab, func(ev any) {
 			if _, ok := ev.(*page.EventJavascriptDialogOpening); ok {
 				opened <- struct{}{}
 			}
 		}); err != nil {
-			t.Fatalf("watch dialogs: %v", err)
+			cancelTab()
+			return fmt.Errorf("watch dialogs: %w", err)
 		}
 		go func() {
+			defer cancelTab()
 			for {
 				select {
 				case <-opened:
 					// Not from the listener itself: it runs on the connection's reader.
 					_, _ = chromedp.Call(tab, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true})
+				case <-ctx.Done():
+					return
 				case <-tab.Done():
 					return
 				}
 			}
 		}()
-		return
+		return nil
 	}
-	t.Fatalf("no page whose URL contains %q", urlPart)
+	return fmt.Errorf("no page whose URL contains %q", urlPart)
 }
