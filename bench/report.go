@@ -356,24 +356,20 @@ func writeReport(w io.Writer, o options, r *benchResult) {
 	}
 	writeDesktopIdle(p, r.Desktop, idleRow)
 
-	// Concurrency.
-	p("## Concurrency\n\n")
-	if r.ConcurrencyErr != "" {
-		p("Failed: %s\n\n", r.ConcurrencyErr)
-	} else {
-		writeConcurrency(w, r.Concurrency)
+	// A section whose bench may have failed as a whole.
+	section := func(title, failed string, write func()) {
+		p("## %s\n\n", title)
+		if failed != "" {
+			p("Failed: %s\n\n", failed)
+			return
+		}
+		write()
 		p("\n")
 	}
-
-	// Page-load cost of the extension in tabs that are not shared.
+	section("Concurrency", r.ConcurrencyErr, func() { writeConcurrency(w, r.Concurrency) })
+	// Page-load cost of the extension in tabs that are not shared (not in a smoke run).
 	if r.PageLoad != nil || r.PageLoadErr != "" {
-		p("## Unshared tabs\n\n")
-		if r.PageLoadErr != "" {
-			p("Failed: %s\n\n", r.PageLoadErr)
-		} else {
-			writePageLoad(w, r.PageLoad)
-			p("\n")
-		}
+		section("Unshared tabs", r.PageLoadErr, func() { writePageLoad(w, r.PageLoad) })
 	}
 
 	// Per page.
