@@ -4,15 +4,18 @@
 // the user has not shared run none of it. Only wires listeners.
 import { ContentAgent } from './content/agent';
 import { DEFAULT_SETTLE } from './content/actions';
-import { controlPageHooks, relayPageHooks } from './content/hook-relay';
+import { controlPageHooks, relayPageHooks, type HookRelay } from './content/hook-relay';
 import { isContentMessage, type BackgroundMessage } from './shared/messages';
 
-// The isolated world's own global: a second injection into this document stays out.
+// The isolated world's own global (the page cannot see it): this document's
+// relay, so a second injection starts it again instead of running twice.
 const GUARD = '__tetherContentScript';
 const scope = globalThis as unknown as Record<string, unknown>;
 
-if (!scope[GUARD]) {
-  scope[GUARD] = true;
+if (scope[GUARD]) {
+  // Injected again: the tab is shared again, so the relay listens again.
+  (scope[GUARD] as HookRelay).start();
+} else {
   const frameIdOf = (iframe: Element): number | undefined => {
     try {
       // chrome.runtime.getFrameId (Chrome 106+) is missing from @types/chrome.
@@ -39,14 +42,16 @@ if (!scope[GUARD]) {
       // Answered at once: the service worker also uses it to see that the page is not blocked.
       const { target: _t, kind: _k, ...control } = msg;
       controlPageHooks(window, control);
+      if (control.unhook === true) relay.stop();
       sendResponse({ ok: true, pong: true });
       return false;
     }
     void agent.handle(msg).then(sendResponse);
     return true;
   });
-  relayPageHooks(window, (batch) => {
+  const relay = relayPageHooks(window, (batch) => {
     const msg: BackgroundMessage = { target: 'background', kind: 'page-hooks', batch };
     chrome.runtime.sendMessage(msg).catch(() => undefined);
   });
+  scope[GUARD] = relay;
 }

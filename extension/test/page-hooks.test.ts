@@ -133,6 +133,15 @@ describe('page-world hooks', () => {
     console.log('after');
     win.dispatchEvent(new ErrorEvent('error', { message: 'boom' }));
     expect(records).toEqual([]);
+    // A wrapper the page kept from while it was shared now only calls the original.
+    install();
+    ready();
+    const kept = win.confirm;
+    controlPageHooks(win, { unhook: true });
+    records = [];
+    expect(kept('kept?')).toBe(true);
+    expect(originals.confirm!.value).toHaveBeenCalledWith('kept?');
+    expect(records).toEqual([]);
     // Installable again once unhooked (shared again).
     install();
     expect(win.alert).not.toBe(originals.alert!.value);
@@ -164,5 +173,36 @@ describe('hook relay', () => {
     fire({ type: 'console', level: 'error', text: 'c', time: 3 });
     await vi.advanceTimersByTimeAsync(60);
     expect(batches[1]).toEqual({ dialogs: [], console: [{ level: 'error', text: 'c', time: 3 }] });
+  });
+});
+
+describe('hook relay limits and stopping', () => {
+  afterEach(() => vi.useRealTimers());
+  const fire = (target: EventTarget, rec: object) => target.dispatchEvent(new CustomEvent(HOOK_EVENT, { detail: JSON.stringify(rec) }));
+
+  it('bounds a flood of forged dialog records, and stops answering when stopped', async () => {
+    vi.useFakeTimers();
+    const target = new EventTarget() as unknown as Window;
+    const batches: HookBatch[] = [];
+    const relay = relayPageHooks(target, (b) => batches.push(b));
+    for (let i = 0; i < 10000; i++) fire(target, { type: 'dialog', kind: 'alert', phase: 'answered', message: 'flood ' + i });
+    await vi.advanceTimersByTimeAsync(60);
+    const relayed = batches.reduce((n, b) => n + b.dialogs.length, 0);
+    expect(batches.length).toBeLessThanOrEqual(6);
+    expect(relayed).toBeLessThanOrEqual(25);
+
+    const controls: unknown[] = [];
+    target.addEventListener(CONTROL_EVENT, (e) => controls.push((e as CustomEvent).detail));
+    relay.stop();
+    batches.length = 0;
+    fire(target, { type: 'hello' });
+    fire(target, { type: 'dialog', kind: 'confirm', phase: 'open', message: 'm' });
+    await vi.advanceTimersByTimeAsync(60);
+    expect(controls).toEqual([]);
+    expect(batches).toEqual([]);
+    relay.start();
+    expect(controls).toEqual([JSON.stringify({ ready: true })]);
+    fire(target, { type: 'dialog', kind: 'confirm', phase: 'open', message: 'm' });
+    expect(batches).toHaveLength(1);
   });
 });

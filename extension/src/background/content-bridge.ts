@@ -15,10 +15,15 @@ export function isRestrictedUrl(url: string): boolean {
   return RESTRICTED_URL.test(url);
 }
 
-/** Requests to each tab's content scripts that have not answered yet (tab id → count). */
+/**
+ * Long reads (snapshot, find, read) of each tab's content scripts that have
+ * not answered yet (tab id → count): one can keep a big page's main thread
+ * busy for seconds, so the page not answering then is no sign of a dialog.
+ */
 const inFlight = new Map<number, number>();
+const LONG_READS: ReadonlySet<string> = new Set(['snapshot', 'find', 'read']);
 
-/** True while a request of ours to the tab's content scripts runs (the page may be busy with it). */
+/** True while a long read of ours runs in the tab (the page may be busy with it). */
 export function busyWithUs(tabId: number): boolean {
   return (inFlight.get(tabId) ?? 0) > 0;
 }
@@ -32,7 +37,8 @@ export async function callContent(tabId: number, msg: ContentMessage, deadline: 
   const tab = await chrome.tabs.get(tabId);
   const url = tab.url || tab.pendingUrl || '';
   if (isRestrictedUrl(url)) throw restrictedPage(url);
-  inFlight.set(tabId, (inFlight.get(tabId) ?? 0) + 1);
+  const long = LONG_READS.has(msg.kind);
+  if (long) inFlight.set(tabId, (inFlight.get(tabId) ?? 0) + 1);
   try {
     try {
       return check(await withDeadline(chrome.tabs.sendMessage(tabId, msg, { frameId }), deadline));
@@ -45,9 +51,11 @@ export async function callContent(tabId: number, msg: ContentMessage, deadline: 
     }
     return check(await withDeadline(chrome.tabs.sendMessage(tabId, msg, { frameId }), deadline));
   } finally {
-    const n = (inFlight.get(tabId) ?? 1) - 1;
-    if (n > 0) inFlight.set(tabId, n);
-    else inFlight.delete(tabId);
+    if (long) {
+      const n = (inFlight.get(tabId) ?? 1) - 1;
+      if (n > 0) inFlight.set(tabId, n);
+      else inFlight.delete(tabId);
+    }
   }
 }
 

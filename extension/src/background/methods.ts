@@ -8,7 +8,7 @@ import { callContent, isChannelClosed, isRestrictedUrl } from './content-bridge'
 import { NavigationWatcher, OpenedTabsWatcher } from './navigation';
 import { documentsIssued, forgetTab, listTabs, requireTab, resolveTab, share, tabInfo, touch, type SharedTab } from './shared-tabs';
 import { setActingUntil } from './acting';
-import { actOn, loadOrBlocked } from './tab-hooks';
+import { actOn, actionOrBlocked, loadOrBlocked } from './tab-hooks';
 import { dragAct, evaluateAct, fileUploadAct, historyAct, hoverAct, pressKeyAct, screenshotAct, scriptableFirst, selectOptionAct, trustedClickAct, waitForAct } from './methods-act';
 
 type Handler = (params: Record<string, unknown>, deadline: number) => Promise<object>;
@@ -158,7 +158,7 @@ async function actIn(t: SharedTab, frameId: number, msg: ContentMessage & { docs
     await before?.(t.tabId);
     let reply: ContentReply | undefined;
     try {
-      reply = await callContent(t.tabId, msg, deadline, frameId);
+      reply = await actionOrBlocked(t.tabId, callContent(t.tabId, msg, deadline, frameId));
     } catch (err) {
       // The page was replaced while answering: the action navigated.
       if (!(watcher.started(t.tabId) && isChannelClosed(err))) throw err;

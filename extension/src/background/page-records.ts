@@ -31,6 +31,8 @@ export async function pushArmed(tabId: number): Promise<void> {
 
 /** A content script in frameId of tabId relayed page-world records. */
 export async function onPageHooks(tabId: number, frameId: number, batch: HookBatch): Promise<void> {
+  // Dropped first thing, before any write, for a tab that is not shared.
+  if ((await readState()).shared[tabId] === undefined) return;
   const dialogs = Array.isArray(batch.dialogs) ? batch.dialogs : [];
   const messages = Array.isArray(batch.console) ? batch.console : [];
   if (dialogs.length > 0) {
@@ -64,7 +66,6 @@ export async function onPageHooks(tabId: number, frameId: number, batch: HookBat
     if (consumed > 0) await pushArmed(tabId);
   }
   if (messages.length > 0) {
-    if ((await readState()).shared[tabId] === undefined) return;
     const all = await loadRings();
     let ring = all.get(tabId);
     if (!ring) all.set(tabId, (ring = { messages: [], dropped: 0 }));

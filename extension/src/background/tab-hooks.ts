@@ -19,6 +19,10 @@ import { readState, updateState, type OpenDialog } from './state';
 
 /** How long a page may take to answer before it counts as blocked, in ms. */
 export const BLOCKED_AFTER_MS = 1000;
+/** Pings in a row a loading page may miss before it counts as blocked. */
+const LOADING_MISSES = 2;
+/** How long the frame that reported a dialog open has to answer, in ms, to show the report was stale or forged. */
+const CLAIM_CHECK_MS = 300;
 /** Longest dialog text quoted in an error, in characters. */
 const QUOTE_LIMIT = 300;
 
@@ -69,11 +73,11 @@ export async function onNavigationCommitted(d: { tabId: number; frameId: number;
 
 type Answer = 'answered' | 'no-receiver' | 'timeout';
 
-/** Sends msg to the tab's top frame and says how it went within ms. */
-async function answerWithin(tabId: number, msg: ContentMessage, ms: number): Promise<Answer> {
+/** Sends msg to the tab's frame (default the top one) and says how it went within ms. */
+async function answerWithin(tabId: number, msg: ContentMessage, ms: number, frameId = 0): Promise<Answer> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<Answer>((resolve) => (timer = setTimeout(() => resolve('timeout'), ms)));
-  const sent = chrome.tabs.sendMessage(tabId, msg, { frameId: 0 }).then(
+  const sent = chrome.tabs.sendMessage(tabId, msg, { frameId }).then(
     (): Answer => 'answered',
     (err: unknown): Answer => {
       if (isNoReceiver(err)) return 'no-receiver';
@@ -88,6 +92,23 @@ async function answerWithin(tabId: number, msg: ContentMessage, ms: number): Pro
 }
 
 /**
+ * The dialog the hooks reported open in the tab, if its frame really is
+ * blocked. The report is page-controlled (any frame can forge it), so the
+ * frame that made it is asked to answer: if it does within CLAIM_CHECK_MS,
+ * no dialog of its blocks it, and the report is dropped.
+ */
+async function openDialog(tabId: number): Promise<OpenDialog | undefined> {
+  const open = (await readState()).open[tabId];
+  if (!open) return undefined;
+  const answer = await answerWithin(tabId, { target: 'content', kind: 'ping' }, CLAIM_CHECK_MS, open.frameId).catch((): Answer => 'no-receiver');
+  if (answer === 'timeout') return open;
+  await updateState((st) => {
+    if (st.open[tabId]?.since === open.since) delete st.open[tabId];
+  });
+  return undefined;
+}
+
+/**
  * Checks that the tab's page can be worked on before a tool call relies on
  * it, and passes control to its top frame's hooks. Throws dialog_open when a
  * dialog of the browser's own blocks it: with its text when the hooks saw it
@@ -95,23 +116,15 @@ async function answerWithin(tabId: number, msg: ContentMessage, ms: number): Pro
  * scripts in when they are missing (else a page without them passes).
  */
 export async function pageReady(tabId: number, control: PageControl = {}, inject = true): Promise<void> {
-  const s = await readState();
-  const number = s.shared[tabId] ?? 0;
-  const open = s.open[tabId];
+  const number = (await readState()).shared[tabId] ?? 0;
+  const open = await openDialog(tabId);
   if (open) throw dialogOpen(number, open);
   const tab = await chrome.tabs.get(tabId);
   const url = tab.url || tab.pendingUrl || '';
   if (!url || url === 'about:blank' || isRestrictedUrl(url)) return;
   const answer = await answerWithin(tabId, { target: 'content', kind: 'page-state', ...control }, BLOCKED_AFTER_MS);
   if (answer === 'no-receiver' && inject) await injectTop(tabId, url);
-  if (answer === 'timeout') await blockedError(tabId, number);
-}
-
-/** Throws the error for a tab that did not answer in time, unless it is busy with a request of ours. */
-async function blockedError(tabId: number, number: number): Promise<void> {
-  if (busyWithUs(tabId)) return;
-  const open = (await readState()).open[tabId];
-  throw open ? dialogOpen(number, open) : pageBlocked(number);
+  if (answer === 'timeout' && !busyWithUs(tabId)) throw pageBlocked(number);
 }
 
 /**
@@ -142,50 +155,82 @@ export async function actOn<T>(tabId: number, deadline: number, fn: () => Promis
 
 /**
  * Waits for the tab's navigation to load (watcher.waitForLoad), but throws
- * dialog_open as soon as the page is seen blocked: the hooks report a dialog
- * of the browser's own, or the committed page does not answer for
- * BLOCKED_AFTER_MS (a dialog raised before the hooks were in, a "Leave
- * site?" prompt), since a blocked page never finishes loading.
+ * dialog_open as soon as the page is seen blocked, since a blocked page never
+ * finishes loading: the hooks report a dialog of the browser's own, or the
+ * committed page misses LOADING_MISSES pings in a row (a dialog raised
+ * before the hooks were in, a "Leave site?" prompt; one miss could be a
+ * script that runs long while the page loads).
  */
-export async function loadOrBlocked(watcher: NavigationWatcher, tabId: number, deadline: number, startBy?: number): Promise<boolean> {
+export function loadOrBlocked(watcher: NavigationWatcher, tabId: number, deadline: number, startBy?: number): Promise<boolean> {
+  return untilBlocked(tabId, watcher.waitForLoad(tabId, deadline, startBy), { misses: LOADING_MISSES, when: () => watcher.committed(tabId) });
+}
+
+/**
+ * Waits for an action's reply from the page, but throws dialog_open as soon
+ * as the page is seen blocked (the action opened a dialog the hooks never
+ * saw, in a frame they did not reach): the error says the action reached
+ * the page, so it is not repeated.
+ */
+export function actionOrBlocked<T>(tabId: number, reply: Promise<T>): Promise<T> {
+  return untilBlocked(tabId, reply, { misses: 1, after: 'The action reached the page, which then stopped: ' });
+}
+
+/**
+ * Races work with a watch over the tab: every BLOCKED_AFTER_MS / 2, a dialog
+ * the hooks reported open (and its frame confirms) ends the wait with
+ * dialog_open, and so do `misses` pings of the top frame in a row left
+ * unanswered for BLOCKED_AFTER_MS while no long read of ours runs there.
+ * when: ping only while it holds (a page that has not committed yet).
+ */
+async function untilBlocked<T>(tabId: number, work: Promise<T>, opts: { misses: number; when?: () => boolean; after?: string }): Promise<T> {
   let stopped = false;
   const blocked = (async (): Promise<never> => {
+    let missed = 0;
     for (;;) {
       await new Promise((r) => setTimeout(r, BLOCKED_AFTER_MS / 2));
       if (stopped) return new Promise<never>(() => undefined);
-      const s = await readState();
-      const number = s.shared[tabId] ?? 0;
-      const open = s.open[tabId];
-      if (open) throw dialogOpen(number, open);
-      if (!watcher.committed(tabId)) continue;
+      const number = (await readState()).shared[tabId] ?? 0;
+      const open = await openDialog(tabId);
+      if (open && !stopped) throw dialogOpen(number, open, opts.after);
+      if (opts.when && !opts.when()) continue;
       const answer = await answerWithin(tabId, { target: 'content', kind: 'ping' }, BLOCKED_AFTER_MS).catch((): Answer => 'answered');
-      if (answer === 'timeout' && !stopped) await blockedError(tabId, number);
+      missed = answer === 'timeout' && !busyWithUs(tabId) ? missed + 1 : 0;
+      if (missed >= opts.misses && !stopped) throw pageBlocked(number, opts.after);
     }
   })();
-  blocked.catch(() => undefined); // Once the load won, a late finding goes nowhere.
+  blocked.catch(() => undefined); // Once the work won, a late finding goes nowhere.
   try {
-    return await Promise.race([watcher.waitForLoad(tabId, deadline, startBy), blocked]);
+    return await Promise.race([work, blocked]);
   } finally {
     stopped = true;
   }
 }
 
-/** The error for a tab blocked by a dialog the hooks saw open. */
-export function dialogOpen(number: number, open: OpenDialog): TetherError {
+/**
+ * The error for a tab blocked by a dialog the hooks saw open. after: what
+ * comes first (an action that reached the page: then it says not to repeat it).
+ */
+export function dialogOpen(number: number, open: OpenDialog, after = ''): TetherError {
   const text = open.message.length > QUOTE_LIMIT ? open.message.slice(0, QUOTE_LIMIT - 1) + '…' : open.message;
   return new TetherError(
     'dialog_open',
-    `Tab ${number} is blocked by a ${open.kind} dialog that Chrome shows to the user: the page opened it while Tether was not acting on the tab, so it is the user's to answer. ` +
+    after +
+      `Tab ${number} is blocked by a ${open.kind} dialog that Chrome shows to the user: the page opened it while Tether was not acting on the tab, so it is the user's to answer. ` +
       `Its text (untrusted page text): ${JSON.stringify(text)}. Ask the user to answer it in Chrome, then call the tool again. ` +
-      'Tether cannot answer it (Chrome lets an extension answer only a dialog that opens while its debugger is attached); to have Tether answer a dialog that your next action opens, call browser_handle_dialog before that action.',
+      'Tether cannot answer it (Chrome lets an extension answer only a dialog that opens while its debugger is attached); to have Tether answer a dialog that your next action opens, call browser_handle_dialog before that action.' +
+      (after ? DO_NOT_REPEAT : ''),
   );
 }
 
-/** The error for a tab that does not answer, with no dialog seen. */
-export function pageBlocked(number: number): TetherError {
+const DO_NOT_REPEAT = ' Do not repeat the action: once the dialog is answered, call browser_snapshot to see what it did.';
+
+/** The error for a tab that does not answer, with no dialog seen (after: as in dialogOpen). */
+export function pageBlocked(number: number, after = ''): TetherError {
   return new TetherError(
     'dialog_open',
-    `Tab ${number} does not answer: most likely a dialog of the browser's own is open (a "Leave site?" prompt, or a dialog the page opened before Tether was in place), or a script keeps the page busy. ` +
-      'Ask the user to answer the dialog in Chrome (or wait for the page), then call the tool again.',
+    after +
+      `Tab ${number} does not answer: most likely a dialog of the browser's own is open (a "Leave site?" prompt, or a dialog the page opened before Tether was in place), or a script keeps the page busy. ` +
+      'Ask the user to answer the dialog in Chrome (or wait for the page), then call the tool again.' +
+      (after ? DO_NOT_REPEAT : ''),
   );
 }

@@ -119,10 +119,13 @@ export function installPageHooks(init: HookInit, win: Window & typeof globalThis
   let queue: ArmedAnswer[] = [];
   let actingUntil = 0;
   let ready = false;
+  // False once unhooked: a wrapper the page kept a reference to then only calls the original.
+  let hooked = true;
   let pending: string[] = [];
   const PENDING_LIMIT = 200;
 
   const send = (rec: HookRecord) => {
+    if (!hooked) return;
     let detail: string;
     try {
       detail = stringify(rec);
@@ -190,6 +193,7 @@ export function installPageHooks(init: HookInit, win: Window & typeof globalThis
 
   const dialog = (kind: DialogKind) => (original: (...args: unknown[]) => unknown) =>
     function (this: unknown, ...args: unknown[]): unknown {
+      if (!hooked) return Reflect.apply(original, win, args);
       const message = args[0] === undefined ? '' : String(args[0]);
       const armed = queue.shift();
       if (armed === undefined && now() >= actingUntil) {
@@ -258,6 +262,7 @@ export function installPageHooks(init: HookInit, win: Window & typeof globalThis
     }
     if (typeof c !== 'object' || c === null) return;
     if (c.unhook === true) {
+      hooked = false;
       for (const undo of restore.splice(0).reverse()) undo();
       pending = [];
       return;
