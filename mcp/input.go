@@ -279,7 +279,8 @@ func (h *handlers) handleDialogTool() tool {
 			if args.Accept {
 				answer = "accept"
 			}
-			text := fmt.Sprintf("Tab %d: the next %d dialog(s) will %s.", res.Tab, res.Armed, answer)
+			times := max(args.Times, 1)
+			text := fmt.Sprintf("Tab %d: %d more dialog(s) will %s; %d armed answer(s) wait in all, used oldest first by the tab's next dialogs.", res.Tab, times, answer, res.Armed)
 			if len(res.Dialogs) > 0 {
 				text += " Dialogs since the last call (untrusted page text):\n" + h.fenced(dialogLines(res.Dialogs))
 			}

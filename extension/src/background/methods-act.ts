@@ -125,7 +125,7 @@ async function historyIn(t: SharedTab, action: 'back' | 'forward' | 'reload', p:
     }
     // A history step starts at once; nothing within a short while means it stayed.
     const startBy = Date.now() + 1500;
-    const loaded = await loadOrBlocked(watcher, t.tabId, loadDeadline(d), startBy);
+    const loaded = await loadOrBlocked(watcher, t.tabId, loadDeadline(d), `The ${action === 'reload' ? 'reload' : 'history step'} was sent to the tab. `, startBy);
     if (viaPage && !watcher.started(t.tabId)) throw none();
     if (!loaded && !watcher.committed(t.tabId)) {
       const url = watcher.lastUrl(t.tabId) || before.url || 'the page';

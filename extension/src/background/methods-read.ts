@@ -294,7 +294,7 @@ async function readUrlMethod(p: P, deadline: number): Promise<ReadResult> {
       id,
       deadline,
       async () => {
-        const loaded = await loadOrBlocked(watcher, id, loadDeadline(deadline));
+        const loaded = await loadOrBlocked(watcher, id, loadDeadline(deadline), `${parsed.href} was opened in tab ${number}. `);
         if (!loaded && !watcher.committed(id)) {
           throw new TetherError('timeout', `Loading ${parsed.href} did not get a response in time. Try again later, or call browser_navigate to open it in a tab you can watch.`);
         }

@@ -75,7 +75,7 @@ async function navigate(p: NavigateParams, deadline: number, shape: SnapshotShap
       deadline,
       async () => {
         if (target) await chrome.tabs.update(id, { url });
-        if (url !== 'about:blank') await waitForPage(watcher, id, url, deadline);
+        if (url !== 'about:blank') await waitForPage(watcher, id, url, deadline, 'The navigation was sent to the tab. ');
         return pageResult(id, deadline, shape);
       },
       false,
@@ -167,7 +167,7 @@ async function actIn(t: SharedTab, frameId: number, msg: ContentMessage & { docs
     const navigated = !reply || ('navigating' in reply && reply.navigating === true) || watcher.started(t.tabId);
     if (navigated) {
       // Wait for the new page; give up early when no navigation actually starts.
-      await waitForPage(watcher, t.tabId, 'the new page', deadline, Date.now() + 1000);
+      await waitForPage(watcher, t.tabId, 'the new page', deadline, 'The action reached the page and started a navigation. ', Date.now() + 1000);
       return withOpened(await pageResult(t.tabId, deadline, shape), await openedTabs(opened));
     }
     // An action in a cross-origin frame answered with that frame only: the result shows the whole tab.
@@ -188,10 +188,11 @@ export function pageResult(tabId: number, deadline: number, shape: SnapshotShape
 /**
  * Waits for the tab's navigation to load. A page that has committed but is
  * still loading subresources is snapshotted as it is; one that has not even
- * committed by then is a timeout; one blocked by a dialog is dialog_open.
+ * committed by then is a timeout; one blocked by a dialog is dialog_open,
+ * which begins with after (what the call did that started the load).
  */
-async function waitForPage(watcher: NavigationWatcher, tabId: number, what: string, deadline: number, startBy?: number): Promise<void> {
-  if (await loadOrBlocked(watcher, tabId, loadDeadline(deadline), startBy)) return;
+async function waitForPage(watcher: NavigationWatcher, tabId: number, what: string, deadline: number, after: string, startBy?: number): Promise<void> {
+  if (await loadOrBlocked(watcher, tabId, loadDeadline(deadline), after, startBy)) return;
   if (watcher.committed(tabId)) return;
   throw new TetherError('timeout', `Loading ${what} did not get a response in time; the tab is still loading it. Call browser_snapshot in a few seconds to see whether it arrived, or try another URL.`);
 }

@@ -159,10 +159,11 @@ export async function actOn<T>(tabId: number, deadline: number, fn: () => Promis
  * finishes loading: the hooks report a dialog of the browser's own, or the
  * committed page misses LOADING_MISSES pings in a row (a dialog raised
  * before the hooks were in, a "Leave site?" prompt; one miss could be a
- * script that runs long while the page loads).
+ * script that runs long while the page loads). after: what the call did that
+ * started the load, for the error (see dialogOpen).
  */
-export function loadOrBlocked(watcher: NavigationWatcher, tabId: number, deadline: number, startBy?: number): Promise<boolean> {
-  return untilBlocked(tabId, watcher.waitForLoad(tabId, deadline, startBy), { misses: LOADING_MISSES, when: () => watcher.committed(tabId) });
+export function loadOrBlocked(watcher: NavigationWatcher, tabId: number, deadline: number, after: string, startBy?: number): Promise<boolean> {
+  return untilBlocked(tabId, watcher.waitForLoad(tabId, deadline, startBy), { misses: LOADING_MISSES, when: () => watcher.committed(tabId), after });
 }
 
 /**
@@ -172,7 +173,7 @@ export function loadOrBlocked(watcher: NavigationWatcher, tabId: number, deadlin
  * the page, so it is not repeated.
  */
 export function actionOrBlocked<T>(tabId: number, reply: Promise<T>): Promise<T> {
-  return untilBlocked(tabId, reply, { misses: 1, after: 'The action reached the page, which then stopped: ' });
+  return untilBlocked(tabId, reply, { misses: 1, after: 'The action reached the page, which then stopped. ' });
 }
 
 /**
@@ -207,8 +208,9 @@ async function untilBlocked<T>(tabId: number, work: Promise<T>, opts: { misses: 
 }
 
 /**
- * The error for a tab blocked by a dialog the hooks saw open. after: what
- * comes first (an action that reached the page: then it says not to repeat it).
+ * The error for a tab blocked by a dialog the hooks saw open. after: what the
+ * call already did to the page, said first (then the agent is told not to
+ * repeat it, but to look); empty when it did nothing yet.
  */
 export function dialogOpen(number: number, open: OpenDialog, after = ''): TetherError {
   const text = open.message.length > QUOTE_LIMIT ? open.message.slice(0, QUOTE_LIMIT - 1) + '…' : open.message;
@@ -216,13 +218,10 @@ export function dialogOpen(number: number, open: OpenDialog, after = ''): Tether
     'dialog_open',
     after +
       `Tab ${number} is blocked by a ${open.kind} dialog that Chrome shows to the user: the page opened it while Tether was not acting on the tab, so it is the user's to answer. ` +
-      `Its text (untrusted page text): ${JSON.stringify(text)}. Ask the user to answer it in Chrome, then call the tool again. ` +
-      'Tether cannot answer it (Chrome lets an extension answer only a dialog that opens while its debugger is attached); to have Tether answer a dialog that your next action opens, call browser_handle_dialog before that action.' +
-      (after ? DO_NOT_REPEAT : ''),
+      `Its text (untrusted page text): ${JSON.stringify(text)}. Ask the user to answer it in Chrome${nextStep(after)} ` +
+      'Tether cannot answer it (Chrome lets an extension answer only a dialog that opens while its debugger is attached); to have Tether answer a dialog that your next action opens, call browser_handle_dialog before that action.',
   );
 }
-
-const DO_NOT_REPEAT = ' Do not repeat the action: once the dialog is answered, call browser_snapshot to see what it did.';
 
 /** The error for a tab that does not answer, with no dialog seen (after: as in dialogOpen). */
 export function pageBlocked(number: number, after = ''): TetherError {
@@ -230,7 +229,10 @@ export function pageBlocked(number: number, after = ''): TetherError {
     'dialog_open',
     after +
       `Tab ${number} does not answer: most likely a dialog of the browser's own is open (a "Leave site?" prompt, or a dialog the page opened before Tether was in place), or a script keeps the page busy. ` +
-      'Ask the user to answer the dialog in Chrome (or wait for the page), then call the tool again.' +
-      (after ? DO_NOT_REPEAT : ''),
+      `Ask the user to answer the dialog in Chrome (or wait for the page)${nextStep(after)}`,
   );
+}
+
+function nextStep(after: string): string {
+  return after ? '. Do not repeat that call: once the dialog is answered, call browser_snapshot to see what it did.' : ', then call the tool again.';
 }

@@ -29,8 +29,12 @@
 // Records wait in a small buffer until the content script says it is ready
 // (the two are injected side by side, in either order).
 
-/** The event the hooks send records on (page → content script). */
-export const HOOK_EVENT = '__tether_hook';
+/**
+ * The event the hooks send records on (page → content script). Not the
+ * "__tether_hook" of extension 0.1.0, whose hooks stay in pages opened under
+ * it until they reload: their records are not relayed twice.
+ */
+export const HOOK_EVENT = '__tether_record';
 /** The event that steers the hooks (content script → page). */
 export const CONTROL_EVENT = '__tether_control';
 /** Longest console text kept, in characters. */
