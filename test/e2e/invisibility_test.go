@@ -333,6 +333,25 @@ func TestUnsharedTabsUntouched(t *testing.T) {
 	}
 }
 
+// clickThatBlocks clicks ref in tab n, whose page then blocks on a dialog
+// of the browser's own (message) that the hooks never saw: the click must
+// fail within seconds, say what reached the page (did) and not to repeat
+// it; then the user answers the dialog.
+func clickThatBlocks(t *testing.T, ctx context.Context, c *client.Client, tab context.Context, dialogs dialogWatch, n int, ref, did, message string) {
+	t.Helper()
+	start := time.Now()
+	text, isErr := call(t, ctx, c, "browser_click", map[string]any{"tab": n, "ref": ref})
+	took := time.Since(start)
+	if !isErr || !strings.Contains(text, did) || !strings.Contains(text, "Do not repeat that call") || took > 8*time.Second {
+		t.Fatalf("a click that ended on the dialog %q (%v, error=%v):\n%s", message, took, isErr, text)
+	}
+	t.Logf("a click that ended on the dialog %q returned in %v", message, took)
+	if e := dialogs.next(t, time.Second); e.Message != message {
+		t.Fatalf("dialog %q, want %q", e.Message, message)
+	}
+	answer(t, tab, true)
+}
+
 // swCounter counts, in the extension's service worker, the runtime messages
 // that come from a tab (content scripts): a counter that only this test
 // adds, over CDP.
@@ -448,17 +467,7 @@ func TestConsoleAndDialogsOnlyWhileShared(t *testing.T) {
 
 	// The AI's own click opens a dialog in a frame the hooks never reached:
 	// the click returns within seconds, saying the click reached the page.
-	start = time.Now()
-	text, isErr = call(t, ctx, c, "browser_click", map[string]any{"tab": n, "ref": ref(t, snap, "button", "Alert from a new frame now")})
-	took = time.Since(start)
-	if !isErr || !strings.Contains(text, "reached the page") || !strings.Contains(text, "Do not repeat that call") || took > 5*time.Second {
-		t.Fatalf("a click that opened an unseen dialog (%v, error=%v):\n%s", took, isErr, text)
-	}
-	t.Logf("a click that opened an unseen dialog returned in %v", took)
-	if e := dialogs.next(t, time.Second); e.Message != "opened by the click" {
-		t.Fatalf("dialog %q", e.Message)
-	}
-	answer(t, tab, true)
+	clickThatBlocks(t, ctx, c, tab, dialogs, n, ref(t, snap, "button", "Alert from a new frame now"), "reached the page", "opened by the click")
 
 	// Forged records from the page: a flood of answered dialogs and a
 	// dialog "open" that is not: the AI is neither slowed down nor locked out.
@@ -477,18 +486,8 @@ func TestConsoleAndDialogsOnlyWhileShared(t *testing.T) {
 	}
 
 	// A click whose navigation lands on a page that asks while it loads,
-	// before the hooks are in: the click says it reached the page.
-	start = time.Now()
-	text, isErr = call(t, ctx, c, "browser_click", map[string]any{"tab": n, "ref": ref(t, snap, "link", "Early dialog page")})
-	took = time.Since(start)
-	if !isErr || !strings.Contains(text, "started a navigation") || !strings.Contains(text, "Do not repeat that call") || took > 8*time.Second {
-		t.Fatalf("a click whose new page opened a dialog while loading (%v, error=%v):\n%s", took, isErr, text)
-	}
-	t.Logf("a click whose new page opened a dialog while loading returned in %v", took)
-	if e := dialogs.next(t, time.Second); e.Message != "asked while loading" {
-		t.Fatalf("dialog %q", e.Message)
-	}
-	answer(t, tab, true)
+	// before the hooks are in: the click says it started a navigation.
+	clickThatBlocks(t, ctx, c, tab, dialogs, n, ref(t, snap, "link", "Early dialog page"), "started a navigation", "asked while loading")
 
 	// A page whose own script runs 1.5 s while it loads is slow, not blocked.
 	mustCall(t, ctx, c, "browser_navigate", map[string]any{"tab": n, "url": srv.URL + "/slow.html"})
