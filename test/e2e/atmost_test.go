@@ -59,6 +59,22 @@ func newCounter(t *testing.T) *counter {
 		case "/":
 			w.Header().Set("Content-Type", "text/html")
 			fmt.Fprint(w, counterPage)
+		case "/slow":
+			// A page whose response waits like /started does: its load
+			// counts as a run.
+			c.mu.Lock()
+			c.runs++
+			n, hold := c.runs, c.hold
+			c.mu.Unlock()
+			c.started <- n
+			if hold != nil {
+				select {
+				case <-hold:
+				case <-time.After(60 * time.Second):
+				}
+			}
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprint(w, "<!doctype html><title>Slow page</title><p>Arrived slowly.</p>")
 		case "/started":
 			c.mu.Lock()
 			c.runs++
@@ -278,5 +294,44 @@ func TestTokenRotateLetsTheClickFinish(t *testing.T) {
 	after := mustCall(t, ctx, c, "browser_snapshot", nil)
 	if !strings.Contains(after, "Clicks: 1") || page.count() != 1 {
 		t.Fatalf("the handler ran %d times (want 1); snapshot:\n%s", page.count(), after)
+	}
+}
+
+// TestKilledDaemonMidNavigateActsOnce: the daemon is killed while
+// browser_navigate waits for a slow page. The bridge does not send the
+// navigation again (its replay used to fail with "Navigation rejected"):
+// the agent is told the outcome is unknown, and the page loaded once.
+func TestKilledDaemonMidNavigateActsOnce(t *testing.T) {
+	RequireChromium(t)
+	d := StartDaemon(t, Binary(t), "--auto-approve-profiles")
+	page := newCounter(t)
+	StartBrowser(t, d)
+	ctx := Context(t, 3*time.Minute)
+	c := portBridge(t, ctx, d)
+	mustCall(t, ctx, c, "browser_navigate", map[string]any{"url": page.URL})
+
+	page.holdNext()
+	result := make(chan [2]string, 1)
+	go func() {
+		text, isErr, err := mcpclient.Call(ctx, c, "browser_navigate", map[string]any{"url": page.URL + "slow"}, nil)
+		result <- [2]string{fmt.Sprint(isErr, err), text}
+	}()
+	page.waitStarted(t) // the browser is loading the page now
+	if err := d.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	got := <-result
+	page.release()
+	t.Logf("navigate after kill -9: %s: %s", got[0], got[1])
+	if got[0] != "true <nil>" || !strings.Contains(got[1], "outcome unknown") {
+		t.Fatalf("the agent got %s %q; want a tool error 'outcome unknown'", got[0], got[1])
+	}
+	d2 := StartDaemonAt(t, d.Bin, d.Paths.Dir, d.Record.Port, "--auto-approve-profiles")
+	if _, _, err := d2.Log.WaitFor(0, 60*time.Second, "extension connected"); err != nil {
+		t.Fatal(err)
+	}
+	after := mustCall(t, ctx, c, "browser_wait_for", map[string]any{"text": "Arrived slowly."})
+	if page.count() != 1 || strings.Contains(after, "Navigation rejected") {
+		t.Fatalf("the slow page was requested %d times (want 1); after:\n%s", page.count(), after)
 	}
 }
