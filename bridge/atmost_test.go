@@ -222,3 +222,49 @@ func TestNeverSent(t *testing.T) {
 		}
 	}
 }
+
+// A handshake replay that is cut off says nothing about the call, which was
+// not sent again: once the daemon answers, the call goes through, once.
+func TestInterruptedHandshakeReplayIsNotTheCall(t *testing.T) {
+	var ran atomic.Int32
+	var mu sync.Mutex
+	var handler http.Handler
+	restart := func() {
+		s := server.NewMCPServer("test", "1", server.WithToolCapabilities(true))
+		s.AddTool(mcp.NewTool("act", mcp.WithReadOnlyHintAnnotation(false)), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			ran.Add(1)
+			return mcp.NewToolResultText("done act"), nil
+		})
+		mu.Lock()
+		handler = server.NewStreamableHTTPServer(s)
+		mu.Unlock()
+	}
+	restart()
+	var inits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if strings.Contains(string(body), `"initialize"`) && inits.Add(1) == 2 {
+			panic(http.ErrAbortHandler) // the first replay is cut off
+		}
+		mu.Lock()
+		h := handler
+		mu.Unlock()
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() { srv.CloseClientConnections(); srv.Close() })
+	h := start(t, func(context.Context) (string, string, error) { return srv.URL + "/mcp", "tok", nil })
+	h.send(initMsg)
+	h.next(byID(1))
+	h.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	h.send(`{"jsonrpc":"2.0","id":100,"method":"tools/list"}`)
+	h.next(byID(100))
+	restart() // forgets the session: the call gets 404, not handled
+	h.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"act","arguments":{}}}`)
+	if text, isErr := toolResult(t, h.next(byID(2))); isErr || text != "done act" {
+		t.Fatalf("got %q (error %v), want the action's result", text, isErr)
+	}
+	if n := ran.Load(); n != 1 {
+		t.Fatalf("ran %d times, want 1", n)
+	}
+}

@@ -318,9 +318,13 @@ func (b *Bridge) relay(ctx context.Context, msg []byte, m message) {
 				return
 			}
 			b.log.Info("daemon connection lost; reconnecting", "err", err)
-			// A failed reconnect is judged like a failed post: the daemon
-			// did not handle the request either way.
+			// A failed reconnect is judged like a failed post, except that
+			// the request itself was not sent again: a replayed handshake
+			// cut off says nothing about it.
 			err = b.reconnect(ctx, gen)
+			if errors.Is(err, errInterrupted) {
+				err = fmt.Errorf("%w: %v", errUnreachable, err)
+			}
 		}
 	}
 }
