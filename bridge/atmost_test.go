@@ -241,11 +241,20 @@ func TestInterruptedHandshakeReplayIsNotTheCall(t *testing.T) {
 	}
 	restart()
 	var inits atomic.Int32
+	var forgotten sync.Map // session ids the "restarted daemon" answers 404
+	var sessions sync.Map
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		if strings.Contains(string(body), `"initialize"`) && inits.Add(1) == 2 {
 			panic(http.ErrAbortHandler) // the first replay is cut off
+		}
+		if sid := r.Header.Get("Mcp-Session-Id"); sid != "" {
+			sessions.Store(sid, true)
+			if _, ok := forgotten.Load(sid); ok {
+				http.Error(w, "unknown session", http.StatusNotFound)
+				return
+			}
 		}
 		mu.Lock()
 		h := handler
@@ -256,10 +265,12 @@ func TestInterruptedHandshakeReplayIsNotTheCall(t *testing.T) {
 	h := start(t, func(context.Context) (string, string, error) { return srv.URL + "/mcp", "tok", nil })
 	h.send(initMsg)
 	h.next(byID(1))
-	h.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	// No notifications/initialized: no notification stream, whose own
+	// reconnect could take the cut-off replay instead of the call's.
 	h.send(`{"jsonrpc":"2.0","id":100,"method":"tools/list"}`)
 	h.next(byID(100))
-	restart() // forgets the session: the call gets 404, not handled
+	restart()
+	sessions.Range(func(k, _ any) bool { forgotten.Store(k, true); return true }) // the call gets 404: not handled
 	h.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"act","arguments":{}}}`)
 	if text, isErr := toolResult(t, h.next(byID(2))); isErr || text != "done act" {
 		t.Fatalf("got %q (error %v), want the action's result", text, isErr)
