@@ -159,7 +159,10 @@ const tokenUsage = `Usage:
 // runToken implements `tether token rotate`. The daemon reads the token at
 // start, so a running daemon is stopped (POST /shutdown with the old token)
 // and started again, detached, on the same port; stdio clients reconnect
-// through `tether mcp` by themselves.
+// through `tether mcp` by themselves. The stopping daemon first lets its
+// in-flight calls finish (up to daemon.DrainTimeout) so their true results
+// reach the agents, and answers new calls 503 (`tether mcp` sends those
+// again to the new daemon).
 func runToken(ctx context.Context, args []string) error {
 	if len(args) != 1 || args[0] != "rotate" {
 		return fmt.Errorf("unknown token command\n\n%s", tokenUsage)
@@ -194,6 +197,7 @@ func runToken(ctx context.Context, args []string) error {
 	if !running {
 		return nil
 	}
+	fmt.Printf("stopping the daemon: calls in flight finish first (up to %s)\n", daemon.DrainTimeout)
 	if err := daemon.Stop(ctx, paths, rec, oldToken); err != nil {
 		return fmt.Errorf("the running daemon still accepts the old token and could not be stopped (%v): restart it yourself", err)
 	}

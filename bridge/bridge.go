@@ -5,22 +5,38 @@
 // Stdio framing follows the MCP spec (transports, "stdio"): one JSON-RPC
 // message per line, UTF-8, no embedded newlines; nothing but MCP is written to
 // stdout. Logs go to stderr and the bridge log file.
+//
+// At most once. The bridge never sends a tools/call again that the daemon
+// may have started: when the connection ends after the request went out and
+// before its answer (the daemon crashed or was killed), only a tool that
+// tools/list marked readOnlyHint is sent again (after reconnecting); any
+// other gets a tool error starting with OutcomeUnknown. A request the
+// daemon provably did not handle (connection refused, 401, 404 for an
+// unknown session, 503 while the daemon drains before a restart) is sent
+// again after reconnecting. Every tools/call carries an idempotency key in
+// _meta (protocol.MetaIdempotencyKey; the client's own is kept), which the
+// extension uses to answer a repeat without acting again.
 package bridge
 
 import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"mime"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/tether-browser/tether/protocol"
 )
 
 // Config configures a Bridge.
@@ -34,7 +50,15 @@ type Config struct {
 	// Client is the HTTP client (default: no overall timeout, since tool calls
 	// and the notification stream may last long).
 	Client *http.Client
+	// DrainWait bounds how long a request keeps being retried while the
+	// daemon answers 503 (it drains its calls before a restart, e.g. for
+	// `tether token rotate`); default 90 s, longer than any call's timeout.
+	DrainWait time.Duration
 }
+
+// OutcomeUnknown starts the tool error of a call that was interrupted after
+// it reached the daemon, which may have acted on it.
+const OutcomeUnknown = "outcome unknown: the daemon restarted during this call; take a snapshot to see whether it happened before retrying"
 
 // Bridge relays one MCP session between stdio and the daemon.
 type Bridge struct {
@@ -57,6 +81,9 @@ type Bridge struct {
 	// recovery per g, however many requests failed at once.
 	gen     int
 	recover sync.Mutex
+	// readOnly is each tool's readOnlyHint, from the tools/list answers
+	// relayed; a tool not in it counts as one that acts.
+	readOnly map[string]bool
 }
 
 // Errors that mean the daemon restarted or went away: the bridge then
@@ -67,7 +94,21 @@ var (
 	// errUnauthorized: the token was refused; after `tether token rotate`
 	// the reconnect reads the new one from the config dir.
 	errUnauthorized = errors.New("the daemon refused the token")
+	// errDraining: the daemon answered 503 (it finishes its calls before
+	// restarting) without handling the request.
+	errDraining = errors.New("the Tether daemon is restarting")
+	// errInterrupted: the request reached the daemon and the connection
+	// ended before its answer; the daemon may have acted on it.
+	errInterrupted = errors.New("the connection to the Tether daemon ended during the call")
 )
+
+// notHandled reports whether err proves that the daemon did not handle the
+// request: it could not be delivered (errUnreachable: refused connection),
+// or the daemon refused it before handling (401, 404 unknown session, 503).
+func notHandled(err error) bool {
+	return errors.Is(err, errUnreachable) || errors.Is(err, errSessionLost) ||
+		errors.Is(err, errUnauthorized) || errors.Is(err, errDraining)
+}
 
 // New returns a Bridge.
 func New(cfg Config) *Bridge {
@@ -77,7 +118,10 @@ func New(cfg Config) *Bridge {
 	if cfg.Client == nil {
 		cfg.Client = &http.Client{}
 	}
-	return &Bridge{cfg: cfg, log: cfg.Logger}
+	if cfg.DrainWait == 0 {
+		cfg.DrainWait = 90 * time.Second
+	}
+	return &Bridge{cfg: cfg, log: cfg.Logger, readOnly: map[string]bool{}}
 }
 
 // message is the part of a JSON-RPC message the bridge looks at.
@@ -85,6 +129,19 @@ type message struct {
 	ID     json.RawMessage `json:"id,omitempty"`
 	Method string          `json:"method,omitempty"`
 	Result json.RawMessage `json:"result,omitempty"`
+	Params json.RawMessage `json:"params,omitempty"`
+}
+
+// toolName is a tools/call's params.name ("" for anything else).
+func (m message) toolName() string {
+	if m.Method != "tools/call" {
+		return ""
+	}
+	var p struct {
+		Name string `json:"name"`
+	}
+	_ = json.Unmarshal(m.Params, &p)
+	return p.Name
 }
 
 func (m message) isRequest() bool { return m.Method != "" && len(m.ID) > 0 && string(m.ID) != "null" }
@@ -185,37 +242,171 @@ func (l *lineReader) next() bool {
 	}
 }
 
-// relay POSTs one message and writes whatever comes back. If the daemon
-// restarted (or stopped) meanwhile, it reaches the daemon again (starting
-// one if needed), replays the client's initialize, and retries once. A
-// request that still cannot be delivered is answered with a JSON-RPC error
-// so the client never waits forever.
+// relay POSTs one message and writes whatever comes back. A request the
+// daemon provably did not handle (see notHandled) is sent again after
+// reconnecting (finding or starting the daemon and replaying the client's
+// initialize): while the daemon drains (503), for up to DrainWait; else
+// twice. A request interrupted after it reached the daemon is sent again
+// only if that cannot act twice (see resendable); a tools/call that may
+// act gets a tool error starting with OutcomeUnknown instead. Every request
+// gets an answer, so the client never waits forever.
 func (b *Bridge) relay(ctx context.Context, msg []byte, m message) {
 	if m.Method == "initialize" {
 		b.mu.Lock()
 		b.initMsg = msg
 		b.mu.Unlock()
 	}
-	gen := b.generation()
-	err := b.post(ctx, msg, m, true)
-	if (errors.Is(err, errUnreachable) || errors.Is(err, errSessionLost) || errors.Is(err, errUnauthorized)) && m.Method != "initialize" {
-		b.log.Info("daemon connection lost; reconnecting", "err", err)
-		if err = b.reconnect(ctx, gen); err == nil {
-			err = b.post(ctx, msg, m, true)
+	ownKey := false
+	if m.Method == "tools/call" {
+		msg, ownKey = withIdempotencyKey(msg, false)
+	}
+	drainUntil := time.Now().Add(b.cfg.DrainWait)
+	backoff := 100 * time.Millisecond
+	retries, resent := 0, false
+	// retry says whether a request the daemon did not handle is sent again
+	// (after a pause while the daemon drains).
+	retry := func(err error) bool {
+		switch {
+		case errors.Is(err, errDraining) && time.Now().Before(drainUntil):
+			b.log.Info("daemon is draining before a restart; will send again", "method", m.Method)
+			select {
+			case <-time.After(backoff):
+			case <-ctx.Done():
+				return false
+			}
+			backoff = min(backoff*2, 2*time.Second)
+			return true
+		case notHandled(err) && !errors.Is(err, errDraining) && retries < 3:
+			retries++
+			return true
+		}
+		return false
+	}
+	for {
+		gen := b.generation()
+		err := b.post(ctx, msg, m, true)
+		if err == nil {
+			if m.Method == "notifications/initialized" {
+				b.mu.Lock()
+				b.initialized = true
+				b.mu.Unlock()
+			}
+			return
+		}
+		for err != nil {
+			switch {
+			case m.Method == "initialize" || ctx.Err() != nil:
+				b.fail(m, err)
+				return
+			case errors.Is(err, errInterrupted):
+				if resent || !b.resendable(m) {
+					if m.Method == "tools/call" {
+						b.log.Warn("call interrupted after it reached the daemon; not sending it again", "tool", m.toolName(), "err", err)
+						b.writeToolError(m.ID, m.toolName()+": "+OutcomeUnknown)
+					} else {
+						b.fail(m, err)
+					}
+					return
+				}
+				resent = true
+				b.log.Info("call interrupted; sending it again (it cannot act twice)", "method", m.Method, "tool", m.toolName())
+				if ownKey {
+					msg, _ = withIdempotencyKey(msg, true) // a new attempt of a read
+				}
+			case !retry(err):
+				b.fail(m, err)
+				return
+			}
+			b.log.Info("daemon connection lost; reconnecting", "err", err)
+			// A failed reconnect is judged like a failed post, except that
+			// the request itself was not sent again: a replayed handshake
+			// cut off says nothing about it.
+			err = b.reconnect(ctx, gen)
+			if errors.Is(err, errInterrupted) {
+				err = fmt.Errorf("%w: %v", errUnreachable, err)
+			}
 		}
 	}
-	if err == nil {
-		if m.Method == "notifications/initialized" {
-			b.mu.Lock()
-			b.initialized = true
-			b.mu.Unlock()
-		}
+}
+
+// fail logs a message that could not be relayed and answers it, if it is a
+// request, with a JSON-RPC error.
+func (b *Bridge) fail(m message, err error) {
+	b.log.Warn("relay to daemon failed", "method", m.Method, "err", err)
+	if !m.isRequest() {
 		return
 	}
-	b.log.Warn("relay to daemon failed", "method", m.Method, "err", err)
-	if m.isRequest() {
-		b.writeError(m.ID, -32603, "tether mcp could not reach the Tether daemon: "+err.Error())
+	text := "tether mcp could not reach the Tether daemon: " + err.Error()
+	if errors.Is(err, errInterrupted) {
+		text = "the connection to the Tether daemon ended before its answer (the daemon restarted or stopped); retry"
 	}
+	b.writeError(m.ID, -32603, text)
+}
+
+// resendable reports whether m may be sent again after it reached the
+// daemon: every request but tools/call (initialize, ping, lists, reads of
+// resources), and tools/call of a tool that tools/list marked read-only.
+func (b *Bridge) resendable(m message) bool {
+	if m.Method != "tools/call" {
+		return m.isRequest()
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.readOnly[m.toolName()]
+}
+
+// learnTools records the readOnlyHint of every tool in a tools/list answer.
+func (b *Bridge) learnTools(answer []byte) {
+	var r struct {
+		Result struct {
+			Tools []struct {
+				Name        string `json:"name"`
+				Annotations struct {
+					ReadOnlyHint *bool `json:"readOnlyHint"`
+				} `json:"annotations"`
+			} `json:"tools"`
+		} `json:"result"`
+	}
+	if json.Unmarshal(answer, &r) != nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, t := range r.Result.Tools {
+		b.readOnly[t.Name] = t.Annotations.ReadOnlyHint != nil && *t.Annotations.ReadOnlyHint
+	}
+}
+
+// withIdempotencyKey returns the tools/call msg with a new random key in
+// params._meta[protocol.MetaIdempotencyKey], unless the client set one
+// (then msg is returned as is and own is false); replace replaces a key the
+// bridge set before. A message it cannot parse is returned unchanged.
+func withIdempotencyKey(msg []byte, replace bool) (out []byte, own bool) {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(msg, &top) != nil {
+		return msg, false
+	}
+	params := map[string]json.RawMessage{}
+	if raw, ok := top["params"]; ok && json.Unmarshal(raw, &params) != nil {
+		return msg, false
+	}
+	meta := map[string]json.RawMessage{}
+	if raw, ok := params["_meta"]; ok && string(raw) != "null" && json.Unmarshal(raw, &meta) != nil {
+		return msg, false
+	}
+	if _, ok := meta[protocol.MetaIdempotencyKey]; ok && !replace {
+		return msg, false
+	}
+	key := make([]byte, 16)
+	_, _ = rand.Read(key)
+	meta[protocol.MetaIdempotencyKey], _ = json.Marshal("tmcp-" + hex.EncodeToString(key))
+	params["_meta"], _ = json.Marshal(meta)
+	top["params"], _ = json.Marshal(params)
+	out, err := json.Marshal(top)
+	if err != nil {
+		return msg, false
+	}
+	return out, true
 }
 
 func (b *Bridge) generation() int {
@@ -317,11 +508,17 @@ func (b *Bridge) post(ctx context.Context, msg []byte, m message, write bool) (e
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return fmt.Errorf("%w: %v", errUnreachable, err)
+		if neverSent(err) {
+			return fmt.Errorf("%w: %v", errUnreachable, err)
+		}
+		return fmt.Errorf("%w: %v", errInterrupted, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusNotFound && hadSession {
 		return errSessionLost
+	}
+	if resp.StatusCode == http.StatusServiceUnavailable {
+		return errDraining
 	}
 	answered := !m.isRequest() // only requests expect an answer
 	out := func(msg []byte) {
@@ -329,6 +526,9 @@ func (b *Bridge) post(ctx context.Context, msg []byte, m message, write bool) (e
 			var got message
 			if json.Unmarshal(msg, &got) == nil && bytes.Equal(got.ID, m.ID) && got.Method == "" {
 				answered = true
+				if m.Method == "tools/list" {
+					b.learnTools(msg)
+				}
 			}
 		}
 		if write {
@@ -336,10 +536,10 @@ func (b *Bridge) post(ctx context.Context, msg []byte, m message, write bool) (e
 		}
 	}
 	defer func() {
-		// A stream that ended without the answer would leave the client
-		// waiting forever: answer with an error instead.
-		if err == nil && !answered && write && ctx.Err() == nil {
-			b.writeError(m.ID, -32603, "the Tether daemon ended its response without answering; retry the call")
+		// A response that ended without the answer would leave the client
+		// waiting forever: the caller decides what to answer (see relay).
+		if err == nil && !answered && ctx.Err() == nil {
+			err = fmt.Errorf("%w: the daemon ended its response without answering", errInterrupted)
 		}
 	}()
 	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
@@ -364,11 +564,17 @@ func (b *Bridge) post(ctx context.Context, msg []byte, m message, write bool) (e
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch mt {
 	case "text/event-stream":
-		return b.readEvents(resp.Body, m.Method == "initialize", out)
+		if err := b.readEvents(resp.Body, m.Method == "initialize", out); err != nil && !answered && ctx.Err() == nil {
+			return fmt.Errorf("%w: %v", errInterrupted, err)
+		}
+		return nil
 	default:
 		body, err := io.ReadAll(io.LimitReader(resp.Body, maxLine))
 		if err != nil {
-			return err
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("%w: %v", errInterrupted, err)
 		}
 		body = bytes.TrimSpace(body)
 		if len(body) == 0 {
@@ -523,6 +729,29 @@ func (b *Bridge) writeLine(msg []byte) {
 	if err := b.out.Flush(); err != nil {
 		b.log.Warn("write stdout failed", "err", err)
 	}
+}
+
+// writeToolError answers tools/call id with a tool error (isError true),
+// which the model reads, unlike a JSON-RPC error that some clients hide.
+func (b *Bridge) writeToolError(id json.RawMessage, text string) {
+	msg, _ := json.Marshal(map[string]any{
+		"jsonrpc": "2.0",
+		"id":      id,
+		"result": map[string]any{
+			"content": []map[string]any{{"type": "text", "text": text}},
+			"isError": true,
+		},
+	})
+	b.writeLine(msg)
+}
+
+// neverSent reports whether a failed HTTP exchange's error proves the
+// request never reached the daemon: it failed while connecting (refused,
+// no route). Anything later (reset, EOF while waiting for the answer) may
+// have come after the daemon read the request.
+func neverSent(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
 }
 
 func (b *Bridge) writeError(id json.RawMessage, code int, text string) {

@@ -125,7 +125,8 @@ func stop(ctx context.Context, p config.Paths, rec config.DaemonRecord) error {
 }
 
 // Stop asks the daemon rec describes to shut down (POST /shutdown with
-// token) and waits, up to 10 s, until it has released the config dir's lock.
+// token) and waits until it has released the config dir's lock: up to
+// DrainTimeout for its in-flight calls to finish, plus 10 s.
 func Stop(ctx context.Context, p config.Paths, rec config.DaemonRecord, token string) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rec.URL()+PathShutdown, nil)
 	if err != nil {
@@ -140,11 +141,12 @@ func Stop(ctx context.Context, p config.Paths, rec config.DaemonRecord, token st
 	if resp.StatusCode != http.StatusNoContent {
 		return fmt.Errorf("shutdown answered %s", resp.Status)
 	}
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	wait := DrainTimeout + 10*time.Second
+	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	lock := flock.New(p.Lock())
 	if ok, err := lock.TryLockContext(ctx, 50*time.Millisecond); err != nil || !ok {
-		return fmt.Errorf("the daemon (pid %d) did not stop within 10s", rec.PID)
+		return fmt.Errorf("the daemon (pid %d) did not stop within %s", rec.PID, wait)
 	}
 	return lock.Unlock()
 }

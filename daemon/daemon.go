@@ -202,7 +202,10 @@ func Run(ctx context.Context, cfg Config) error {
 	started := time.Now()
 	mux := http.NewServeMux()
 	mux.Handle(PathExtension, b)
-	mux.Handle(PathMCP, apiGuard(log, token, streamable))
+	// The drainer stands before the token check so that a bridge which has
+	// already read a rotated token is told "restarting" (503), not 401.
+	drain := &drainer{}
+	mux.Handle(PathMCP, drain.wrap(apiGuard(log, token, streamable)))
 	mux.HandleFunc("GET "+PathHealth, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(Health{
@@ -256,6 +259,9 @@ func Run(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("http server: %w", err)
 	}
 	log.Info("tether daemon stopping")
+	// In-flight calls finish first, so their true results reach the agent
+	// (a click that ran must not be reported as failed); new ones get 503.
+	drain.drain(log, DrainTimeout)
 	b.Close()
 	shutdownCtx, stop := context.WithTimeout(context.Background(), 3*time.Second)
 	defer stop()

@@ -36,12 +36,13 @@ type fakeCall struct {
 	method  protocol.Method
 	params  string
 	timeout time.Duration
+	key     string // the idempotency key the call's context carried
 }
 
-func (f *fakeBrowser) Call(_ context.Context, profile string, method protocol.Method, params, result any, timeout time.Duration) error {
+func (f *fakeBrowser) Call(ctx context.Context, profile string, method protocol.Method, params, result any, timeout time.Duration) error {
 	p, _ := json.Marshal(params)
 	f.mu.Lock()
-	f.calls = append(f.calls, fakeCall{profile, method, string(p), timeout})
+	f.calls = append(f.calls, fakeCall{profile, method, string(p), timeout, protocol.IdempotencyKeyFrom(ctx)})
 	f.mu.Unlock()
 	if f.err != nil {
 		return f.err

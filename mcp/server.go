@@ -161,7 +161,8 @@ func NewServer(b Browser, cfg Config) *server.MCPServer {
 	if err != nil {
 		panic("mcp: " + err.Error()) // the schemas are ours and fixed; a golden test covers them
 	}
-	opts = append(opts, server.WithToolHandlerMiddleware(guardMiddleware(valid, cfg.Guard, cfg.Recorder)))
+	opts = append(opts, server.WithToolHandlerMiddleware(guardMiddleware(valid, cfg.Guard, cfg.Recorder)),
+		server.WithToolHandlerMiddleware(idempotencyMiddleware))
 	s := server.NewMCPServer("tether", cfg.Version, opts...)
 	for _, t := range tools {
 		s.AddTool(t.def, t.handler)

@@ -203,6 +203,14 @@ type Request struct {
 	// TimeoutMs is how long the daemon waits for the response; the extension
 	// should give up a little earlier and answer with code "timeout".
 	TimeoutMs int `json:"timeoutMs"`
+	// IdempotencyKey, when set, names the agent's call this request belongs
+	// to (1 to 128 printable ASCII characters, from the MCP request's
+	// _meta "tether/idempotencyKey"; the daemon sends it only with methods
+	// that act, see Method.Mutates). The extension remembers each key with
+	// its method for 10 minutes and answers a repeat with the first
+	// answer, or with CodeDuplicate while the first is still running (or
+	// its answer was lost), never by acting again.
+	IdempotencyKey string `json:"idempotencyKey,omitempty" jsonschema:"minLength=1,maxLength=128"`
 }
 
 // Response answers one Request: exactly one of Result and Error is set.
@@ -248,13 +256,17 @@ const (
 	CodeDialogOpen ErrorCode = "dialog_open"
 	// CodeDisabled: the feature is off in the user's settings (e.g. trusted input); the message says which setting.
 	CodeDisabled ErrorCode = "disabled"
+	// CodeDuplicate: a request repeated an idempotency key whose first
+	// request is still running or whose answer was not kept; the message
+	// tells the agent to take a snapshot instead of retrying.
+	CodeDuplicate ErrorCode = "duplicate"
 	// CodeInternal: a bug or an unexpected browser failure.
 	CodeInternal ErrorCode = "internal"
 )
 
 // Error is a failed request.
 type Error struct {
-	Code    ErrorCode `json:"code" jsonschema:"enum=stale_ref,enum=unknown_ref,enum=no_shared_tab,enum=unknown_tab,enum=restricted_page,enum=not_interactable,enum=timeout,enum=navigation_failed,enum=bad_request,enum=protocol_mismatch,enum=unauthorized,enum=pairing_denied,enum=too_many_profiles,enum=dialog_open,enum=disabled,enum=internal"`
+	Code    ErrorCode `json:"code" jsonschema:"enum=stale_ref,enum=unknown_ref,enum=no_shared_tab,enum=unknown_tab,enum=restricted_page,enum=not_interactable,enum=timeout,enum=navigation_failed,enum=bad_request,enum=protocol_mismatch,enum=unauthorized,enum=pairing_denied,enum=too_many_profiles,enum=dialog_open,enum=disabled,enum=duplicate,enum=internal"`
 	Message string    `json:"message"`
 }
 

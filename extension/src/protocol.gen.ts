@@ -167,6 +167,7 @@ export interface Error {
     | 'too_many_profiles'
     | 'dialog_open'
     | 'disabled'
+    | 'duplicate'
     | 'internal';
   message: string;
 }
@@ -642,6 +643,16 @@ export interface Request {
    * should give up a little earlier and answer with code "timeout".
    */
   timeoutMs: number;
+  /**
+   * IdempotencyKey, when set, names the agent's call this request belongs
+   * to (1 to 128 printable ASCII characters, from the MCP request's
+   * _meta "tether/idempotencyKey"; the daemon sends it only with methods
+   * that act, see Method.Mutates). The extension remembers each key with
+   * its method for 10 minutes and answers a repeat with the first
+   * answer, or with CodeDuplicate while the first is still running (or
+   * its answer was lost), never by acting again.
+   */
+  idempotencyKey?: string;
 }
 /**
  * Response answers one Request: exactly one of Result and Error is set.

@@ -12,6 +12,7 @@ import {
 } from '../shared/messages';
 import { popupTabList } from '../popup/view';
 import { loadDaemonConfig } from './config';
+import { runOnce } from './idempotency';
 import { handleRequest } from './methods';
 import { ensureOffscreen } from './offscreen-doc';
 import { onPageHooks } from './page-records';
@@ -78,7 +79,7 @@ function route(msg: BackgroundMessage, sender: chrome.runtime.MessageSender): Pr
     case 'hello-ack':
       return saveAck(msg.ack);
     case 'daemon-request':
-      return handleRequest(msg.request, msg.deadline).then(async (outcome) => {
+      return runOnce(msg.request, () => handleRequest(msg.request, msg.deadline)).then(async (outcome) => {
         await tabsChanged().flushNow();
         return outcome;
       });

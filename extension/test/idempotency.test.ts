@@ -1,0 +1,132 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { Request } from '../src/protocol.gen';
+import type { Outcome } from '../src/shared/messages';
+
+/** chrome.storage.session as the store uses it. */
+function fakeSession() {
+  const items: Record<string, unknown> = {};
+  const session = {
+    get: async (key: string) => (key in items ? { [key]: structuredClone(items[key]) } : {}),
+    set: async (v: Record<string, unknown>) => void Object.assign(items, structuredClone(v)),
+    remove: async (keys: string | string[]) => {
+      for (const k of Array.isArray(keys) ? keys : [keys]) delete items[k];
+    },
+  };
+  vi.stubGlobal('chrome', { storage: { session } });
+  return items;
+}
+
+async function load() {
+  vi.resetModules();
+  return import('../src/background/idempotency');
+}
+
+const click = (key?: string, ref = 'e1'): Request => ({
+  type: 'request',
+  id: String(Math.random()),
+  method: 'click',
+  params: { ref },
+  timeoutMs: 30_000,
+  ...(key ? { idempotencyKey: key } : {}),
+});
+
+const clicked: Outcome = { ok: true, value: { message: 'Clicked e1.' } };
+
+describe('runOnce', () => {
+  let items: Record<string, unknown>;
+  beforeEach(() => {
+    items = fakeSession();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+    vi.unstubAllGlobals();
+  });
+
+  it('runs every call without a key', async () => {
+    const { runOnce } = await load();
+    const run = vi.fn(async () => clicked);
+    await runOnce(click(), run);
+    await runOnce(click(), run);
+    expect(run).toHaveBeenCalledTimes(2);
+  });
+
+  it('answers a repeated key with the first answer, without acting', async () => {
+    const { runOnce } = await load();
+    const run = vi.fn(async () => clicked);
+    expect(await runOnce(click('k1'), run)).toEqual(clicked);
+    expect(await runOnce(click('k1'), run)).toEqual(clicked);
+    expect(run).toHaveBeenCalledTimes(1);
+    // Another key acts.
+    await runOnce(click('k2'), run);
+    expect(run).toHaveBeenCalledTimes(2);
+  });
+
+  it('records the key before acting, and a repeat while running is refused', async () => {
+    const { runOnce, IDEM_PREFIX } = await load();
+    let finish!: (o: Outcome) => void;
+    const run = vi.fn(() => {
+      expect(items[`${IDEM_PREFIX}click:k1`]).toBeDefined();
+      return new Promise<Outcome>((resolve) => (finish = resolve));
+    });
+    const first = runOnce(click('k1'), run);
+    await vi.waitFor(() => expect(run).toHaveBeenCalledTimes(1));
+    const second = await runOnce(click('k1'), run);
+    expect(second.ok).toBe(false);
+    if (!second.ok) {
+      expect(second.error.code).toBe('duplicate');
+      expect(second.error.message).toMatch(/still running.*browser_snapshot/);
+    }
+    finish(clicked);
+    expect(await first).toEqual(clicked);
+    expect(run).toHaveBeenCalledTimes(1);
+  });
+
+  it('survives a service-worker restart: an interrupted call is not run again', async () => {
+    let { runOnce } = await load();
+    void runOnce(click('k1'), () => new Promise<Outcome>(() => undefined)); // never ends: the worker dies
+    await vi.waitFor(() => expect(Object.keys(items).length).toBeGreaterThan(0));
+    ({ runOnce } = await load()); // a new worker, same session storage
+    const run = vi.fn(async () => clicked);
+    const again = await runOnce(click('k1'), run);
+    expect(run).not.toHaveBeenCalled();
+    expect(again.ok ? '' : again.error.message).toMatch(/interrupted by an extension restart/);
+  });
+
+  it('refuses a key reused with other arguments', async () => {
+    const { runOnce } = await load();
+    const run = vi.fn(async () => clicked);
+    await runOnce(click('k1', 'e1'), run);
+    const other = await runOnce(click('k1', 'e2'), run);
+    expect(run).toHaveBeenCalledTimes(1);
+    expect(other.ok ? '' : other.error.code).toBe('bad_request');
+  });
+
+  it('forgets keys after 10 minutes', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const { runOnce, IDEM_TTL_MS } = await load();
+    const run = vi.fn(async () => clicked);
+    await runOnce(click('k1'), run);
+    vi.setSystemTime(Date.now() + IDEM_TTL_MS + 1);
+    await runOnce(click('k1'), run);
+    expect(run).toHaveBeenCalledTimes(2);
+  });
+
+  it('stays bounded in count and size', async () => {
+    const { runOnce, MAX_ENTRIES, MAX_ANSWER_CHARS, IDEM_INDEX, IDEM_PREFIX } = await load();
+    const run = vi.fn(async () => clicked);
+    for (let i = 0; i < MAX_ENTRIES + 40; i++) await runOnce(click(`k${i}`), run);
+    const stored = Object.keys(items).filter((k) => k.startsWith(IDEM_PREFIX));
+    expect(stored.length).toBeLessThanOrEqual(MAX_ENTRIES);
+    expect((items[IDEM_INDEX] as unknown[]).length).toBe(stored.length);
+    expect(stored).not.toContain(`${IDEM_PREFIX}click:k0`);
+
+    // An answer too long to keep: a repeat is told it already ran.
+    const big: Outcome = { ok: true, value: { text: 'x'.repeat(MAX_ANSWER_CHARS + 1) } };
+    const bigRun = vi.fn(async () => big);
+    expect(await runOnce(click('big'), bigRun)).toEqual(big);
+    const again = await runOnce(click('big'), bigRun);
+    expect(bigRun).toHaveBeenCalledTimes(1);
+    expect(again.ok ? '' : again.error.message).toMatch(/already ran/);
+    expect(JSON.stringify(items).length).toBeLessThan(1_000_000);
+  });
+});
