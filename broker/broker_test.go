@@ -235,6 +235,39 @@ func TestDisconnectFailsInFlightCalls(t *testing.T) {
 	}
 }
 
+// TestDisconnectMidActionSaysOutcomeUnknown: a read cut off by a closed
+// socket may be retried; an action may already have run, so its error says
+// to look before repeating it (an action runs at most once).
+func TestDisconnectMidActionSaysOutcomeUnknown(t *testing.T) {
+	b, url := newTestBroker(t, Config{AutoApprove: true})
+	f, _ := connect(t, b, url, "p1", "Home")
+	errc := make(chan error, 2)
+	go func() {
+		errc <- b.Call(context.Background(), "", protocol.MethodSnapshot, &protocol.TabParams{}, nil, time.Minute)
+	}()
+	f.readRequest()
+	go func() {
+		errc <- b.Call(context.Background(), "", protocol.MethodClick, &protocol.ClickParams{Ref: "e1"}, nil, time.Minute)
+	}()
+	f.readRequest()
+	f.ws.Close()
+	var texts []string
+	for range 2 {
+		err := <-errc
+		if !errors.Is(err, ErrDisconnected) {
+			t.Fatalf("got %v, want ErrDisconnected", err)
+		}
+		texts = append(texts, err.Error())
+	}
+	joined := strings.Join(texts, "\n")
+	if !strings.Contains(joined, "nothing was changed: retry once it reconnects") {
+		t.Errorf("the read's error does not say it may be retried:\n%s", joined)
+	}
+	if !strings.Contains(joined, "this click call may or may not have acted on the page: take a snapshot") {
+		t.Errorf("the click's error does not say its outcome is unknown:\n%s", joined)
+	}
+}
+
 func TestMalformedFrameKeepsConnection(t *testing.T) {
 	b, url := newTestBroker(t, Config{AutoApprove: true})
 	f, _ := connect(t, b, url, "p1", "Home")

@@ -191,11 +191,20 @@ func (c *conn) call(ctx context.Context, method protocol.Method, params any, tim
 	if err != nil {
 		return nil, fmt.Errorf("encode %s request: %w", method, err)
 	}
+	notSent := func(err error) error { return fmt.Errorf("%w; nothing reached it: retry once it reconnects", err) }
+	// maybeActed is for a failure after the request was queued: the
+	// extension may have received it, so an action may have run.
+	maybeActed := func(err error) error {
+		if method.Mutates() {
+			return fmt.Errorf("%w; this %s call may or may not have acted on the page: take a snapshot to see before you repeat it", err, method)
+		}
+		return fmt.Errorf("%w; nothing was changed: retry once it reconnects", err)
+	}
 	ch := make(chan protocol.Response, 1)
 	c.mu.Lock()
 	if c.pending == nil {
 		c.mu.Unlock()
-		return nil, ErrDisconnected
+		return nil, notSent(ErrDisconnected)
 	}
 	c.pending[id] = ch
 	c.mu.Unlock()
@@ -212,18 +221,18 @@ func (c *conn) call(ctx context.Context, method protocol.Method, params any, tim
 	select {
 	case c.send <- frame:
 	case <-c.closed:
-		return nil, ErrDisconnected
+		return nil, notSent(ErrDisconnected)
 	case <-ctx.Done():
 		forget()
 		return nil, ctx.Err()
 	case <-timer.C:
 		forget()
-		return nil, fmt.Errorf("%w: %s did not start within %s", ErrTimeout, method, timeout)
+		return nil, fmt.Errorf("%w: %s did not start within %s; nothing reached it", ErrTimeout, method, timeout)
 	}
 	select {
 	case resp, ok := <-ch:
 		if !ok {
-			return nil, ErrDisconnected
+			return nil, maybeActed(ErrDisconnected)
 		}
 		if resp.Error != nil {
 			return nil, &RemoteError{Code: resp.Error.Code, Message: resp.Error.Message}
@@ -234,7 +243,7 @@ func (c *conn) call(ctx context.Context, method protocol.Method, params any, tim
 		return nil, ctx.Err()
 	case <-timer.C:
 		forget()
-		return nil, fmt.Errorf("%w: %s took longer than %s", ErrTimeout, method, timeout)
+		return nil, maybeActed(fmt.Errorf("%w: %s took longer than %s", ErrTimeout, method, timeout))
 	}
 }
 

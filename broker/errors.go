@@ -19,8 +19,11 @@ var (
 	// ErrProfileDisconnected: the named profile is known but not connected.
 	ErrProfileDisconnected = errors.New("browser profile is disconnected")
 	// ErrDisconnected: the extension's socket closed while the call was in flight.
-	ErrDisconnected = errors.New("the browser extension disconnected during the call (Chrome closed, the extension reloaded, or its offscreen document died); retry once it reconnects")
-	// ErrTimeout: the extension did not answer in time.
+	// Call adds what the agent should do next: retry (nothing was sent, or
+	// the call only read), or look before retrying (an action may have run).
+	ErrDisconnected = errors.New("the browser extension disconnected during the call (Chrome closed, the extension reloaded, or its offscreen document died)")
+	// ErrTimeout: the extension did not answer in time (Call adds, as for
+	// ErrDisconnected, whether an action may have run).
 	ErrTimeout = errors.New("the browser extension did not answer in time")
 	// ErrClosed: the broker is shutting down.
 	ErrClosed = errors.New("tether is shutting down")
