@@ -4,6 +4,7 @@
 //	go run ./bench all [-bin bin/tether] [-smoke]   the whole BENCHMARKS.md on stdout
 //	go run ./bench concurrency [-profiles 32 -tabs 8 -calls 10000 -workers 32]
 //	go run ./bench pageload [-pages 30 -rounds 5]   page-load cost in unshared tabs (also in `all`)
+//	go run ./bench flood [-duration 20s]            an unauthenticated flood: what it leaves behind (also in `all`)
 //
 // `all` runs Tether, Playwright MCP and Chrome DevTools MCP side by side on
 // the readability corpus (pages.go); -smoke runs 5 pages, Tether only, and is
@@ -47,13 +48,15 @@ func main() {
 		os.Exit(runAll(os.Args[2:]))
 	case "pageload":
 		os.Exit(runPageLoad(os.Args[2:]))
+	case "flood":
+		os.Exit(runFlood(os.Args[2:]))
 	default:
 		usage()
 	}
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: bench all [-bin bin/tether] [-smoke] | bench concurrency [flags] | bench pageload [flags]")
+	fmt.Fprintln(os.Stderr, "usage: bench all [-bin bin/tether] [-smoke] | bench concurrency [flags] | bench pageload [flags] | bench flood [flags]")
 	os.Exit(2)
 }
 

@@ -101,6 +101,8 @@ type benchResult struct {
 	ConcurrencyErr     string
 	PageLoad           *pageLoadResult // nil in a smoke run
 	PageLoadErr        string
+	Flood              *floodResult
+	FloodErr           string
 	Chromium, Node, Go string
 	CPU                string
 }
@@ -110,6 +112,9 @@ type benchResult struct {
 func (r *benchResult) errors(smoke bool) int {
 	n := r.Concurrency.Errors
 	if r.ConcurrencyErr != "" {
+		n++
+	}
+	if r.FloodErr != "" || r.Flood != nil && !r.Flood.HealthyAfter {
 		n++
 	}
 	for i, s := range r.Servers {
@@ -272,6 +277,14 @@ func runBench(ctx context.Context, o options) (*benchResult, error) {
 		if r.PageLoad, err = measurePageLoad(ctx, bin, o.corpus, 30, 5); err != nil {
 			r.PageLoadErr = err.Error()
 		}
+	}
+	floodFor := 20 * time.Second
+	if o.smoke {
+		floodFor = 3 * time.Second
+	}
+	logf("unauthenticated flood: %s", floodFor)
+	if r.Flood, err = measureFlood(ctx, bin, floodFor); err != nil {
+		r.FloodErr = err.Error()
 	}
 	return r, nil
 }

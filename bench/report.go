@@ -371,6 +371,7 @@ func writeReport(w io.Writer, o options, r *benchResult) {
 	if r.PageLoad != nil || r.PageLoadErr != "" {
 		section("Unshared tabs", r.PageLoadErr, func() { writePageLoad(w, r.PageLoad) })
 	}
+	section("Unauthenticated flood", r.FloodErr, func() { writeFlood(w, r.Flood) })
 
 	// Per page.
 	p("## Per page\n\n<details><summary>%d pages: Tether's recall; snapshot size, median snapshot latency and navigate latency for each server</summary>\n\n", len(r.Corpus))
