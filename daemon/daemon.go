@@ -77,6 +77,10 @@ type Config struct {
 	Services func(Services)
 	// Logger receives every log line.
 	Logger *slog.Logger
+	// Locked, if set, is called once the daemon holds the config dir's
+	// lock, before it logs anything: the daemon's log file, which allows a
+	// single writer, is opened then.
+	Locked func()
 	// Ready, if set, is called once the daemon is listening.
 	Ready func(addr string)
 }
@@ -127,8 +131,15 @@ func Run(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("%w (lock %s is held)", ErrAlreadyRunning, p.Lock())
 	}
 	defer lock.Unlock()
+	if cfg.Locked != nil {
+		cfg.Locked()
+	}
 
 	token, err := p.LoadOrCreateToken()
+	if err != nil {
+		return err
+	}
+	controlToken, err := p.LoadOrCreateControlToken()
 	if err != nil {
 		return err
 	}
@@ -201,6 +212,8 @@ func Run(ctx context.Context, cfg Config) error {
 	defer cancel()
 	started := time.Now()
 	mux := http.NewServeMux()
+	// Control routes take the control token, never the MCP token.
+	ctl := func(h http.Handler) http.Handler { return controlGuard(log, controlToken, token, h) }
 	mux.Handle(PathExtension, b)
 	mux.Handle(PathMCP, apiGuard(log, token, streamable))
 	mux.HandleFunc("GET "+PathHealth, func(w http.ResponseWriter, r *http.Request) {
@@ -211,15 +224,15 @@ func Run(ctx context.Context, cfg Config) error {
 			Profiles:      len(b.Profiles()),
 		})
 	})
-	mux.Handle("POST "+PathShutdown, apiGuard(log, token, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	mux.Handle("POST "+PathShutdown, ctl(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		log.Info("shutdown requested over HTTP")
 		w.WriteHeader(http.StatusNoContent)
 		cancel()
 	})))
-	mux.Handle(PathProfiles, apiGuard(log, token, profilesHandler(b)))
-	mux.Handle(PathProfiles+"/", apiGuard(log, token, profilesHandler(b)))
-	mux.Handle(PathPause, apiGuard(log, token, pauseHandler(guard)))
-	mux.Handle("POST "+PathWindow, apiGuard(log, token, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	mux.Handle(PathProfiles, ctl(profilesHandler(b)))
+	mux.Handle(PathProfiles+"/", ctl(profilesHandler(b)))
+	mux.Handle(PathPause, ctl(pauseHandler(guard)))
+	mux.Handle("POST "+PathWindow, ctl(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if cfg.ShowWindow == nil {
 			writeJSON(w, http.StatusConflict, ControlError{"this daemon runs without a window (tether serve)"})
 			return
