@@ -81,6 +81,10 @@ type Config struct {
 	// lock, before it logs anything: the daemon's log file, which allows a
 	// single writer, is opened then.
 	Locked func()
+	// MCPSessionIdle ends MCP sessions idle this long (0: an hour);
+	// MaxMCPSessions caps them (0: 1 000). See mcpSessions.
+	MCPSessionIdle time.Duration
+	MaxMCPSessions int
 	// Ready, if set, is called once the daemon is listening.
 	Ready func(addr string)
 }
@@ -203,10 +207,13 @@ func Run(ctx context.Context, cfg Config) error {
 		Recorder:         tg,
 		AllowFileURLs:    settings.AllowFileURLs,
 	})
+	sessions := newMCPSessions(cfg.MCPSessionIdle, cfg.MaxMCPSessions, log)
 	streamable := server.NewStreamableHTTPServer(mcpServer,
 		server.WithEndpointPath(PathMCP),
 		server.WithStreamableHTTPLogger(log.With("component", "mcp-http")),
+		server.WithSessionIdManager(sessions),
 	)
+	sessions.end = endVia(streamable)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -215,7 +222,8 @@ func Run(ctx context.Context, cfg Config) error {
 	// Control routes take the control token, never the MCP token.
 	ctl := func(h http.Handler) http.Handler { return controlGuard(log, controlToken, token, h) }
 	mux.Handle(PathExtension, b)
-	mux.Handle(PathMCP, apiGuard(log, token, streamable))
+	go sessions.sweep(ctx, time.Minute)
+	mux.Handle(PathMCP, apiGuard(log, token, mcpLimits(sessions, streamable)))
 	mux.HandleFunc("GET "+PathHealth, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(Health{
