@@ -135,8 +135,8 @@ func TestPruneBridgesByAgeAndCount(t *testing.T) {
 	}
 	write(BridgeFileName(1001)+".1", 2*time.Hour)
 	write(BridgeFileName(9999), 8*24*time.Hour) // too old
-	write("mcp-bridge.log", time.Minute)         // legacy shared log
-	write("mcp-bridge-notes.log", time.Minute)   // not a bridge's: kept
+	write("mcp-bridge.log", time.Minute)        // legacy shared log
+	write("mcp-bridge-notes.log", time.Minute)  // not a bridge's: kept
 	w, err := OpenBridge(dir, 77, now)
 	if err != nil {
 		t.Fatal(err)
