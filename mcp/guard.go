@@ -116,10 +116,11 @@ func guardMiddleware(valid *argValidator, g Guard, r Recorder) server.ToolHandle
 	}
 }
 
-// clientName is the session's clientInfo name, "" when unknown.
+// clientName is the session's clientInfo name, cleaned (CleanClientName:
+// at most 100 characters, no control or bidi characters), "" when unknown.
 func clientName(ctx context.Context) string {
 	if s, ok := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo); ok {
-		return s.GetClientInfo().Name
+		return CleanClientName(s.GetClientInfo().Name)
 	}
 	return ""
 }

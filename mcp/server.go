@@ -146,7 +146,10 @@ func NewServer(b Browser, cfg Config) *server.MCPServer {
 	if cfg.MaxUploadBytes == 0 {
 		cfg.MaxUploadBytes = 50 << 20
 	}
+	hooks := &server.Hooks{}
+	hooks.AddBeforeInitialize(cleanInitialize)
 	opts := []server.ServerOption{
+		server.WithHooks(hooks),
 		server.WithToolCapabilities(false),
 		server.WithResourceCapabilities(false, false),
 		server.WithInstructions(instructions),
