@@ -203,6 +203,7 @@ func Run(ctx context.Context, cfg Config) error {
 		NoImages:         !settings.ImagesEnabled(),
 		SnapshotMaxChars: settings.SnapshotMaxChars,
 		ScreenshotDir:    p.Screenshots(),
+		ConfigDir:        p.Dir,
 		Guard:            tg,
 		Recorder:         tg,
 		AllowFileURLs:    settings.AllowFileURLs,

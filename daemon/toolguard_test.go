@@ -270,7 +270,11 @@ func TestApprovals(t *testing.T) {
 	}
 	t.Run("timeout", func(t *testing.T) {
 		r := newRig(t, policy.Config{Approver: policy.QueueOnly{}, Timeout: 100 * time.Millisecond})
-		text, isErr := r.call(t, "browser_file_upload", map[string]any{"ref": "e1", "paths": []any{"/etc/hostname"}}, nil)
+		file := filepath.Join(t.TempDir(), "cv.pdf") // upload paths must exist: they are resolved before the prompt
+		if err := os.WriteFile(file, []byte("%PDF"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		text, isErr := r.call(t, "browser_file_upload", map[string]any{"ref": "e1", "paths": []any{file}}, nil)
 		if !isErr || !strings.Contains(text, "did not approve") || r.browser.count() != 0 {
 			t.Fatalf("%q", text)
 		}

@@ -59,6 +59,9 @@ type Config struct {
 	SnapshotMaxChars int
 	// ScreenshotDir is where screenshots are written when not returned inline.
 	ScreenshotDir string
+	// ConfigDir is Tether's config dir: browser_file_upload refuses files
+	// in it, except in ScreenshotDir.
+	ConfigDir string
 	// AllowFileURLs lets tools open file: URLs.
 	AllowFileURLs bool
 	// MaxUploadBytes caps the files of one browser_file_upload (50 MiB).
@@ -164,13 +167,24 @@ func NewServer(b Browser, cfg Config) *server.MCPServer {
 	if err != nil {
 		panic("mcp: " + err.Error()) // the schemas are ours and fixed; a golden test covers them
 	}
-	opts = append(opts, server.WithToolHandlerMiddleware(guardMiddleware(valid, cfg.Guard, cfg.Recorder)))
+	opts = append(opts, server.WithToolHandlerMiddleware(guardMiddleware(valid, h.prepare, cfg.Guard, cfg.Recorder)))
 	s := server.NewMCPServer("tether", cfg.Version, opts...)
 	for _, t := range tools {
 		s.AddTool(t.def, t.handler)
 	}
 	h.addResources(s)
 	return s
+}
+
+// prepare runs after schema validation and before the guard; it may
+// rewrite args in place (what the guard, the timeline and the tool see) or
+// refuse the call with a message for the AI. browser_file_upload's paths
+// are resolved here (prepareUpload).
+func (h *handlers) prepare(tool string, args map[string]any) string {
+	if tool == "browser_file_upload" {
+		return h.prepareUpload(args)
+	}
+	return ""
 }
 
 func newFence() string {
