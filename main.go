@@ -150,8 +150,13 @@ func openConfig(kind logKind) (paths config.Paths, log *slog.Logger, start func(
 		handlers = append(handlers, slog.NewTextHandler(file, opts))
 		close = func() { file.Close() }
 	}
-	log = slog.New(logs.RateLimit(slog.NewMultiHandler(handlers...), logs.DefaultBurst, logs.DefaultWindow))
-	return paths, log, start, close, nil
+	limited := logs.RateLimit(slog.NewMultiHandler(handlers...), logs.DefaultBurst, logs.DefaultWindow)
+	closeFile := close
+	close = func() {
+		logs.Flush(limited) // the counts of the last minute's repeats
+		closeFile()
+	}
+	return paths, slog.New(limited), start, close, nil
 }
 
 func logLevel() slog.Level {

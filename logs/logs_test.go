@@ -72,6 +72,19 @@ func TestRateLimitSummaryAfterTheWindowWithoutNewRecords(t *testing.T) {
 	}
 }
 
+func TestFlushWritesHeldCounts(t *testing.T) {
+	var out syncBuffer
+	h := RateLimit(slog.NewTextHandler(&out, nil), 2, time.Hour)
+	log := slog.New(h)
+	for i := 0; i < 5; i++ {
+		log.Warn("refused")
+	}
+	Flush(h)
+	if !strings.Contains(out.String(), "refused (×5 in the last 1h0m0s)") || strings.Count(out.String(), "\n") != 3 {
+		t.Fatalf("after Flush:\n%s", out.String())
+	}
+}
+
 func TestRateLimitCutsLongValues(t *testing.T) {
 	var out bytes.Buffer
 	log := slog.New(RateLimit(slog.NewTextHandler(&out, nil), 10, time.Minute))

@@ -106,6 +106,28 @@ func (h *rateHandler) Handle(ctx context.Context, r slog.Record) error {
 	return h.next.Handle(ctx, cut(r))
 }
 
+// Flush writes the count lines of every message held back so far (at exit,
+// so that a flood's last minute is not lost). h must come from RateLimit;
+// other handlers are left alone.
+func Flush(h slog.Handler) {
+	rh, ok := h.(*rateHandler)
+	if !ok {
+		return
+	}
+	l := rh.l
+	l.mu.Lock()
+	var summaries []func()
+	for key, c := range l.keys {
+		if s := l.endLocked(key, c); s != nil {
+			summaries = append(summaries, s)
+		}
+	}
+	l.mu.Unlock()
+	for _, s := range summaries {
+		s()
+	}
+}
+
 // flush ends c's window when its timer fires, if c is still current.
 func (l *limiter) flush(key string, c *count) {
 	l.mu.Lock()
