@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -240,16 +241,17 @@ func mcpLimits(sessions *mcpSessions, next http.Handler) http.Handler {
 		switch r.Method {
 		case http.MethodPost:
 			if r.ContentLength > MaxMCPBody {
-				tooLarge(w)
+				head, _ := io.ReadAll(io.LimitReader(r.Body, 64<<10))
+				tooLarge(w, head)
 				return
 			}
 			body, err := io.ReadAll(io.LimitReader(r.Body, MaxMCPBody+1))
 			if err != nil {
-				writeRPCError(w, http.StatusBadRequest, mcpgo.PARSE_ERROR, "could not read the request body: "+err.Error())
+				writeRPCError(w, http.StatusBadRequest, nil, mcpgo.PARSE_ERROR, "could not read the request body: "+err.Error())
 				return
 			}
 			if len(body) > MaxMCPBody {
-				tooLarge(w)
+				tooLarge(w, body)
 				return
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
@@ -276,13 +278,44 @@ func mcpLimits(sessions *mcpSessions, next http.Handler) http.Handler {
 	})
 }
 
-func tooLarge(w http.ResponseWriter) {
-	writeRPCError(w, http.StatusRequestEntityTooLarge, mcpgo.INVALID_REQUEST,
+// tooLarge answers a body over MaxMCPBody with 413 and a JSON-RPC error
+// carrying the request's id when head (the body's start) shows it, so that
+// the client matches the error to its call.
+func tooLarge(w http.ResponseWriter, head []byte) {
+	writeRPCError(w, http.StatusRequestEntityTooLarge, requestID(head), mcpgo.INVALID_REQUEST,
 		fmt.Sprintf("request body over %d MiB, the limit of Tether's /mcp endpoint: send smaller arguments (browser_file_upload takes file paths, not contents)", MaxMCPBody>>20))
 }
 
-// writeRPCError answers with a JSON-RPC error (id null: the request was
-// not read).
-func writeRPCError(w http.ResponseWriter, status, code int, msg string) {
-	writeJSON(w, status, mcpgo.NewJSONRPCError(mcpgo.NewRequestId(nil), code, msg, nil))
+// requestID finds the top-level "id" of a JSON-RPC message from the start
+// of its body; nil when it is not there (or comes after a value cut off).
+func requestID(head []byte) any {
+	dec := json.NewDecoder(bytes.NewReader(head))
+	dec.UseNumber()
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return nil
+		}
+		if key == "id" {
+			switch v.(type) {
+			case string, json.Number:
+				return v
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
+// writeRPCError answers with a JSON-RPC error for the request id (nil:
+// unknown).
+func writeRPCError(w http.ResponseWriter, status int, id any, code int, msg string) {
+	writeJSON(w, status, mcpgo.NewJSONRPCError(mcpgo.NewRequestId(id), code, msg, nil))
 }

@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -71,6 +72,21 @@ func TestMCPSessionsCapHoldsWhenAllBusy(t *testing.T) {
 	m.Generate()
 	if m.count() != 2 {
 		t.Fatalf("%d live sessions, want 2", m.count())
+	}
+}
+
+func TestRequestIDFromTheBodysStart(t *testing.T) {
+	for head, want := range map[string]any{
+		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"x":"aaaa`:        "7",
+		`{"jsonrpc":"2.0","method":"x","params":{"a":[1,2,{"b":"}"}]},"id":"s-1"}`: "s-1",
+		`{"params":{"x":"aaaa`:            nil,
+		`[{"id":1}]`:                      nil,
+		`{"id":{"nested":1},"method":""}`: nil,
+	} {
+		got := requestID([]byte(head))
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("requestID(%s) = %v, want %v", head, got, want)
+		}
 	}
 }
 
@@ -148,12 +164,13 @@ func TestMCPEndpointLimits(t *testing.T) {
 	big := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"browser_type","arguments":{"text":"` + strings.Repeat("a", MaxMCPBody) + `"}}}`
 	code, _, body := rawMCP(t, addr, tok, "POST", "", big)
 	var rpc struct {
+		ID    any `json:"id"`
 		Error struct {
 			Code    int    `json:"code"`
 			Message string `json:"message"`
 		} `json:"error"`
 	}
-	if code != http.StatusRequestEntityTooLarge || json.Unmarshal([]byte(body), &rpc) != nil || !strings.Contains(rpc.Error.Message, "4 MiB") {
+	if code != http.StatusRequestEntityTooLarge || json.Unmarshal([]byte(body), &rpc) != nil || !strings.Contains(rpc.Error.Message, "4 MiB") || rpc.ID != float64(3) {
 		t.Errorf("a %d-byte body: %d %q; want 413 with a JSON-RPC error naming 4 MiB", len(big), code, body)
 	}
 
