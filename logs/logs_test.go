@@ -3,6 +3,7 @@ package logs
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -91,6 +92,26 @@ func TestRateLimitCutsLongValues(t *testing.T) {
 	log.Warn("request refused: Host is not loopback", "host", strings.Repeat("h", 1<<20))
 	if out.Len() > 1000 || !strings.Contains(out.String(), "(1048576 bytes)") {
 		t.Fatalf("a 1 MiB Host gave a %d-byte line: %.300s", out.Len(), out.String())
+	}
+}
+
+// Messages whose windows ended make room for new ones: a burst of distinct
+// messages does not fold every later message into one count for good.
+func TestRateLimitForgetsEndedWindows(t *testing.T) {
+	var out syncBuffer
+	h := RateLimit(slog.NewTextHandler(&out, nil), 10, time.Minute).(*rateHandler)
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	h.l.now = func() time.Time { return now }
+	log := slog.New(h)
+	for i := 0; i < maxKeys; i++ {
+		log.Info(fmt.Sprintf("distinct %d", i))
+	}
+	now = now.Add(2 * time.Minute)
+	for i := 0; i < 20; i++ {
+		log.Info(fmt.Sprintf("later %d", i))
+	}
+	if n := strings.Count(out.String(), "msg=\"later "); n != 20 {
+		t.Fatalf("%d of 20 later distinct messages written", n)
 	}
 }
 

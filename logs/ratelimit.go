@@ -74,9 +74,21 @@ func (h *rateHandler) Handle(ctx context.Context, r slog.Record) error {
 	l.mu.Lock()
 	now := l.now()
 	c := l.keys[key]
+	var summaries []func()
 	if c == nil && len(l.keys) >= maxKeys {
-		key = r.Level.String() + " (other messages)"
-		c = l.keys[key]
+		// Forget the windows that ended; if the map is still full, messages
+		// new to it share one count.
+		for k, old := range l.keys {
+			if now.Sub(old.start) >= l.window {
+				if s := l.endLocked(k, old); s != nil {
+					summaries = append(summaries, s)
+				}
+			}
+		}
+		if len(l.keys) >= maxKeys {
+			key = r.Level.String() + " (other messages)"
+			c = l.keys[key]
+		}
 	}
 	var summary func()
 	if c != nil && now.Sub(c.start) >= l.window {
@@ -97,6 +109,9 @@ func (h *rateHandler) Handle(ctx context.Context, r slog.Record) error {
 		}
 	}
 	l.mu.Unlock()
+	for _, s := range summaries {
+		s()
+	}
 	if summary != nil {
 		summary()
 	}
