@@ -113,11 +113,12 @@ const (
 
 // openConfig resolves and creates the config dir and opens the logger: text
 // to stderr and, per kind, to a log file in the config dir. stdout is never
-// used: it is the MCP transport in `tether mcp`. Repeated messages are
-// rate-limited (logs.RateLimit), so a flood of refused requests adds one
-// line a minute. For logDaemon, start opens tether.log (lines logged before
-// go there too, up to 64 KiB); call it once the daemon lock is held
-// (daemon.Config.Locked). close closes the log file.
+// used: it is the MCP transport in `tether mcp`. In the file, repeated
+// messages are rate-limited (logs.RateLimit), so a flood of refused requests
+// adds one line a minute; both cut long values (logs.MaxValueBytes). For
+// logDaemon, start opens tether.log (lines logged before go there too, up
+// to 64 KiB); call it once the daemon lock is held (daemon.Config.Locked).
+// close writes the held-back counts and closes the log file.
 func openConfig(kind logKind) (paths config.Paths, log *slog.Logger, start func(), close func(), err error) {
 	start, close = func() {}, func() {}
 	if paths, err = config.Resolve(); err != nil {
@@ -127,36 +128,42 @@ func openConfig(kind logKind) (paths config.Paths, log *slog.Logger, start func(
 		return paths, nil, start, close, err
 	}
 	opts := &slog.HandlerOptions{Level: logLevel()}
-	handlers := []slog.Handler{slog.NewTextHandler(os.Stderr, opts)}
+	stderr := logs.CutValues(slog.NewTextHandler(os.Stderr, opts))
+	var file slog.Handler
 	switch kind {
 	case logDaemon:
 		deferred := &logs.Deferred{}
-		file := logs.DaemonFile(paths.LogFile())
-		handlers = append(handlers, slog.NewTextHandler(deferred, opts))
+		w := logs.DaemonFile(paths.LogFile())
+		file = slog.NewTextHandler(deferred, opts)
 		var once sync.Once
 		start = func() {
 			once.Do(func() {
-				if err := deferred.Start(file); err != nil {
+				if err := deferred.Start(w); err != nil {
 					fmt.Fprintln(os.Stderr, "tether: write log file:", err)
 				}
 			})
 		}
-		close = func() { file.Close() }
+		close = func() { w.Close() }
 	case logBridge:
-		file, ferr := logs.OpenBridge(paths.Dir, os.Getpid(), time.Now())
+		w, ferr := logs.OpenBridge(paths.Dir, os.Getpid(), time.Now())
 		if ferr != nil {
 			return paths, nil, start, close, ferr
 		}
-		handlers = append(handlers, slog.NewTextHandler(file, opts))
-		close = func() { file.Close() }
+		file = slog.NewTextHandler(w, opts)
+		close = func() { w.Close() }
 	}
-	limited := logs.RateLimit(slog.NewMultiHandler(handlers...), logs.DefaultBurst, logs.DefaultWindow)
+	if file == nil {
+		return paths, slog.New(stderr), start, close, nil
+	}
+	// Only the file's lines are rate-limited: it is what fills the config
+	// dir; stderr keeps every line (tests and terminals read it).
+	limited := logs.RateLimit(file, logs.DefaultBurst, logs.DefaultWindow)
 	closeFile := close
 	close = func() {
 		logs.Flush(limited) // the counts of the last minute's repeats
 		closeFile()
 	}
-	return paths, slog.New(limited), start, close, nil
+	return paths, slog.New(slog.NewMultiHandler(stderr, limited)), start, close, nil
 }
 
 func logLevel() slog.Level {

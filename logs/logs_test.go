@@ -233,3 +233,14 @@ func TestDaemonFileRotatesWithinItsCap(t *testing.T) {
 		t.Fatalf("%d files, %d bytes; want ≤ %d files, ≤ %d bytes", len(entries), total, 1+DaemonBackups, (1+DaemonBackups)*DaemonFileMB<<20)
 	}
 }
+
+func TestCutValuesKeepsEveryLine(t *testing.T) {
+	var out bytes.Buffer
+	log := slog.New(CutValues(slog.NewTextHandler(&out, nil)))
+	for i := 0; i < 50; i++ {
+		log.Warn("refused", "origin", strings.Repeat("o", 5000))
+	}
+	if n := strings.Count(out.String(), "\n"); n != 50 || out.Len() > 50*400 {
+		t.Fatalf("%d lines, %d bytes", n, out.Len())
+	}
+}

@@ -143,6 +143,20 @@ func Flush(h slog.Handler) {
 	}
 }
 
+// CutValues wraps next so that string values longer than MaxValueBytes are
+// cut, as RateLimit does, without limiting repeats (for stderr, which fills
+// no disk of Tether's and which tests read line by line).
+func CutValues(next slog.Handler) slog.Handler { return cutHandler{next} }
+
+type cutHandler struct{ next slog.Handler }
+
+func (h cutHandler) Enabled(ctx context.Context, l slog.Level) bool { return h.next.Enabled(ctx, l) }
+func (h cutHandler) WithAttrs(a []slog.Attr) slog.Handler           { return cutHandler{h.next.WithAttrs(a)} }
+func (h cutHandler) WithGroup(n string) slog.Handler                { return cutHandler{h.next.WithGroup(n)} }
+func (h cutHandler) Handle(ctx context.Context, r slog.Record) error {
+	return h.next.Handle(ctx, cut(r))
+}
+
 // flush ends c's window when its timer fires, if c is still current.
 func (l *limiter) flush(key string, c *count) {
 	l.mu.Lock()
