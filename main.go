@@ -14,6 +14,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -133,17 +134,23 @@ func openConfig(kind logKind) (paths config.Paths, log *slog.Logger, start func(
 	switch kind {
 	case logDaemon:
 		deferred := &logs.Deferred{}
-		w := logs.DaemonFile(paths.LogFile())
 		file = slog.NewTextHandler(deferred, opts)
 		var once sync.Once
+		var w io.WriteCloser
 		start = func() {
 			once.Do(func() {
+				w = logs.DaemonFile(paths.LogFile())
 				if err := deferred.Start(w); err != nil {
 					fmt.Fprintln(os.Stderr, "tether: write log file:", err)
 				}
 			})
 		}
-		close = func() { w.Close() }
+		close = func() {
+			once.Do(func() {}) // not started: nothing to close
+			if w != nil {
+				w.Close()
+			}
+		}
 	case logBridge:
 		w, ferr := logs.OpenBridge(paths.Dir, os.Getpid(), time.Now())
 		if ferr != nil {

@@ -38,10 +38,44 @@ const (
 
 // DaemonFile returns the daemon's log writer: path (tether.log), rotated
 // when a write would take it over DaemonFileMB MiB, keeping DaemonBackups
-// older copies (tether-<time>.log) with mode 0600. lumberjack assumes one
-// writer: open it only in the process that holds the daemon lock.
+// older copies (tether-<time>.log) with mode 0600. A tether.log left over
+// larger than that (versions before 0.2 never rotated it) is first cut to
+// its last DaemonFileMB/2 MiB, so the cap holds from the first start.
+// lumberjack assumes one writer: call it only in the process that holds the
+// daemon lock.
 func DaemonFile(path string) io.WriteCloser {
+	trimTo(path, DaemonFileMB<<20, DaemonFileMB<<19)
 	return &lumberjack.Logger{Filename: path, MaxSize: DaemonFileMB, MaxBackups: DaemonBackups}
+}
+
+// trimTo replaces the file at path, when it is larger than max bytes, by
+// its last keep bytes (from a line start). Best effort: errors leave it.
+func trimTo(path string, max, keep int64) {
+	f, err := os.Open(path)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil || !info.Mode().IsRegular() || info.Size() <= max {
+		return
+	}
+	tail := make([]byte, keep)
+	n, err := f.ReadAt(tail, info.Size()-keep)
+	if err != nil && err != io.EOF {
+		return
+	}
+	tail = tail[:n]
+	if i := bytes.IndexByte(tail, '\n'); i >= 0 {
+		tail = tail[i+1:]
+	}
+	tmp := path + ".trim"
+	if err := os.WriteFile(tmp, tail, 0o600); err != nil {
+		return
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		_ = os.Remove(tmp)
+	}
 }
 
 // Deferred is a writer that holds what is written (up to 64 KiB, the rest

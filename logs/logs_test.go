@@ -202,6 +202,29 @@ func TestDeferredHoldsLinesUntilStarted(t *testing.T) {
 	}
 }
 
+// A tether.log of an older version, never rotated, is cut to its tail at
+// the first start, so the cap holds at once.
+func TestOversizedOldLogIsCutToItsTail(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tether.log")
+	var b strings.Builder
+	for i := 0; b.Len() < 17<<20; i++ {
+		fmt.Fprintf(&b, "line %d %s\n", i, strings.Repeat("x", 100))
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w := DaemonFile(path)
+	w.Write([]byte("new line\n"))
+	w.Close()
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) > DaemonFileMB<<20 || !strings.HasPrefix(string(got), "line ") || !strings.HasSuffix(string(got), "new line\n") {
+		t.Fatalf("tether.log is %d bytes, starting %.40q", len(got), got)
+	}
+}
+
 func TestDaemonFileRotatesWithinItsCap(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes 8 MB")
