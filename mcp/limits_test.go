@@ -89,3 +89,26 @@ func TestBrowserErrorTextIsCapped(t *testing.T) {
 		t.Fatalf("error text of %d characters: %.200q … %q", utf8.RuneCountInString(text), text, text[max(0, len(text)-80):])
 	}
 }
+
+// FuzzCleanClientName: whatever a client sends as its name, what Tether
+// keeps is valid UTF-8, at most 100 characters, free of control and bidi
+// characters, and cleaning it again changes nothing.
+func FuzzCleanClientName(f *testing.F) {
+	for _, s := range []string{"Claude Desktop", "\x1b[31mred", "evil\u202egnp.exe", "a\nb", "\xff\xfe", strings.Repeat("é", 300), "\u2066\u2069\u200e"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		out := CleanClientName(in)
+		if !utf8.ValidString(out) || utf8.RuneCountInString(out) > MaxClientNameChars {
+			t.Fatalf("CleanClientName(%q) = %q", in, out)
+		}
+		for _, r := range out {
+			if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) {
+				t.Fatalf("CleanClientName(%q) keeps %U", in, r)
+			}
+		}
+		if again := CleanClientName(out); again != out {
+			t.Fatalf("not idempotent: %q → %q → %q", in, out, again)
+		}
+	})
+}
