@@ -21,6 +21,7 @@ var forbidden = map[string][]string{
 	"mcp":      {module + "/broker", module + "/daemon", "github.com/gorilla/websocket", "github.com/wailsapp/", "fyne.io/systray"},
 	"bridge":   {module + "/broker", module + "/mcp", "github.com/mark3labs/mcp-go"},
 	"config":   {module + "/"},
+	"logs":     {module + "/"},
 	"launcher": {module + "/broker", module + "/mcp", module + "/daemon"},
 	// The guardrails and the timeline are domain packages: the daemon adapts
 	// them to the MCP server's Guard and Recorder, and a tray uses them in-process.

@@ -157,7 +157,7 @@ const tokenUsage = `Usage:
 `
 
 // runToken implements `tether token rotate`. The daemon reads the token at
-// start, so a running daemon is stopped (POST /shutdown with the old token)
+// start, so a running daemon is stopped (POST /shutdown with the control token)
 // and started again, detached, on the same port; stdio clients reconnect
 // through `tether mcp` by themselves. The stopping daemon first lets its
 // in-flight calls finish (up to daemon.DrainTimeout) so their true results
@@ -175,7 +175,7 @@ func runToken(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	oldToken, _ := paths.ReadToken()
+	controlToken, _ := paths.ReadControlToken()
 	rec, _, probeErr := daemon.Probe(ctx, paths)
 	running := probeErr == nil
 
@@ -198,7 +198,7 @@ func runToken(ctx context.Context, args []string) error {
 		return nil
 	}
 	fmt.Printf("stopping the daemon: calls in flight finish first (up to %s)\n", daemon.DrainTimeout)
-	if err := daemon.Stop(ctx, paths, rec, oldToken); err != nil {
+	if err := daemon.Stop(ctx, paths, rec, controlToken); err != nil {
 		return fmt.Errorf("the running daemon still accepts the old token and could not be stopped (%v): restart it yourself", err)
 	}
 	exe, err := clients.Executable()

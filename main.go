@@ -14,20 +14,23 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/tether-browser/tether/bridge"
 	"github.com/tether-browser/tether/config"
 	"github.com/tether-browser/tether/daemon"
 	"github.com/tether-browser/tether/extension"
 	"github.com/tether-browser/tether/launcher"
+	"github.com/tether-browser/tether/logs"
 	"github.com/tether-browser/tether/policy"
 )
 
@@ -96,24 +99,78 @@ func main() {
 	}
 }
 
-// newLogger logs text to stderr and to logFile (appending). stdout is never
-// used: it is the MCP transport in `tether mcp`.
-func newLogger(logFile string, level slog.Level) (*slog.Logger, func(), error) {
-	opts := &slog.HandlerOptions{Level: level}
-	handlers := []slog.Handler{slog.NewTextHandler(os.Stderr, opts)}
-	closer := func() {}
-	if logFile != "" {
-		if err := os.MkdirAll(filepath.Dir(logFile), 0o700); err != nil {
-			return nil, nil, err
-		}
-		f, err := os.OpenFile(logFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
-		if err != nil {
-			return nil, nil, fmt.Errorf("open log file: %w", err)
-		}
-		handlers = append(handlers, slog.NewTextHandler(f, opts))
-		closer = func() { f.Close() }
+// logKind says where a command's log lines go besides stderr.
+type logKind int
+
+const (
+	logStderrOnly logKind = iota
+	// logDaemon: tether.log, rotated (logs.DaemonFile), opened only once
+	// this process holds the daemon lock (the start function): lumberjack
+	// assumes a single writer.
+	logDaemon
+	// logBridge: this bridge's own mcp-bridge-<pid>.log (logs.OpenBridge).
+	logBridge
+)
+
+// openConfig resolves and creates the config dir and opens the logger: text
+// to stderr and, per kind, to a log file in the config dir. stdout is never
+// used: it is the MCP transport in `tether mcp`. In the file, repeated
+// messages are rate-limited (logs.RateLimit), so a flood of refused requests
+// adds one line a minute; both cut long values (logs.MaxValueBytes). For
+// logDaemon, start opens tether.log (lines logged before go there too, up
+// to 64 KiB); call it once the daemon lock is held (daemon.Config.Locked).
+// close writes the held-back counts and closes the log file.
+func openConfig(kind logKind) (paths config.Paths, log *slog.Logger, start func(), close func(), err error) {
+	start, close = func() {}, func() {}
+	if paths, err = config.Resolve(); err != nil {
+		return paths, nil, start, close, err
 	}
-	return slog.New(slog.NewMultiHandler(handlers...)), closer, nil
+	if err = paths.Ensure(); err != nil {
+		return paths, nil, start, close, err
+	}
+	opts := &slog.HandlerOptions{Level: logLevel()}
+	stderr := logs.CutValues(slog.NewTextHandler(os.Stderr, opts))
+	var file slog.Handler
+	switch kind {
+	case logDaemon:
+		deferred := &logs.Deferred{}
+		file = slog.NewTextHandler(deferred, opts)
+		var once sync.Once
+		var w io.WriteCloser
+		start = func() {
+			once.Do(func() {
+				w = logs.DaemonFile(paths.LogFile())
+				if err := deferred.Start(w); err != nil {
+					fmt.Fprintln(os.Stderr, "tether: write log file:", err)
+				}
+			})
+		}
+		close = func() {
+			once.Do(func() {}) // not started: nothing to close
+			if w != nil {
+				w.Close()
+			}
+		}
+	case logBridge:
+		w, ferr := logs.OpenBridge(paths.Dir, os.Getpid(), time.Now())
+		if ferr != nil {
+			return paths, nil, start, close, ferr
+		}
+		file = slog.NewTextHandler(w, opts)
+		close = func() { w.Close() }
+	}
+	if file == nil {
+		return paths, slog.New(stderr), start, close, nil
+	}
+	// Only the file's lines are rate-limited: it is what fills the config
+	// dir; stderr keeps every line (tests and terminals read it).
+	limited := logs.RateLimit(file, logs.DefaultBurst, logs.DefaultWindow)
+	closeFile := close
+	close = func() {
+		logs.Flush(limited) // the counts of the last minute's repeats
+		closeFile()
+	}
+	return paths, slog.New(slog.NewMultiHandler(stderr, limited)), start, close, nil
 }
 
 func logLevel() slog.Level {
@@ -121,24 +178,6 @@ func logLevel() slog.Level {
 		return slog.LevelDebug
 	}
 	return slog.LevelInfo
-}
-
-// openConfig resolves and creates the config dir and opens the logger that
-// writes to stderr and to the log file logFile names in it ("" for stderr
-// only). close flushes the log file.
-func openConfig(logFile func(config.Paths) string) (paths config.Paths, log *slog.Logger, close func(), err error) {
-	if paths, err = config.Resolve(); err != nil {
-		return paths, nil, nil, err
-	}
-	if err = paths.Ensure(); err != nil {
-		return paths, nil, nil, err
-	}
-	file := ""
-	if logFile != nil {
-		file = logFile(paths)
-	}
-	log, close, err = newLogger(file, logLevel())
-	return paths, log, close, err
 }
 
 // stringList is a repeatable string flag.
@@ -178,12 +217,13 @@ func runServe(ctx context.Context, args []string) error {
 	if *unattended != string(policy.Deny) && *unattended != string(policy.Allow) {
 		return fmt.Errorf("--unattended must be deny or allow, not %q", *unattended)
 	}
-	paths, log, closeLog, err := openConfig(config.Paths.LogFile)
+	paths, log, startLog, closeLog, err := openConfig(logDaemon)
 	if err != nil {
 		return err
 	}
 	defer closeLog()
 	return daemon.Run(ctx, daemon.Config{
+		Locked:              startLog,
 		Unattended:          policy.Action(*unattended),
 		Paths:               paths,
 		Port:                port,
@@ -201,7 +241,7 @@ func runMCP(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	paths, log, closeLog, err := openConfig(config.Paths.BridgeLogFile)
+	paths, log, _, closeLog, err := openConfig(logBridge)
 	if err != nil {
 		return err
 	}
@@ -250,7 +290,7 @@ func runBrowser(ctx context.Context, args []string) error {
 		return err
 	}
 	opts.ExtraArgs = fs.Args()
-	paths, log, closeLog, err := openConfig(nil)
+	paths, log, _, closeLog, err := openConfig(logStderrOnly)
 	if err != nil {
 		return err
 	}

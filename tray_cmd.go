@@ -54,7 +54,7 @@ func runTray(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	paths, log, closeLog, err := openConfig(config.Paths.LogFile)
+	paths, log, startLog, closeLog, err := openConfig(logDaemon)
 	if err != nil {
 		return err
 	}
@@ -91,6 +91,7 @@ func runTray(ctx context.Context, args []string) error {
 	go func() {
 		err := daemon.Run(ctx, daemon.Config{
 			Paths:      paths,
+			Locked:     startLog,
 			Port:       port,
 			Version:    versionString(),
 			UI:         true,

@@ -1,5 +1,5 @@
 // Package config resolves every file path Tether uses and owns the small
-// files in its config dir: the MCP bearer token, the daemon lock and the
+// files in its config dir: the MCP bearer token, the control token, the daemon lock and the
 // daemon record that tells `tether mcp` where the running daemon listens.
 //
 // All of Tether's state lives in one folder, the config dir:
@@ -90,11 +90,10 @@ func (p Paths) Timeline() string { return filepath.Join(p.Dir, "timeline.db") }
 // Policy is the guardrails file: the user's rules and the pause switch.
 func (p Paths) Policy() string { return filepath.Join(p.Dir, "policy.json") }
 
-// LogFile is the daemon's log file.
+// LogFile is the daemon's log file; its rotated copies are
+// tether-<time>.log next to it, and each `tether mcp` bridge writes
+// mcp-bridge-<pid>.log (package logs keeps them all within its cap).
 func (p Paths) LogFile() string { return filepath.Join(p.Dir, "tether.log") }
-
-// BridgeLogFile is the log file of `tether mcp` bridges.
-func (p Paths) BridgeLogFile() string { return filepath.Join(p.Dir, "mcp-bridge.log") }
 
 // Extension is the folder `tether browser` writes the embedded extension to
 // for the browser profile in userDataDir. Each profile gets its own copy,
@@ -123,16 +122,47 @@ const tokenBytes = 32
 // first use. A token file that is empty or not hex is an error naming the file
 // and the fix, never silently replaced.
 func (p Paths) LoadOrCreateToken() (string, error) {
-	b, err := os.ReadFile(p.Token())
+	return p.loadOrCreateSecret(p.Token(), "token")
+}
+
+// ControlToken is the file holding the control token (mode 0600): the
+// bearer token of the control routes (/control/*, /shutdown), which the
+// CLI (`tether profiles`, `pause`, `resume`, `token rotate`) and the
+// daemon's own tools use. It is separate from the MCP token so that an MCP
+// client, which holds the MCP token, cannot approve profiles or held calls
+// or resume a paused Tether (issue 12, "Control actions").
+func (p Paths) ControlToken() string { return filepath.Join(p.Dir, "control-token") }
+
+// LoadOrCreateControlToken returns the control token, creating it (mode
+// 0600, 32 random bytes hex encoded) on first use. A file that is empty or
+// not hex is an error naming the file and the fix, never silently replaced.
+func (p Paths) LoadOrCreateControlToken() (string, error) {
+	return p.loadOrCreateSecret(p.ControlToken(), "control token")
+}
+
+// ReadControlToken returns the control token without creating one.
+func (p Paths) ReadControlToken() (string, error) {
+	b, err := os.ReadFile(p.ControlToken())
+	if err != nil {
+		return "", fmt.Errorf("read control token %s (the daemon creates it when it starts; is a daemon of this version running?): %w", p.ControlToken(), err)
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+// loadOrCreateSecret reads the hex secret in path, creating it (mode 0600,
+// O_EXCL so that two processes agree on one) when it does not exist. what
+// names the secret in errors.
+func (p Paths) loadOrCreateSecret(path, what string) (string, error) {
+	b, err := os.ReadFile(path)
 	if err == nil {
 		tok := strings.TrimSpace(string(b))
 		if _, herr := hex.DecodeString(tok); herr != nil || len(tok) < 32 {
-			return "", fmt.Errorf("token file %s is not a Tether token; delete it to make a new one", p.Token())
+			return "", fmt.Errorf("%s file %s is not a Tether token; delete it to make a new one", what, path)
 		}
 		return tok, nil
 	}
 	if !errors.Is(err, os.ErrNotExist) {
-		return "", fmt.Errorf("read token: %w", err)
+		return "", fmt.Errorf("read %s: %w", what, err)
 	}
 	if err := p.Ensure(); err != nil {
 		return "", err
@@ -141,20 +171,20 @@ func (p Paths) LoadOrCreateToken() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	f, err := os.OpenFile(p.Token(), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if errors.Is(err, os.ErrExist) {
 		// Another process created it between our read and create: use theirs.
-		return p.LoadOrCreateToken()
+		return p.loadOrCreateSecret(path, what)
 	}
 	if err != nil {
-		return "", fmt.Errorf("create token: %w", err)
+		return "", fmt.Errorf("create %s: %w", what, err)
 	}
 	if _, err := f.WriteString(tok + "\n"); err != nil {
 		f.Close()
-		return "", fmt.Errorf("write token: %w", err)
+		return "", fmt.Errorf("write %s: %w", what, err)
 	}
 	if err := f.Close(); err != nil {
-		return "", fmt.Errorf("write token: %w", err)
+		return "", fmt.Errorf("write %s: %w", what, err)
 	}
 	return tok, nil
 }

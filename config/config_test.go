@@ -50,6 +50,34 @@ func TestCorruptTokenIsNotReplaced(t *testing.T) {
 	}
 }
 
+func TestControlTokenIsSeparateWithMode0600(t *testing.T) {
+	p := Paths{Dir: t.TempDir()}
+	mcpTok, err := p.LoadOrCreateToken()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctl, err := p.LoadOrCreateControlToken()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ctl == mcpTok || len(ctl) != 64 {
+		t.Fatalf("control token %q; want 64 hex characters, not the MCP token", ctl)
+	}
+	if again, err := p.ReadControlToken(); err != nil || again != ctl {
+		t.Fatalf("ReadControlToken = %q, %v; want %q", again, err, ctl)
+	}
+	info, err := os.Stat(p.ControlToken())
+	if err != nil || info.Mode().Perm() != 0o600 || filepath.Base(p.ControlToken()) != "control-token" {
+		t.Fatalf("control token file %s mode %v (%v); want control-token, 0600", p.ControlToken(), info.Mode(), err)
+	}
+	if err := os.WriteFile(p.ControlToken(), []byte("x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.LoadOrCreateControlToken(); err == nil || !strings.Contains(err.Error(), "delete it") {
+		t.Fatalf("corrupt control token: got %v, want an error saying what to do", err)
+	}
+}
+
 func TestDaemonRecordRoundTrip(t *testing.T) {
 	p := Paths{Dir: t.TempDir()}
 	want := DaemonRecord{PID: 42, Port: 47615, Version: "0.1.0+abc"}

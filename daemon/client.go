@@ -115,18 +115,32 @@ func Ensure(ctx context.Context, cfg EnsureConfig) (config.DaemonRecord, error) 
 	}
 }
 
-// stop asks the daemon to shut down, with the token from the config dir.
+// stop asks the daemon to shut down with the control token from the config
+// dir. A daemon of an older version, from before the control token, takes
+// only the MCP token on /shutdown: on 401 stop asks again with that one
+// (today's daemon refuses it there).
 func stop(ctx context.Context, p config.Paths, rec config.DaemonRecord) error {
-	token, err := p.ReadToken()
-	if err != nil {
+	ctl, err := p.ReadControlToken()
+	if err == nil {
+		err = Stop(ctx, p, rec, ctl)
+	}
+	if err == nil || !errors.Is(err, errUnauthorized) && !errors.Is(err, os.ErrNotExist) {
 		return err
+	}
+	token, terr := p.ReadToken()
+	if terr != nil {
+		return errors.Join(err, terr)
 	}
 	return Stop(ctx, p, rec, token)
 }
 
+// errUnauthorized: the daemon refused the token (401).
+var errUnauthorized = errors.New("the daemon refused the token")
+
 // Stop asks the daemon rec describes to shut down (POST /shutdown with
-// token) and waits until it has released the config dir's lock: up to
-// DrainTimeout for its in-flight calls to finish, plus 10 s.
+// token, the control token; the MCP token is refused with 403) and waits
+// until it has released the config dir's lock: up to DrainTimeout for its
+// in-flight calls to finish, plus 10 s. A 401 answer wraps errUnauthorized.
 func Stop(ctx context.Context, p config.Paths, rec config.DaemonRecord, token string) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rec.URL()+PathShutdown, nil)
 	if err != nil {
@@ -138,6 +152,9 @@ func Stop(ctx context.Context, p config.Paths, rec config.DaemonRecord, token st
 		return err
 	}
 	resp.Body.Close()
+	if resp.StatusCode == http.StatusUnauthorized {
+		return fmt.Errorf("shutdown answered %s: %w", resp.Status, errUnauthorized)
+	}
 	if resp.StatusCode != http.StatusNoContent {
 		return fmt.Errorf("shutdown answered %s", resp.Status)
 	}
@@ -151,8 +168,8 @@ func Stop(ctx context.Context, p config.Paths, rec config.DaemonRecord, token st
 	return lock.Unlock()
 }
 
-// Control calls the running daemon's control API with the token from the
-// config dir: method and path (e.g. POST /control/profiles/approve), body
+// Control calls the running daemon's control API with the control token
+// from the config dir (config.Paths.ControlToken): method and path (e.g. POST /control/profiles/approve), body
 // encoded as JSON (nil for none), the answer decoded into out (may be nil).
 // An error answer's message is returned as the error.
 func Control(ctx context.Context, p config.Paths, method, path string, body, out any) error {
@@ -160,7 +177,7 @@ func Control(ctx context.Context, p config.Paths, method, path string, body, out
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrNotRunning, err)
 	}
-	token, err := p.ReadToken()
+	token, err := p.ReadControlToken()
 	if err != nil {
 		return err
 	}

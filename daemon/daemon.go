@@ -77,6 +77,14 @@ type Config struct {
 	Services func(Services)
 	// Logger receives every log line.
 	Logger *slog.Logger
+	// Locked, if set, is called once the daemon holds the config dir's
+	// lock, before it logs anything: the daemon's log file, which allows a
+	// single writer, is opened then.
+	Locked func()
+	// MCPSessionIdle ends MCP sessions idle this long (0: an hour);
+	// MaxMCPSessions caps them (0: 1 000). See mcpSessions.
+	MCPSessionIdle time.Duration
+	MaxMCPSessions int
 	// Ready, if set, is called once the daemon is listening.
 	Ready func(addr string)
 }
@@ -127,8 +135,15 @@ func Run(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("%w (lock %s is held)", ErrAlreadyRunning, p.Lock())
 	}
 	defer lock.Unlock()
+	if cfg.Locked != nil {
+		cfg.Locked()
+	}
 
 	token, err := p.LoadOrCreateToken()
+	if err != nil {
+		return err
+	}
+	controlToken, err := p.LoadOrCreateControlToken()
 	if err != nil {
 		return err
 	}
@@ -188,24 +203,31 @@ func Run(ctx context.Context, cfg Config) error {
 		NoImages:         !settings.ImagesEnabled(),
 		SnapshotMaxChars: settings.SnapshotMaxChars,
 		ScreenshotDir:    p.Screenshots(),
+		ConfigDir:        p.Dir,
 		Guard:            tg,
 		Recorder:         tg,
 		AllowFileURLs:    settings.AllowFileURLs,
 	})
+	sessions := newMCPSessions(cfg.MCPSessionIdle, cfg.MaxMCPSessions, log)
 	streamable := server.NewStreamableHTTPServer(mcpServer,
 		server.WithEndpointPath(PathMCP),
 		server.WithStreamableHTTPLogger(log.With("component", "mcp-http")),
+		server.WithSessionIdManager(sessions),
 	)
+	sessions.end = endVia(streamable)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	started := time.Now()
 	mux := http.NewServeMux()
+	// Control routes take the control token, never the MCP token.
+	ctl := func(h http.Handler) http.Handler { return controlGuard(log, controlToken, token, h) }
 	mux.Handle(PathExtension, b)
+	go sessions.sweep(ctx, time.Minute)
 	// The drainer stands before the token check so that a bridge which has
 	// already read a rotated token is told "restarting" (503), not 401.
 	drain := &drainer{}
-	mux.Handle(PathMCP, drain.wrap(apiGuard(log, token, streamable)))
+	mux.Handle(PathMCP, drain.wrap(apiGuard(log, token, mcpLimits(sessions, streamable))))
 	mux.HandleFunc("GET "+PathHealth, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(Health{
@@ -214,15 +236,15 @@ func Run(ctx context.Context, cfg Config) error {
 			Profiles:      len(b.Profiles()),
 		})
 	})
-	mux.Handle("POST "+PathShutdown, apiGuard(log, token, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	mux.Handle("POST "+PathShutdown, ctl(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		log.Info("shutdown requested over HTTP")
 		w.WriteHeader(http.StatusNoContent)
 		cancel()
 	})))
-	mux.Handle(PathProfiles, apiGuard(log, token, profilesHandler(b)))
-	mux.Handle(PathProfiles+"/", apiGuard(log, token, profilesHandler(b)))
-	mux.Handle(PathPause, apiGuard(log, token, pauseHandler(guard)))
-	mux.Handle("POST "+PathWindow, apiGuard(log, token, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	mux.Handle(PathProfiles, ctl(profilesHandler(b)))
+	mux.Handle(PathProfiles+"/", ctl(profilesHandler(b)))
+	mux.Handle(PathPause, ctl(pauseHandler(guard)))
+	mux.Handle("POST "+PathWindow, ctl(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if cfg.ShowWindow == nil {
 			writeJSON(w, http.StatusConflict, ControlError{"this daemon runs without a window (tether serve)"})
 			return

@@ -38,15 +38,14 @@ func loopbackOnly(log *slog.Logger, next http.Handler) http.Handler {
 	})
 }
 
-// apiGuard protects the MCP endpoint and the control routes: a request that
-// carries an Origin header comes from a web page and is refused with 403 (MCP
-// clients are not browsers); a request without the bearer token gets 401.
+// apiGuard protects the MCP endpoint: a request that carries an Origin
+// header comes from a web page and is refused with 403 (MCP clients are not
+// browsers); a request without the MCP bearer token (the control token
+// included) gets 401.
 func apiGuard(log *slog.Logger, token string, next http.Handler) http.Handler {
 	want := []byte("Bearer " + token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if o := r.Header.Get("Origin"); o != "" {
-			log.Warn("request refused: browser origin on the MCP endpoint", "origin", o, "path", r.URL.Path)
-			http.Error(w, "forbidden: requests from web pages are refused", http.StatusForbidden)
+		if refuseOrigin(log, w, r) {
 			return
 		}
 		got := []byte(r.Header.Get("Authorization"))
@@ -58,4 +57,44 @@ func apiGuard(log *slog.Logger, token string, next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// controlGuard protects the control routes (/control/*, /shutdown): an
+// Origin header gets 403 as on /mcp; the MCP token gets 403, because MCP
+// clients hold it and control actions (approving profiles or held calls,
+// resuming) must stay the user's (issue 12, "Control actions"); any other
+// token but the control token gets 401.
+func controlGuard(log *slog.Logger, controlToken, mcpToken string, next http.Handler) http.Handler {
+	want := []byte("Bearer " + controlToken)
+	mcpAuth := []byte("Bearer " + mcpToken)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if refuseOrigin(log, w, r) {
+			return
+		}
+		got := []byte(r.Header.Get("Authorization"))
+		if subtle.ConstantTimeCompare(got, want) == 1 {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if subtle.ConstantTimeCompare(got, mcpAuth) == 1 {
+			log.Warn("request refused: the MCP token on a control route", "path", r.URL.Path, "remote", r.RemoteAddr)
+			writeJSON(w, http.StatusForbidden, ControlError{"forbidden: the MCP token cannot be used for control actions; send the control token (the file `control-token` in Tether's config dir; the tether command does this for you)"})
+			return
+		}
+		log.Warn("request refused: missing or wrong control token", "path", r.URL.Path, "remote", r.RemoteAddr)
+		w.Header().Set("WWW-Authenticate", `Bearer realm="tether-control"`)
+		writeJSON(w, http.StatusUnauthorized, ControlError{"unauthorized: send Authorization: Bearer <control token> (the file `control-token` in Tether's config dir)"})
+	})
+}
+
+// refuseOrigin answers 403 to a request carrying an Origin header (a web
+// page's) and reports whether it did.
+func refuseOrigin(log *slog.Logger, w http.ResponseWriter, r *http.Request) bool {
+	o := r.Header.Get("Origin")
+	if o == "" {
+		return false
+	}
+	log.Warn("request refused: browser origin on the MCP endpoint", "origin", o, "path", r.URL.Path)
+	http.Error(w, "forbidden: requests from web pages are refused", http.StatusForbidden)
+	return true
 }

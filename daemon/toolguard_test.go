@@ -270,7 +270,11 @@ func TestApprovals(t *testing.T) {
 	}
 	t.Run("timeout", func(t *testing.T) {
 		r := newRig(t, policy.Config{Approver: policy.QueueOnly{}, Timeout: 100 * time.Millisecond})
-		text, isErr := r.call(t, "browser_file_upload", map[string]any{"ref": "e1", "paths": []any{"/etc/hostname"}}, nil)
+		file := filepath.Join(t.TempDir(), "cv.pdf") // upload paths must exist: they are resolved before the prompt
+		if err := os.WriteFile(file, []byte("%PDF"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		text, isErr := r.call(t, "browser_file_upload", map[string]any{"ref": "e1", "paths": []any{file}}, nil)
 		if !isErr || !strings.Contains(text, "did not approve") || r.browser.count() != 0 {
 			t.Fatalf("%q", text)
 		}
@@ -436,5 +440,36 @@ func TestToolErrorsAndStartEvents(t *testing.T) {
 	if started.Kind != timeline.CallStarted || started.Entry.Tool != "browser_click" || started.Entry.Tab != 1 ||
 		recorded.Kind != timeline.CallRecorded || recorded.Entry.ID != e.ID {
 		t.Fatalf("events: %+v, %+v", started, recorded)
+	}
+}
+
+// The approval prompt and the timeline show the file an upload reads, not
+// the link the AI named (issue 12, "Upload paths").
+func TestUploadPromptAndTimelineShowTheResolvedPath(t *testing.T) {
+	d := &dialog{asked: make(chan policy.Request, 1), answers: make(chan policy.Answer, 1)}
+	r := newRig(t, policy.Config{Approver: d})
+	dir := t.TempDir()
+	file := filepath.Join(dir, "real-report.pdf")
+	if err := os.WriteFile(file, []byte("%PDF"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "innocent-link.pdf")
+	if err := os.Symlink(file, link); err != nil {
+		t.Skipf("no symlinks: %v", err)
+	}
+	real, err := filepath.EvalSymlinks(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.answers <- policy.DenyOnce
+	if _, isErr := r.call(t, "browser_file_upload", map[string]any{"ref": "e1", "paths": []any{link}}, nil); !isErr {
+		t.Fatal("a denied upload ran")
+	}
+	req := <-d.asked
+	if !strings.Contains(req.Summary, real) || strings.Contains(req.Summary, "innocent-link") {
+		t.Errorf("the prompt says %q; want the resolved %s", req.Summary, real)
+	}
+	if e := r.last(t); !strings.Contains(e.Args, real) || strings.Contains(e.Args, "innocent-link") {
+		t.Errorf("the timeline says %q; want the resolved %s", e.Args, real)
 	}
 }

@@ -66,9 +66,11 @@ type Recorder interface {
 	Finished(call ToolCall, v Verdict, end CallEnd)
 }
 
-// guardMiddleware runs every tool call through pause → policy → approval
-// (the Guard), then the tool, then the Recorder.
-func guardMiddleware(valid *argValidator, g Guard, r Recorder) server.ToolHandlerMiddleware {
+// guardMiddleware runs every tool call through validation → prepare →
+// pause → policy → approval (the Guard), then the tool, then the Recorder.
+// prepare may rewrite the arguments in place (resolved upload paths); the
+// tool then gets the rewritten ones.
+func guardMiddleware(valid *argValidator, prepare func(tool string, args map[string]any) string, g Guard, r Recorder) server.ToolHandlerMiddleware {
 	return func(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 		return func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 			call := ToolCall{
@@ -81,6 +83,17 @@ func guardMiddleware(valid *argValidator, g Guard, r Recorder) server.ToolHandle
 					r.Finished(call, v, CallEnd{Duration: time.Since(call.Started), Outcome: "error", Error: msg})
 				}
 				return mcpgo.NewToolResultError(msg), nil
+			}
+			if prepare != nil && call.Args != nil {
+				if msg := prepare(call.Tool, call.Args); msg != "" {
+					if r != nil {
+						r.Finished(call, v, CallEnd{Duration: time.Since(call.Started), Outcome: "error", Error: msg})
+					}
+					return mcpgo.NewToolResultError(msg), nil
+				}
+				// The typed handlers decode RawArguments first: drop them so
+				// that the tool binds the rewritten map.
+				req.Params.RawArguments = nil
 			}
 			if g != nil {
 				var err error
@@ -116,10 +129,11 @@ func guardMiddleware(valid *argValidator, g Guard, r Recorder) server.ToolHandle
 	}
 }
 
-// clientName is the session's clientInfo name, "" when unknown.
+// clientName is the session's clientInfo name, cleaned (CleanClientName:
+// at most 100 characters, no control or bidi characters), "" when unknown.
 func clientName(ctx context.Context) string {
 	if s, ok := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo); ok {
-		return s.GetClientInfo().Name
+		return CleanClientName(s.GetClientInfo().Name)
 	}
 	return ""
 }

@@ -2,11 +2,7 @@ package mcp
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
-	"mime"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -183,41 +179,6 @@ func (h *handlers) fileUploadTool() tool {
 			return h.pageCall(ctx, "browser_file_upload", args.Profile, protocol.MethodFileUpload, params, h.cfg.ActionTimeout, fmt.Sprintf("Set %d file(s) on %s.", len(files), args.Ref))
 		}),
 	}
-}
-
-// readUploads reads local files for an upload, within MaxUploadBytes.
-func (h *handlers) readUploads(paths []string) ([]protocol.UploadFile, string) {
-	if len(paths) == 0 {
-		return nil, "paths is required: absolute paths of the files to upload"
-	}
-	var total int64
-	var out []protocol.UploadFile
-	for _, p := range paths {
-		if !filepath.IsAbs(p) {
-			return nil, fmt.Sprintf("path %q is not absolute; pass the full path", p)
-		}
-		info, err := os.Stat(p)
-		if err != nil {
-			return nil, fmt.Sprintf("cannot read %s: %v", p, err)
-		}
-		if !info.Mode().IsRegular() {
-			return nil, fmt.Sprintf("%s is not a regular file", p)
-		}
-		total += info.Size()
-		if total > h.cfg.MaxUploadBytes {
-			return nil, fmt.Sprintf("the files add up to more than %d MiB, the upload limit", h.cfg.MaxUploadBytes>>20)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return nil, fmt.Sprintf("cannot read %s: %v", p, err)
-		}
-		mt := mime.TypeByExtension(filepath.Ext(p))
-		if mt == "" {
-			mt = "application/octet-stream"
-		}
-		out = append(out, protocol.UploadFile{Name: filepath.Base(p), Mime: mt, DataBase64: base64.StdEncoding.EncodeToString(b)})
-	}
-	return out, ""
 }
 
 // WaitForArgs are browser_wait_for's arguments.

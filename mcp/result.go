@@ -100,7 +100,8 @@ func (h *handlers) pageText(lead string, p protocol.PageResult) string {
 	return sb.String()
 }
 
-// browserError turns an error from Browser into a tool error the model reads.
+// browserError turns an error from Browser into a tool error the model
+// reads, cut to MaxErrorChars characters (the extension's texts are its own).
 func browserError(action string, err error) *mcpgo.CallToolResult {
-	return mcpgo.NewToolResultError(fmt.Sprintf("%s failed: %v", action, err))
+	return mcpgo.NewToolResultError(capChars(fmt.Sprintf("%s failed: %v", action, err), MaxErrorChars))
 }

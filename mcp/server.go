@@ -59,6 +59,9 @@ type Config struct {
 	SnapshotMaxChars int
 	// ScreenshotDir is where screenshots are written when not returned inline.
 	ScreenshotDir string
+	// ConfigDir is Tether's config dir: browser_file_upload refuses files
+	// in it, except in ScreenshotDir.
+	ConfigDir string
 	// AllowFileURLs lets tools open file: URLs.
 	AllowFileURLs bool
 	// MaxUploadBytes caps the files of one browser_file_upload (50 MiB).
@@ -146,7 +149,10 @@ func NewServer(b Browser, cfg Config) *server.MCPServer {
 	if cfg.MaxUploadBytes == 0 {
 		cfg.MaxUploadBytes = 50 << 20
 	}
+	hooks := &server.Hooks{}
+	hooks.AddBeforeInitialize(cleanInitialize)
 	opts := []server.ServerOption{
+		server.WithHooks(hooks),
 		server.WithToolCapabilities(false),
 		server.WithResourceCapabilities(false, false),
 		server.WithInstructions(instructions),
@@ -161,7 +167,7 @@ func NewServer(b Browser, cfg Config) *server.MCPServer {
 	if err != nil {
 		panic("mcp: " + err.Error()) // the schemas are ours and fixed; a golden test covers them
 	}
-	opts = append(opts, server.WithToolHandlerMiddleware(guardMiddleware(valid, cfg.Guard, cfg.Recorder)),
+	opts = append(opts, server.WithToolHandlerMiddleware(guardMiddleware(valid, h.prepare, cfg.Guard, cfg.Recorder)),
 		server.WithToolHandlerMiddleware(idempotencyMiddleware))
 	s := server.NewMCPServer("tether", cfg.Version, opts...)
 	for _, t := range tools {
@@ -169,6 +175,17 @@ func NewServer(b Browser, cfg Config) *server.MCPServer {
 	}
 	h.addResources(s)
 	return s
+}
+
+// prepare runs after schema validation and before the guard; it may
+// rewrite args in place (what the guard, the timeline and the tool see) or
+// refuse the call with a message for the AI. browser_file_upload's paths
+// are resolved here (prepareUpload).
+func (h *handlers) prepare(tool string, args map[string]any) string {
+	if tool == "browser_file_upload" {
+		return h.prepareUpload(args)
+	}
+	return ""
 }
 
 func newFence() string {

@@ -454,9 +454,9 @@ func ShutdownDaemon(t testing.TB, p config.Paths) {
 	if err != nil {
 		return // none running
 	}
-	token, err := p.ReadToken()
+	token, err := p.ReadControlToken()
 	if err != nil {
-		t.Errorf("read token: %v", err)
+		t.Errorf("read control token: %v", err)
 		return
 	}
 	if err := daemon.Stop(context.Background(), p, rec, token); err != nil {
