@@ -32,9 +32,15 @@ const (
 	// it is refused, a live one is never evicted, a known one may always reconnect.
 	MaxProfiles = 32
 	// MaxAwaitingHello is the most sockets that may be open without having
-	// said hello; more are refused before the upgrade.
-	MaxAwaitingHello = 16
-	// MaxPendingPairings is the most new profiles waiting for approval.
+	// said hello; a newer one closes the oldest of them (see ServeHTTP).
+	// A new profile's socket is safe once its hello is read, about one
+	// round trip after it opens: a flood must open this many sockets within
+	// that time to close it, so the bound is generous (each costs ~70 KB
+	// for at most HelloTimeout).
+	MaxAwaitingHello = 64
+	// MaxPendingPairings is the most new profiles waiting for approval,
+	// counted apart from MaxProfiles; a newer one pushes the oldest out
+	// (see holdLocked).
 	MaxPendingPairings = 16
 	// PruneAfter is how long a disconnected profile's record is kept.
 	PruneAfter = 30 * 24 * time.Hour
@@ -54,8 +60,12 @@ type Config struct {
 	StorePath string
 	// AutoApprove pairs new profiles without asking the user (tests, servers).
 	AutoApprove bool
-	// HelloTimeout is how long a new socket may take to send hello (10 s).
+	// HelloTimeout is how long a new socket may take to send hello (5 s;
+	// the extension sends it as soon as the socket opens).
 	HelloTimeout time.Duration
+	// PairingTTL is how long a new profile may wait for approval before it
+	// is let go (10 min); its extension asks again when it reconnects.
+	PairingTTL time.Duration
 	// PingInterval is how often the daemon pings each extension (20 s).
 	PingInterval time.Duration
 	// PongWait is how long a socket may stay silent, pongs included, before it
@@ -77,7 +87,10 @@ func (c *Config) setDefaults() {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	if c.HelloTimeout == 0 {
-		c.HelloTimeout = 10 * time.Second
+		c.HelloTimeout = 5 * time.Second
+	}
+	if c.PairingTTL == 0 {
+		c.PairingTTL = 10 * time.Minute
 	}
 	if c.PingInterval == 0 {
 		c.PingInterval = 20 * time.Second
@@ -107,12 +120,12 @@ type Broker struct {
 	origins  map[string]bool
 	upgrader websocket.Upgrader
 
-	mu            sync.Mutex
-	records       map[string]*record // by profile id
-	pending       map[string]*pendingPairing
-	awaitingHello int
-	changed       chan struct{} // closed and replaced on every change
-	closed        bool
+	mu      sync.Mutex
+	records map[string]*record         // by profile id
+	pending map[string]*pendingPairing // by profile id
+	silent  []*silentSocket            // sockets waiting for hello, oldest first
+	changed chan struct{}              // closed and replaced on every change
+	closed  bool
 }
 
 // New returns a Broker for cfg, loading the persisted registry and pruning
@@ -134,7 +147,8 @@ func New(cfg Config) (*Broker, error) {
 		ReadBufferSize:  32 << 10,
 		WriteBufferSize: 32 << 10,
 		// The origin was checked, exactly, before Upgrade is called.
-		CheckOrigin: func(*http.Request) bool { return true },
+		CheckOrigin:  func(*http.Request) bool { return true },
+		Subprotocols: []string{protocol.Subprotocol},
 	}
 	stored, err := loadStore(cfg.StorePath)
 	if err != nil {
@@ -258,7 +272,8 @@ func WithResolved(ctx context.Context, report func(profile string, tab int)) con
 	return context.WithValue(ctx, resolvedKey{}, report)
 }
 
-// Close saves the registry and disconnects every extension; in-flight calls
+// Close saves the registry and disconnects every extension (and every
+// socket still waiting for approval or for its hello); in-flight calls
 // fail with ErrDisconnected. Nothing writes the registry after Close.
 func (b *Broker) Close() {
 	b.mu.Lock()
@@ -271,11 +286,17 @@ func (b *Broker) Close() {
 		}
 	}
 	for _, p := range b.pending {
+		p.expiry.Stop()
 		conns = append(conns, p.conn)
 	}
+	silent := b.silent
+	b.silent = nil
 	_ = b.saveLocked()
 	b.mu.Unlock()
 	for _, c := range conns {
 		c.close()
+	}
+	for _, s := range silent {
+		_ = s.ws.Close()
 	}
 }

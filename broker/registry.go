@@ -164,6 +164,7 @@ func (b *Broker) detach(c *conn) {
 	defer b.mu.Unlock()
 	id := c.hello.ProfileID
 	if p := b.pending[id]; p != nil && p.conn == c {
+		p.expiry.Stop()
 		delete(b.pending, id)
 		b.notifyLocked()
 		b.log.Info("profile waiting for approval went away", "profile", shortID(id))

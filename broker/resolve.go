@@ -135,11 +135,15 @@ func (b *Broker) unavailableLocked(rec *record) error {
 	}
 	if len(b.pending) > 0 {
 		var names []string
-		for id, p := range b.pending {
-			names = append(names, fmt.Sprintf("%q (tether profiles approve %s)", cleanLabel(p.conn.hello.Label), shortID(id)))
+		for _, p := range b.pending {
+			names = append(names, fmt.Sprintf("%q", cleanLabel(p.conn.hello.Label)))
 		}
 		slices.Sort(names)
-		return fmt.Errorf("%w: a browser is waiting for the user's approval: %s", ErrNoProfile, strings.Join(names, ", "))
+		// No codes here: the user compares the code in Chrome's popup with
+		// Tether's list, and must not take one from the AI's words.
+		return fmt.Errorf("%w: a browser is waiting for the user's approval (%s): ask the user to approve it in the Tether window, "+
+			"or with `tether profiles approve CODE` where CODE is the code the Tether extension's popup shows in that browser",
+			ErrNoProfile, strings.Join(names, ", "))
 	}
 	if len(b.records) > 0 {
 		var all []*record

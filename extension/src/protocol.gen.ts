@@ -165,6 +165,7 @@ export interface Error {
     | 'unauthorized'
     | 'pairing_denied'
     | 'too_many_profiles'
+    | 'pairing_expired'
     | 'dialog_open'
     | 'disabled'
     | 'internal';
@@ -488,6 +489,15 @@ export interface PageResult {
 export interface Pairing {
   type: 'pairing';
   /**
+   * Code is this socket's pairing code: 6 characters from
+   * 23456789ABCDEFGHJKMNPQRSTUVWXYZ (no 0/O, 1/I/L), e.g. "K7M4PX". The
+   * daemon sends it only to this socket and shows it next to the entry in
+   * the Tether window, its tray and `tether profiles`; the popup shows it
+   * so the user approves the entry whose code matches. Approval takes the
+   * code or the full profile id.
+   */
+  code: string;
+  /**
    * Message tells the user how to approve, for the popup.
    */
   message: string;
@@ -593,6 +603,7 @@ export interface Refused {
     | 'unauthorized'
     | 'pairing_denied'
     | 'too_many_profiles'
+    | 'pairing_expired'
     | 'dialog_open'
     | 'disabled'
     | 'internal';
