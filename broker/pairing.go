@@ -130,17 +130,23 @@ func (b *Broker) collisionLocked(id string) string {
 
 // holdLocked puts c on the waiting list with a new code and queues its
 // pairing frame. A waiting socket with the same id is replaced (returned
-// as replaced: only the real extension knows its full id). At
+// as replaced: only the real extension knows its full id), and c takes over
+// its code and expiry. At
 // MaxPendingPairings the oldest waiting entries are pushed out (returned as
 // dropped, to be told and closed) rather than the newcomer refused: a flood
 // of forged hellos must not keep a real new profile from being seen. Each
 // entry expires after PairingTTL.
 func (b *Broker) holdLocked(c *conn, now time.Time) (replaced *conn, dropped []*conn) {
 	id := c.hello.ProfileID
+	code, since := "", now
 	if old := b.pending[id]; old != nil {
+		// The same profile asking again (its offscreen document or service
+		// worker restarted): it keeps its code, so the popup and Tether's
+		// list still agree, and its expiry.
 		old.expiry.Stop()
 		delete(b.pending, id)
 		replaced = old.conn
+		code, since = old.code, old.since
 	}
 	for len(b.pending) >= MaxPendingPairings {
 		oldestID := ""
@@ -154,9 +160,11 @@ func (b *Broker) holdLocked(c *conn, now time.Time) (replaced *conn, dropped []*
 		delete(b.pending, oldestID)
 		dropped = append(dropped, p.conn)
 	}
-	code := b.newCodeLocked()
-	p := &pendingPairing{conn: c, since: now, code: code}
-	p.expiry = time.AfterFunc(b.cfg.PairingTTL, func() { b.expire(id, c) })
+	if code == "" {
+		code = b.newCodeLocked()
+	}
+	p := &pendingPairing{conn: c, since: since, code: code}
+	p.expiry = time.AfterFunc(since.Add(b.cfg.PairingTTL).Sub(now), func() { b.expire(id, c) })
 	b.pending[id] = p
 	c.queueFirst(protocol.Pairing{Type: protocol.TypePairing, Code: code, Message: fmt.Sprintf(
 		"Waiting for approval in Tether. This browser's code is %s: approve the entry showing this code in the Tether window, "+

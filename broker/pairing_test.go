@@ -155,25 +155,24 @@ func TestCodeMismatchCannotBeApproved(t *testing.T) {
 }
 
 // A hello repeating a waiting id replaces that socket (only the real
-// extension knows the full id), with a new code.
+// extension knows the full id) and keeps its code, so the popup and
+// Tether's list still agree after the extension reconnects.
 func TestRepeatedPendingIDReplacesSocket(t *testing.T) {
 	b, url := newTestBroker(t, Config{})
 	const id = "cccc3333-0000-4000-8000-000000000003"
 	first := hello(t, url, id, "Home")
 	oldCode := first.readPairing().Code
+	since := b.Pending()[0].Since
 	second := hello(t, url, id, "Home")
-	newCode := second.readPairing().Code
+	if newCode := second.readPairing().Code; newCode != oldCode {
+		t.Fatalf("the code changed from %s to %s on reconnect", oldCode, newCode)
+	}
 	_ = first.ws.SetReadDeadline(time.Now().Add(5 * time.Second))
 	if _, _, err := first.ws.ReadMessage(); err == nil {
 		t.Fatal("the replaced socket is still open")
 	}
-	if codes := pendingCodes(b); len(codes) != 1 || codes[id] != newCode {
-		t.Fatalf("pending codes %v, want only %s", codes, newCode)
-	}
-	if oldCode != newCode {
-		if _, err := b.Approve(oldCode); !errors.Is(err, ErrUnknownProfile) {
-			t.Fatalf("the replaced socket's code still approves: %v", err)
-		}
+	if p := b.Pending(); len(p) != 1 || p[0].Code != oldCode || !p[0].Since.Equal(since) {
+		t.Fatalf("pending %+v, want one entry with code %s since %v", p, oldCode, since)
 	}
 	if _, err := b.Approve(id); err != nil { // the full id works too
 		t.Fatal(err)

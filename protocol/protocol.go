@@ -106,12 +106,13 @@ type HelloAck struct {
 // extension then asks again when it reconnects, with a new code).
 type Pairing struct {
 	Type FrameType `json:"type" jsonschema:"enum=pairing"`
-	// Code is this socket's pairing code: 6 characters from
-	// 23456789ABCDEFGHJKMNPQRSTUVWXYZ (no 0/O, 1/I/L), e.g. "K7M4PX". The
-	// daemon sends it only to this socket and shows it next to the entry in
-	// the Tether window, its tray and `tether profiles`; the popup shows it
-	// so the user approves the entry whose code matches. Approval takes the
-	// code or the full profile id.
+	// Code is this profile's pairing code: 6 characters from
+	// 23456789ABCDEFGHJKMNPQRSTUVWXYZ (no 0/O, 1/I/L), e.g. "K7M4PX",
+	// random for each new waiting entry, kept if the same profile id
+	// reconnects while it waits. The daemon sends it only to this profile's
+	// socket and shows it next to the entry in the Tether window, its tray
+	// and `tether profiles`; the popup shows it so the user approves the
+	// entry whose code matches. Approval takes the code or the full profile id.
 	Code string `json:"code"`
 	// Message tells the user how to approve, for the popup.
 	Message string `json:"message"`
