@@ -14,9 +14,11 @@
 //
 // The extension sends hello first. The daemon answers hello_ack, or refused
 // and closes. A profile the daemon has never seen must first be approved by
-// the user: the daemon answers pairing, holds the socket, and sends hello_ack
-// (with the profile's new secret) once the user approves, or refused if the
-// user denies. Afterwards the daemon sends requests, each with a unique id,
+// the user: the daemon answers pairing (with the pairing code the popup
+// shows), holds the socket, and sends hello_ack (with the profile's new
+// secret) once the user approves, or refused if the user denies
+// (pairing_denied) or nobody approves it within 10 minutes
+// (pairing_expired). Afterwards the daemon sends requests, each with a unique id,
 // and the extension answers each with exactly one response carrying that id;
 // the extension pushes tabs_changed whenever its shared tabs change.
 package protocol
