@@ -43,10 +43,10 @@ func (b *Broker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if paired {
-		b.handshake(ws, func() bool { return true })
+		b.handshake(ws, true, func() bool { return true })
 		return
 	}
-	b.handshake(ws, b.awaitHello(ws))
+	b.handshake(ws, false, b.awaitHello(ws))
 }
 
 // presentsSecret reports whether r offers the subprotocol
@@ -107,9 +107,11 @@ func (b *Broker) awaitHello(ws *websocket.Conn) func() bool {
 }
 
 // handshake reads the hello, admits the profile (or holds it for pairing, or
-// refuses it), then runs the connection until it closes. heard takes the
-// socket off the list of silent ones (see awaitHello).
-func (b *Broker) handshake(ws *websocket.Conn, heard func() bool) {
+// refuses it), then runs the connection until it closes. presented says
+// whether the handshake offered a paired profile's secret (see
+// presentsSecret); heard takes the socket off the list of silent ones (see
+// awaitHello).
+func (b *Broker) handshake(ws *websocket.Conn, presented bool, heard func() bool) {
 	ws.SetReadLimit(1 << 20)
 	_ = ws.SetReadDeadline(time.Now().Add(b.cfg.HelloTimeout))
 	_, data, err := ws.ReadMessage()
@@ -166,7 +168,7 @@ func (b *Broker) handshake(ws *websocket.Conn, heard func() bool) {
 	go c.writeLoop()
 	if adm.ack != nil { // already queued by admit
 		b.log.Info("extension connected", "profile", shortID(hello.ProfileID), "label", adm.ack.AssignedLabel,
-			"slug", adm.ack.AssignedSlug, "ext_version", hello.ExtVersion, "tabs", len(hello.Tabs))
+			"slug", adm.ack.AssignedSlug, "ext_version", hello.ExtVersion, "tabs", len(hello.Tabs), "secret_in_handshake", presented)
 	} else { // the pairing frame too
 		b.log.Warn("new browser profile waiting for approval", "profile", shortID(hello.ProfileID),
 			"label", cleanLabel(hello.Label), "code", adm.code, "approve_with", "tether profiles approve "+adm.code)
@@ -191,7 +193,6 @@ type admission struct {
 // secret (and is then admitted whatever the counts); a new id must not
 // collide with another's (collisionLocked); fewer than MaxProfiles may be
 // connected; then it is paired at once (AutoApprove) or held for approval.
-
 func (b *Broker) admit(c *conn) admission {
 	h := c.hello
 	b.mu.Lock()

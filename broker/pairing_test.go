@@ -32,6 +32,24 @@ func (f *fakeExt) readPairing() protocol.Pairing {
 	return p
 }
 
+// waitSilent waits until n sockets are counted as waiting for their hello.
+func waitSilent(t *testing.T, b *Broker, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		b.mu.Lock()
+		got := len(b.silent)
+		b.mu.Unlock()
+		if got == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d silent sockets counted, want %d", got, n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // readRefused reads a refused frame and checks that the socket closes after it.
 func (f *fakeExt) readRefused() protocol.Refused {
 	f.t.Helper()
@@ -247,15 +265,18 @@ func TestForgedHellosDoNotLockOutANewProfile(t *testing.T) {
 // MaxAwaitingHello the oldest one is closed for a newcomer, never the
 // newcomer refused.
 func TestSilentSocketsMakeRoomForNewcomers(t *testing.T) {
-	_, url := newTestBroker(t, Config{AutoApprove: true})
+	b, url := newTestBroker(t, Config{AutoApprove: true})
 	var silent []*websocket.Conn
-	for range MaxAwaitingHello {
+	for i := range MaxAwaitingHello {
 		ws, _, err := dial(t, url, testOrigin)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { ws.Close() })
 		silent = append(silent, ws)
+		// The daemon counts a socket just after its upgrade: wait for it, so
+		// the order is known.
+		waitSilent(t, b, i+1)
 	}
 	// The 17th is accepted and says hello; the oldest silent one is closed.
 	f, ack := connect(t, nil, url, "h1", "H")
@@ -336,4 +357,52 @@ func TestPairedProfileConnectsWhileSilentSocketsChurn(t *testing.T) {
 		waitChange(t, b, func() bool { p, _ := profileBySlug(b, "work"); return !p.Connected })
 	}
 	t.Logf("%d silent sockets opened during the test", opened.Load())
+}
+
+// A new profile has no secret to offer, so a flood of silent sockets can
+// close its socket before its hello is read (the window is about one round
+// trip). It retries, as the extension does, and gets through: the flood
+// cannot hold every slot for long, since the oldest is always closed first.
+func TestNewProfileGetsThroughSilentSocketChurn(t *testing.T) {
+	b, url := newTestBroker(t, Config{HelloTimeout: 2 * time.Second})
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	var opened atomic.Int64
+	for range 2 * MaxAwaitingHello {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				ws, _, err := websocket.DefaultDialer.DialContext(ctx, url, map[string][]string{"Origin": {testOrigin}})
+				if err != nil {
+					continue
+				}
+				opened.Add(1)
+				_, _, _ = ws.ReadMessage()
+				ws.Close()
+			}
+		}()
+	}
+	defer func() { cancel(); wg.Wait() }()
+	for opened.Load() < 3*MaxAwaitingHello {
+		time.Sleep(5 * time.Millisecond)
+	}
+	const id = "9999aaaa-0000-4000-8000-000000000009"
+	for try := 1; ; try++ {
+		if try > 20 {
+			t.Fatalf("20 sockets in a row closed before the pairing frame (%d silent sockets)", opened.Load())
+		}
+		f := hello(t, url, id, "New")
+		_ = f.ws.SetReadDeadline(time.Now().Add(5 * time.Second))
+		var p protocol.Pairing
+		if err := f.ws.ReadJSON(&p); err == nil && p.Type == protocol.TypePairing {
+			t.Logf("got through at try %d (%d silent sockets)", try, opened.Load())
+			break
+		}
+		f.ws.Close()
+		time.Sleep(250 * time.Millisecond) // the extension's first backoff
+	}
+	if codes := pendingCodes(b); len(codes) != 1 || codes[id] == "" {
+		t.Fatalf("pending %v", codes)
+	}
 }

@@ -161,7 +161,9 @@ func TestPairedBrowserConnectsWhileSilentSocketsChurn(t *testing.T) {
 			`chrome.runtime.sendMessage({target: 'background', kind: 'popup-reconnect'})`, chromedp.EvalAwaitPromise)); err != nil {
 			t.Fatalf("reconnect %d: %v", i, err)
 		}
-		if _, _, err := d.Log.WaitFor(from, 60*time.Second, "extension connected", "slug=work"); err != nil {
+		// secret_in_handshake: the extension offered its secret as subprotocol,
+		// so the daemon never counted it among the silent sockets.
+		if _, _, err := d.Log.WaitFor(from, 60*time.Second, "extension connected", "slug=work", "secret_in_handshake=true"); err != nil {
 			t.Fatalf("reconnect %d: the paired browser did not connect during the churn (%d silent sockets so far): %v", i, opened.Load(), err)
 		}
 	}
