@@ -60,6 +60,7 @@ describe('popupView pairing and halts', () => {
   it('says it asks again after a pairing expired', () => {
     const v = popupView({ state: 'disconnected', port: 1, since: 0, lastRefusal: { code: 'pairing_expired', message: 'Nobody approved it.', at: 0 } }, {});
     expect(v.stateText).toContain('asks Tether again when it reconnects');
+    expect(v.refusal).toBe('Nobody approved it.');
     expect(v.halted).toBe(false);
     expect(v.pairingCode).toBeUndefined();
   });

@@ -35,7 +35,8 @@ export function popupView(status: ConnectionStatus | undefined, local: { assigne
     if (status.pairingCode) view.pairingCode = status.pairingCode;
   }
   if (status?.lastRefusal && status.state !== 'connected' && status.state !== 'pairing') {
-    view.refusal = `Tether refused this browser: ${status.lastRefusal.message}`;
+    // An expired pairing is not a refusal: the daemon's message says it asks again.
+    view.refusal = status.lastRefusal.code === 'pairing_expired' ? status.lastRefusal.message : `Tether refused this browser: ${status.lastRefusal.message}`;
   }
   return view;
 }
