@@ -43,7 +43,7 @@ Usage:
   tether mcp                                          MCP over stdio, for AI apps
   tether browser [--headless] [--label NAME] [--url URL] [--browser PATH] [--user-data-dir DIR] [--port N] [-- CHROME_ARGS...]
                                                       launch Chromium with the extension
-  tether profiles [approve|deny|forget NAME]          list, pair and forget browser profiles
+  tether profiles [approve|deny CODE | forget NAME]   list, pair (by pairing code) and forget browser profiles
   tether connect [--http] CLIENT... | --list          add Tether to an MCP client's config; list clients
   tether disconnect CLIENT...                         remove Tether's entry from a client's config
   tether token rotate                                 issue a new MCP token and update HTTP entries

@@ -18,8 +18,9 @@ import (
 
 const profilesUsage = `Usage:
   tether profiles                 list paired profiles and those waiting for approval
-  tether profiles approve NAME    pair a browser waiting for approval (id prefix or label)
-  tether profiles deny NAME       refuse a browser waiting for approval
+  tether profiles approve CODE    pair the browser waiting for approval whose popup shows CODE
+                                  (or give its full id)
+  tether profiles deny CODE       refuse a browser waiting for approval (code or full id)
   tether profiles forget NAME     remove a paired profile (slug, label or id prefix);
                                   it must be approved again to reconnect
 `
@@ -92,17 +93,28 @@ func listProfiles(ctx context.Context, paths config.Paths) error {
 		return err
 	}
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "SLUG\tLABEL\tSTATUS\tID\tSHARED TABS\tLAST SEEN")
+	fmt.Fprintln(w, "SLUG\tLABEL\tSTATUS\tCODE\tID\tSHARED TABS\tLAST SEEN")
 	for _, p := range list.Profiles {
 		seen := "now"
 		if p.Status != "connected" {
 			seen = time.Since(p.LastSeen).Round(time.Second).String() + " ago"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s…\t%d\t%s\n", p.Slug, p.Label, p.Status, prefix(p.ID), len(p.Tabs), seen)
+		fmt.Fprintf(w, "%s\t%s\t%s\t-\t%s…\t%d\t%s\n", p.Slug, p.Label, p.Status, prefix(p.ID), len(p.Tabs), seen)
 	}
 	for _, p := range list.Pending {
-		fmt.Fprintf(w, "-\t%s\twaiting for approval\t%s…\t-\tsince %s (tether profiles approve %s)\n",
-			p.Label, prefix(p.ID), p.Since.Format(time.TimeOnly), prefix(p.ID))
+		fmt.Fprintf(w, "-\t%s\twaiting for approval\t%s\t%s…\t-\tsince %s, until %s\n",
+			p.Label, p.Code, prefix(p.ID), p.Since.Format(time.TimeOnly), p.Expires.Format(time.TimeOnly))
+	}
+	if len(list.Pending) > 0 {
+		if err := w.Flush(); err != nil {
+			return err
+		}
+		if len(list.Pending) == 1 {
+			code := list.Pending[0].Code
+			fmt.Printf("\nApprove it only if the Tether extension's popup in that browser shows the code %s:\n  tether profiles approve %s\n", code, code)
+		} else {
+			fmt.Println("\nApprove a waiting browser only if the Tether extension's popup in that browser shows the same code:\n  tether profiles approve CODE")
+		}
 	}
 	if len(list.Profiles)+len(list.Pending) == 0 {
 		fmt.Fprintln(w, "(no browser profile has connected yet)")

@@ -316,9 +316,15 @@ type TabView struct {
 
 // PairingView is a new browser profile waiting for approval.
 type PairingView struct {
-	ID      string `json:"id"`
-	Label   string `json:"label"`
+	ID    string `json:"id"`
+	Label string `json:"label"`
+	// Code is its pairing code (6 characters), the one the extension's
+	// popup shows in that browser: the user approves the entry whose code
+	// matches, since any local process can claim a label.
+	Code    string `json:"code"`
 	SinceMs int64  `json:"sinceMs"`
+	// ExpiresMs is when it is let go unless approved (Unix ms).
+	ExpiresMs int64 `json:"expiresMs"`
 }
 
 // ApprovalView is a held call (policy.Request).
@@ -389,7 +395,7 @@ func (a *App) State() State {
 		return strings.Compare(x.Slug, y.Slug)
 	})
 	for _, p := range a.cfg.Profiles.Pending() {
-		s.Pairing = append(s.Pairing, PairingView{ID: p.ID, Label: p.Label, SinceMs: ms(p.Since)})
+		s.Pairing = append(s.Pairing, PairingView{ID: p.ID, Label: p.Label, Code: p.Code, SinceMs: ms(p.Since), ExpiresMs: ms(p.Expires)})
 	}
 	for _, r := range a.cfg.Guard.Pending() {
 		s.Approvals = append(s.Approvals, approvalView(r))
@@ -427,7 +433,10 @@ func (a *App) Answer(id, answer string) error {
 	return nil
 }
 
-// ApproveProfile lets a new browser profile (a PairingView's ID) connect.
+// ApproveProfile lets a new browser profile (a PairingView's ID, the full
+// id, or its code) connect. Errors: no profile waits under that id or code
+// (it was approved, denied, went away or expired), or MaxProfiles are
+// connected.
 func (a *App) ApproveProfile(id string) error {
 	p, err := a.cfg.Profiles.Approve(id)
 	if err != nil {

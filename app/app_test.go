@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -185,8 +186,8 @@ func TestStateFollowsTheDaemon(t *testing.T) {
 			{Tab: 1, Title: "Inbox", URL: "https://mail.example/"},
 			{Tab: 2, Title: "Docs", URL: "https://docs.example/", Current: true},
 		}},
-	}, []broker.PendingProfile{{ID: "c-uuid", Label: "New laptop", Since: seen}})
-	r.shell.waitEmit(t, "state", `"pairing":[{"id":"c-uuid","label":"New laptop"`)
+	}, []broker.PendingProfile{{ID: "c-uuid", Label: "New laptop", Code: "K7M4PX", Since: seen, Expires: seen.Add(10 * time.Minute)}})
+	r.shell.waitEmit(t, "state", `"pairing":[{"id":"c-uuid","label":"New laptop","code":"K7M4PX"`, fmt.Sprintf(`"expiresMs":%d`, seen.Add(10*time.Minute).UnixMilli()))
 	s := r.app.State()
 	if len(s.Profiles) != 2 || s.Profiles[0].Slug != "work" || s.Profiles[0].Status != "connected" || s.Profiles[1].LastSeenMs != seen.UnixMilli() {
 		t.Fatalf("profiles (connected first) = %+v", s.Profiles)

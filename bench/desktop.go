@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tether-browser/tether/broker"
 	"github.com/tether-browser/tether/config"
 	"github.com/tether-browser/tether/test/e2e"
 )
@@ -278,12 +279,12 @@ func startApp(bin string, d *desktop, display, bus string) (*exec.Cmd, *e2e.LogW
 	return cmd, log, nil
 }
 
-var pendingProfile = regexp.MustCompile(`profile=([0-9a-f]+)`)
+var pendingProfile = regexp.MustCompile(`code=([` + broker.CodeAlphabet + `]{6})`)
 
 // pairBrowser starts headless Chromium with the extension (`tether browser
 // --headless`, the flags of every browser in the bench) and pairs it as a
 // user would: bare tether asks before a new profile connects, so the bench
-// approves the id from the daemon's "waiting for approval" line with
+// approves the pairing code from the daemon's "waiting for approval" line with
 // `tether profiles approve`. The browser is returned even on error, to stop.
 func pairBrowser(ctx context.Context, bin string, d *desktop, log *e2e.LogWatcher) (*exec.Cmd, error) {
 	from := log.Len()
@@ -300,7 +301,7 @@ func pairBrowser(ctx context.Context, bin string, d *desktop, log *e2e.LogWatche
 	}
 	id := pendingProfile.FindStringSubmatch(line)
 	if id == nil {
-		return browser, fmt.Errorf("no profile id in %q", line)
+		return browser, fmt.Errorf("no pairing code in %q", line)
 	}
 	actx, cancel := context.WithTimeout(ctx, desktopWait)
 	defer cancel()
@@ -309,7 +310,7 @@ func pairBrowser(ctx context.Context, bin string, d *desktop, log *e2e.LogWatche
 	if out, err := approve.CombinedOutput(); err != nil {
 		return browser, fmt.Errorf("tether profiles approve %s: %w\n%s", id[1], err, out)
 	}
-	_, _, err = log.WaitFor(from, desktopWait, "browser profile approved", "profile="+id[1])
+	_, _, err = log.WaitFor(from, desktopWait, "browser profile approved", "code="+id[1])
 	return browser, err
 }
 

@@ -468,7 +468,7 @@ func writeDesktopIdle(p func(string, ...any), d desktopResult, row func(string, 
 	row("`tether --hidden` in all", d.Total, d.Window)
 	p("\n`tether --hidden` (the daemon, the tray and the window, started hidden: what the login item runs) over %s once the `tether serve` measurement is over, ", d.Window)
 	p("on its own Xvfb display (1280×900×24) and a private D-Bus session bus (`dbus-launch`) that the bench starts and stops, with a fresh config dir, HOME and runtime dir, on a free port (`TETHER_PORT=0`). ")
-	p("As for `tether serve`: a headless Chromium with the extension through `tether browser --headless`, paired with `tether profiles approve <id>` (bare tether asks before a new profile connects; it has no `--auto-approve-profiles`), and an MCP session open through `tether mcp`, silent. ")
+	p("As for `tether serve`: a headless Chromium with the extension through `tether browser --headless`, paired with `tether profiles approve <code>` (the pairing code from the daemon's log line) (bare tether asks before a new profile connects; it has no `--auto-approve-profiles`), and an MCP session open through `tether mcp`, silent. ")
 	p("Unlike it: no page runs first (one `browser_tabs` call, then idle; the browser is on its start page), and the bridge is not measured again (it is the same `tether mcp`). ")
 	p("Before and after the measurement the window was built (its WebKit web process running, a window titled \"Tether\" on the display) and not visible (`xdotool search --onlyvisible --name '^Tether$'` found nothing). ")
 	p("The tray's StatusNotifierItem is on the bus, but no panel runs there, so it has no StatusNotifierWatcher to register with. ")

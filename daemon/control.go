@@ -40,14 +40,20 @@ func (a browserAdapter) Profiles() []tmcp.Profile {
 
 // ProfileJSON is one profile in the control API. Secrets never appear.
 type ProfileJSON struct {
-	ID         string             `json:"id"`
-	Label      string             `json:"label"`
-	Slug       string             `json:"slug,omitempty"`
-	Status     string             `json:"status"` // connected, disconnected or pending
-	ExtVersion string             `json:"extVersion,omitempty"`
-	LastSeen   time.Time          `json:"lastSeen,omitzero"`
-	Since      time.Time          `json:"since,omitzero"`
-	Tabs       []protocol.TabInfo `json:"tabs,omitempty"`
+	ID         string    `json:"id"`
+	Label      string    `json:"label"`
+	Slug       string    `json:"slug,omitempty"`
+	Status     string    `json:"status"` // connected, disconnected or pending
+	ExtVersion string    `json:"extVersion,omitempty"`
+	LastSeen   time.Time `json:"lastSeen,omitzero"`
+	Since      time.Time `json:"since,omitzero"`
+	// Code is a pending profile's pairing code, the one its extension's
+	// popup shows (6 characters of broker.CodeAlphabet); approve and deny
+	// take it, or the full id.
+	Code string `json:"code,omitempty"`
+	// Expires is when a pending profile is let go unless approved.
+	Expires time.Time          `json:"expires,omitzero"`
+	Tabs    []protocol.TabInfo `json:"tabs,omitempty"`
 }
 
 // ProfilesJSON is GET /control/profiles's body.
@@ -80,9 +86,9 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 // profilesHandler serves the control API behind `tether profiles`:
 //
 //	GET  /control/profiles                 → ProfilesJSON
-//	POST /control/profiles/approve {name}  → ProfileJSON
-//	POST /control/profiles/deny    {name}  → 204
-//	POST /control/profiles/forget  {name}  → ProfileJSON
+//	POST /control/profiles/approve {name}  → ProfileJSON  (name: pairing code or full id)
+//	POST /control/profiles/deny    {name}  → 204          (name: pairing code or full id)
+//	POST /control/profiles/forget  {name}  → ProfileJSON  (name: slug, label or id prefix)
 func profilesHandler(b *broker.Broker) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		action := strings.TrimPrefix(strings.TrimPrefix(r.URL.Path, PathProfiles), "/")
@@ -96,7 +102,8 @@ func profilesHandler(b *broker.Broker) http.Handler {
 				out.Profiles = append(out.Profiles, profileJSON(p))
 			}
 			for _, p := range b.Pending() {
-				out.Pending = append(out.Pending, ProfileJSON{ID: p.ID, Label: p.Label, Status: "pending", Since: p.Since})
+				out.Pending = append(out.Pending, ProfileJSON{ID: p.ID, Label: p.Label, Status: "pending", Since: p.Since,
+					Code: p.Code, Expires: p.Expires})
 			}
 			writeJSON(w, http.StatusOK, out)
 			return
@@ -109,7 +116,7 @@ func profilesHandler(b *broker.Broker) http.Handler {
 			Name string `json:"name"`
 		}
 		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096)).Decode(&req); err != nil || req.Name == "" {
-			writeJSON(w, http.StatusBadRequest, ControlError{`send {"name": "<slug, label or id prefix>"}`})
+			writeJSON(w, http.StatusBadRequest, ControlError{`send {"name": "<pairing code or full id to approve or deny; slug, label or id prefix to forget>"}`})
 			return
 		}
 		fail := func(err error) {

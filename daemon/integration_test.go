@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -168,18 +169,20 @@ func TestPairingThroughTheControlAPI(t *testing.T) {
 		res <- dialed{e, err}
 	}()
 	ctx := context.Background()
-	if msg := waitPairing(t, pairing); !strings.Contains(msg, "tether profiles approve c0ffee00") {
-		t.Fatalf("pairing message %q", msg)
-	}
+	code := pairingCode(t, waitPairing(t, pairing))
 	var list ProfilesJSON
 	if err := Control(ctx, p, "GET", PathProfiles, nil, &list); err != nil {
 		t.Fatal(err)
 	}
-	if len(list.Pending) != 1 || list.Pending[0].Label != "Work" {
-		t.Fatalf("pending = %+v", list.Pending)
+	if len(list.Pending) != 1 || list.Pending[0].Label != "Work" || list.Pending[0].Code != code {
+		t.Fatalf("pending = %+v, want code %s", list.Pending, code)
+	}
+	// The id prefix Tether once printed no longer approves: only the code or the full id.
+	if err := Control(ctx, p, "POST", PathProfiles+"/approve", map[string]string{"name": "c0ffee00"}, nil); err == nil || !strings.Contains(err.Error(), "code") {
+		t.Fatalf("approve by id prefix: %v", err)
 	}
 	var approved ProfileJSON
-	if err := Control(ctx, p, "POST", PathProfiles+"/approve", map[string]string{"name": "c0ffee"}, &approved); err != nil {
+	if err := Control(ctx, p, "POST", PathProfiles+"/approve", map[string]string{"name": code}, &approved); err != nil {
 		t.Fatal(err)
 	}
 	d := <-res
@@ -198,13 +201,23 @@ func TestPairingThroughTheControlAPI(t *testing.T) {
 		e, err := fakeext.Dial(url, protocol.Hello{ProfileID: "c0ffee00-1", Label: "Work", Secret: d.e.Ack.Secret}, onPairing)
 		res <- dialed{e, err}
 	}()
-	waitPairing(t, pairing)
-	if err := Control(ctx, p, "POST", PathProfiles+"/deny", map[string]string{"name": "work"}, nil); err != nil {
+	code = pairingCode(t, waitPairing(t, pairing))
+	if err := Control(ctx, p, "POST", PathProfiles+"/deny", map[string]string{"name": code}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if d := <-res; !errors.Is(d.err, fakeext.ErrRefused) || !strings.Contains(d.err.Error(), "pairing_denied") {
 		t.Fatalf("after deny: %v", d.err)
 	}
+}
+
+// pairingCode takes the code out of a pairing message ("… tether profiles approve K7M4PX …").
+func pairingCode(t *testing.T, msg string) string {
+	t.Helper()
+	m := regexp.MustCompile(`tether profiles approve ([` + broker.CodeAlphabet + `]{6})\b`).FindStringSubmatch(msg)
+	if m == nil {
+		t.Fatalf("no code in the pairing message %q", msg)
+	}
+	return m[1]
 }
 
 func waitPairing(t *testing.T, pairing <-chan string) string {

@@ -14,14 +14,27 @@
 //
 // The extension sends hello first. The daemon answers hello_ack, or refused
 // and closes. A profile the daemon has never seen must first be approved by
-// the user: the daemon answers pairing, holds the socket, and sends hello_ack
-// (with the profile's new secret) once the user approves, or refused if the
-// user denies. Afterwards the daemon sends requests, each with a unique id,
+// the user: the daemon answers pairing (with the pairing code the popup
+// shows), holds the socket, and sends hello_ack (with the profile's new
+// secret) once the user approves, or refused if the user denies
+// (pairing_denied) or nobody approves it within 10 minutes
+// (pairing_expired). Afterwards the daemon sends requests, each with a unique id,
 // and the extension answers each with exactly one response carrying that id;
 // the extension pushes tabs_changed whenever its shared tabs change.
 package protocol
 
 import "encoding/json"
+
+// AuthSubprotocolPrefix starts the WebSocket subprotocol a paired extension
+// offers when it opens the socket (Sec-WebSocket-Protocol, next to
+// "tether"): "tether.profile.<profileId>.<secret>". It lets the daemon know
+// a paired profile before its hello, so the bound on sockets that have not
+// said hello (and may be anyone's) never closes it. The daemon does not
+// select it; the hello must still carry the secret.
+const AuthSubprotocolPrefix = "tether.profile."
+
+// Subprotocol is the subprotocol the daemon selects when offered.
+const Subprotocol = "tether"
 
 // Version is the protocol version spoken by this build. A hello with another
 // version is refused with a message naming both versions.
@@ -89,9 +102,20 @@ type HelloAck struct {
 }
 
 // Pairing tells an extension that the user must approve this profile before
-// it can be used. The socket stays open; hello_ack or refused follows.
+// it can be used. The socket stays open; hello_ack or refused follows
+// (refused with "pairing_expired" when nobody approved it within 10
+// minutes, or when newer profiles pushed it out of the waiting list; the
+// extension then asks again when it reconnects, with a new code).
 type Pairing struct {
 	Type FrameType `json:"type" jsonschema:"enum=pairing"`
+	// Code is this profile's pairing code: 6 characters from
+	// 23456789ABCDEFGHJKMNPQRSTUVWXYZ (no 0/O, 1/I/L), e.g. "K7M4PX",
+	// random for each new waiting entry, kept if the same profile id
+	// reconnects while it waits. The daemon sends it only to this profile's
+	// socket and shows it next to the entry in the Tether window, its tray
+	// and `tether profiles`; the popup shows it so the user approves the
+	// entry whose code matches. Approval takes the code or the full profile id.
+	Code string `json:"code"`
 	// Message tells the user how to approve, for the popup.
 	Message string `json:"message"`
 }
@@ -127,7 +151,7 @@ type TabsChanged struct {
 // "protocol_mismatch".
 type Refused struct {
 	Type    FrameType `json:"type" jsonschema:"enum=refused"`
-	Code    ErrorCode `json:"code" jsonschema:"enum=stale_ref,enum=unknown_ref,enum=no_shared_tab,enum=unknown_tab,enum=restricted_page,enum=not_interactable,enum=timeout,enum=navigation_failed,enum=bad_request,enum=protocol_mismatch,enum=unauthorized,enum=pairing_denied,enum=too_many_profiles,enum=dialog_open,enum=disabled,enum=internal"`
+	Code    ErrorCode `json:"code" jsonschema:"enum=stale_ref,enum=unknown_ref,enum=no_shared_tab,enum=unknown_tab,enum=restricted_page,enum=not_interactable,enum=timeout,enum=navigation_failed,enum=bad_request,enum=protocol_mismatch,enum=unauthorized,enum=pairing_denied,enum=too_many_profiles,enum=pairing_expired,enum=dialog_open,enum=disabled,enum=internal"`
 	Message string    `json:"message"`
 }
 
@@ -252,6 +276,10 @@ const (
 	CodePairingDenied ErrorCode = "pairing_denied"
 	// CodeTooManyProfiles: the daemon already has its maximum of connected profiles.
 	CodeTooManyProfiles ErrorCode = "too_many_profiles"
+	// CodePairingExpired: a profile waiting for approval was let go (nobody
+	// approved it within 10 minutes, or newer ones pushed it out); the
+	// extension asks again when it reconnects.
+	CodePairingExpired ErrorCode = "pairing_expired"
 	// CodeDialogOpen: a dialog blocks the page; the message says which and how to answer it.
 	CodeDialogOpen ErrorCode = "dialog_open"
 	// CodeDisabled: the feature is off in the user's settings (e.g. trusted input); the message says which setting.
@@ -266,7 +294,7 @@ const (
 
 // Error is a failed request.
 type Error struct {
-	Code    ErrorCode `json:"code" jsonschema:"enum=stale_ref,enum=unknown_ref,enum=no_shared_tab,enum=unknown_tab,enum=restricted_page,enum=not_interactable,enum=timeout,enum=navigation_failed,enum=bad_request,enum=protocol_mismatch,enum=unauthorized,enum=pairing_denied,enum=too_many_profiles,enum=dialog_open,enum=disabled,enum=duplicate,enum=internal"`
+	Code    ErrorCode `json:"code" jsonschema:"enum=stale_ref,enum=unknown_ref,enum=no_shared_tab,enum=unknown_tab,enum=restricted_page,enum=not_interactable,enum=timeout,enum=navigation_failed,enum=bad_request,enum=protocol_mismatch,enum=unauthorized,enum=pairing_denied,enum=too_many_profiles,enum=pairing_expired,enum=dialog_open,enum=disabled,enum=duplicate,enum=internal"`
 	Message string    `json:"message"`
 }
 

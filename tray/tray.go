@@ -197,9 +197,11 @@ type loop struct {
 }
 
 func (t *loop) snapshot() Snapshot {
+	pairing := t.cfg.Profiles.Pending()
 	return Snapshot{
 		Profiles:        t.cfg.Profiles.Profiles(),
-		PendingProfiles: len(t.cfg.Profiles.Pending()),
+		PendingProfiles: len(pairing),
+		Pairing:         pairing,
 		PendingCalls:    len(t.cfg.Guard.Pending()),
 		Paused:          t.cfg.Guard.Paused(),
 		Running:         t.running,

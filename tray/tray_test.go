@@ -46,6 +46,9 @@ func TestRender(t *testing.T) {
 		{"acting", Snapshot{Profiles: []broker.Profile{work}, Running: 1, Tool: "browser_click"}, Acting, "1 profile · 2 shared tabs", "Tether: AI acting now (browser_click)"},
 		{"pairing waits", Snapshot{PendingProfiles: 1}, Approval, "No extension connected · waiting for you: 1 profile to pair", "Tether: waiting for you: 1 profile to pair"},
 		{"approval beats acting", Snapshot{Profiles: []broker.Profile{work}, Running: 2, PendingCalls: 2}, Approval, "1 profile · 2 shared tabs · waiting for you: 2 calls to approve", "Tether: waiting for you: 2 calls to approve"},
+		{"pairing shows codes", Snapshot{PendingProfiles: 2, Pairing: []broker.PendingProfile{{Label: "Work", Code: "K7M4PX"}, {Label: "Work", Code: "ZZ9Q2R"}}}, Approval,
+			`No extension connected · waiting for you: 2 profiles to pair ("Work" code K7M4PX, "Work" code ZZ9Q2R)`,
+			`Tether: waiting for you: 2 profiles to pair ("Work" code K7M4PX, "Work" code ZZ9Q2R)`},
 		{"both wait", Snapshot{PendingProfiles: 2, PendingCalls: 1}, Approval, "No extension connected · waiting for you: 2 profiles to pair, 1 call to approve", "Tether: waiting for you: 2 profiles to pair, 1 call to approve"},
 		{"paused beats everything", Snapshot{Profiles: []broker.Profile{work}, Paused: true, Running: 1, PendingCalls: 1}, Paused, "1 profile · 2 shared tabs", "Tether: AI access paused"},
 		{"notice in tooltip", Snapshot{Notice: "Cursor: connected"}, Disconnected, "No extension connected", "Tether: no extension connected\nCursor: connected"},
@@ -331,8 +334,10 @@ func TestLoopFollowsTheDaemon(t *testing.T) {
 	}
 	r.ui.want(t, "connected after the call", func(v View) bool { return v.State == Connected })
 
-	r.profiles.set([]broker.Profile{profile("Work", true, 2)}, []broker.PendingProfile{{ID: "x", Label: "New"}})
-	r.ui.want(t, "approval", func(v View) bool { return v.State == Approval })
+	r.profiles.set([]broker.Profile{profile("Work", true, 2)}, []broker.PendingProfile{{ID: "x", Label: "New", Code: "K7M4PX"}})
+	r.ui.want(t, "approval with the pairing code", func(v View) bool {
+		return v.State == Approval && strings.Contains(v.Tooltip, `"New" code K7M4PX`)
+	})
 	r.guard.mu.Lock()
 	r.guard.pending = []policy.Request{{ID: "1"}}
 	r.guard.notifyLocked()

@@ -35,6 +35,11 @@ type Snapshot struct {
 	Profiles []broker.Profile
 	// PendingProfiles wait for pairing.
 	PendingProfiles int
+	// Pairing are those profiles, oldest first: the status line and the
+	// tooltip show each one's label and pairing code, so the user approves
+	// (in the window or with `tether profiles approve CODE`) the one whose
+	// code the browser's popup shows.
+	Pairing []broker.PendingProfile
 	// PendingCalls are tool calls held for the user's answer.
 	PendingCalls int
 	// Paused is the kill switch.
@@ -104,7 +109,7 @@ func Render(s Snapshot) View {
 	case s.Paused:
 		v.State, words = Paused, "AI access paused"
 	case s.PendingProfiles+s.PendingCalls > 0:
-		v.State, words = Approval, waiting(s.PendingProfiles, s.PendingCalls)
+		v.State, words = Approval, waiting(s.PendingProfiles, s.PendingCalls, s.Pairing)
 	case s.Running > 0:
 		v.State, words = Acting, "AI acting now"
 		if s.Tool != "" {
@@ -130,10 +135,18 @@ func Render(s Snapshot) View {
 	return v
 }
 
-func waiting(profiles, calls int) string {
+func waiting(profiles, calls int, pairing []broker.PendingProfile) string {
 	var parts []string
 	if profiles > 0 {
-		parts = append(parts, plural(profiles, "profile")+" to pair")
+		part := plural(profiles, "profile") + " to pair"
+		if len(pairing) > 0 {
+			var each []string
+			for _, p := range pairing {
+				each = append(each, fmt.Sprintf("%q code %s", p.Label, p.Code))
+			}
+			part += " (" + strings.Join(each, ", ") + ")"
+		}
+		parts = append(parts, part)
 	}
 	if calls > 0 {
 		parts = append(parts, plural(calls, "call")+" to approve")

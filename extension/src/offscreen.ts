@@ -8,7 +8,7 @@ function toBackground<T>(msg: BackgroundMessage): Promise<T> {
 }
 
 const connection = new DaemonConnection({
-  openSocket: (url) => new WebSocket(url),
+  openSocket: (url, protocols) => new WebSocket(url, protocols),
   getConfig: () => toBackground<DaemonConfig>({ target: 'background', kind: 'daemon-config' }),
   relay: async (request, deadline) => {
     const outcome = await toBackground<Outcome | undefined>({ target: 'background', kind: 'daemon-request', request, deadline });

@@ -24,6 +24,8 @@ async function renderStatus(): Promise<void> {
   const pairing = $('pairing');
   pairing.hidden = !view.pairing;
   pairing.textContent = view.pairing ?? '';
+  $('pairing-code-row').hidden = !view.pairingCode;
+  $('pairing-code').textContent = view.pairingCode ?? '';
   const refusal = $('refusal');
   refusal.hidden = !view.refusal;
   refusal.textContent = view.refusal ?? '';

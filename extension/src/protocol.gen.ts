@@ -165,6 +165,7 @@ export interface Error {
     | 'unauthorized'
     | 'pairing_denied'
     | 'too_many_profiles'
+    | 'pairing_expired'
     | 'dialog_open'
     | 'disabled'
     | 'duplicate'
@@ -489,6 +490,16 @@ export interface PageResult {
 export interface Pairing {
   type: 'pairing';
   /**
+   * Code is this profile's pairing code: 6 characters from
+   * 23456789ABCDEFGHJKMNPQRSTUVWXYZ (no 0/O, 1/I/L), e.g. "K7M4PX",
+   * random for each new waiting entry, kept if the same profile id
+   * reconnects while it waits. The daemon sends it only to this profile's
+   * socket and shows it next to the entry in the Tether window, its tray
+   * and `tether profiles`; the popup shows it so the user approves the
+   * entry whose code matches. Approval takes the code or the full profile id.
+   */
+  code: string;
+  /**
    * Message tells the user how to approve, for the popup.
    */
   message: string;
@@ -594,6 +605,7 @@ export interface Refused {
     | 'unauthorized'
     | 'pairing_denied'
     | 'too_many_profiles'
+    | 'pairing_expired'
     | 'dialog_open'
     | 'disabled'
     | 'internal';

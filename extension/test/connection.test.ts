@@ -10,7 +10,10 @@ class FakeSocket implements SocketLike {
   onmessage: SocketLike['onmessage'] = null;
   onclose: SocketLike['onclose'] = null;
   onerror: SocketLike['onerror'] = null;
-  constructor(readonly url: string) {}
+  constructor(
+    readonly url: string,
+    readonly protocols: string[] = [],
+  ) {}
   send(data: string) {
     this.sent.push(JSON.parse(data));
   }
@@ -38,8 +41,8 @@ function setup(relay: ConnectionDeps['relay'] = async () => ({ ok: true, value: 
   const statuses: ConnectionStatus[] = [];
   const acks: HelloAck[] = [];
   const conn = new DaemonConnection({
-    openSocket: (url) => {
-      const s = new FakeSocket(url);
+    openSocket: (url, protocols) => {
+      const s = new FakeSocket(url, protocols);
       sockets.push(s);
       return s;
     },
@@ -145,14 +148,16 @@ describe('DaemonConnection', () => {
     const s = sockets[0]!;
     s.open();
     expect(s.sent[0]).not.toHaveProperty('secret');
-    s.receive({ type: 'pairing', message: 'Approve "Work" in the Tether window.' });
-    expect(statuses.at(-1)).toMatchObject({ state: 'pairing', pairing: 'Approve "Work" in the Tether window.' });
+    expect(s.protocols).toEqual(['tether']); // nothing to prove yet
+    s.receive({ type: 'pairing', code: 'K7M4PX', message: 'Approve "Work" in the Tether window.' });
+    expect(statuses.at(-1)).toMatchObject({ state: 'pairing', pairing: 'Approve "Work" in the Tether window.', pairingCode: 'K7M4PX' });
     // No timeout: the daemon holds the socket as long as the user takes.
     await vi.advanceTimersByTimeAsync(10 * 60_000);
     expect(sockets).toHaveLength(1);
     s.receive({ type: 'hello_ack', daemonVersion: 'x', assignedLabel: 'Work', assignedSlug: 'work', secret: 'new-secret' });
     expect(statuses.at(-1)).toMatchObject({ state: 'connected' });
     expect(statuses.at(-1)).not.toHaveProperty('pairing');
+    expect(statuses.at(-1)).not.toHaveProperty('pairingCode');
     expect(JSON.stringify(statuses)).not.toContain('new-secret');
     expect(acks.at(-1)?.secret).toBe('new-secret');
     // Even before storage has it (config still without secret), the next hello carries it.
@@ -160,6 +165,37 @@ describe('DaemonConnection', () => {
     await vi.advanceTimersByTimeAsync(250);
     sockets[1]!.open();
     expect(sockets[1]!.sent[0]).toMatchObject({ type: 'hello', secret: 'new-secret' });
+    // …and the handshake offers it, so the daemon never closes this socket to make room.
+    expect(sockets[1]!.protocols).toEqual(['tether', 'tether.profile.p-1.new-secret']);
+  });
+
+  it('ignores a pairing code that is not one', async () => {
+    const { conn, sockets, statuses } = setup();
+    conn.start();
+    await flush();
+    sockets[0]!.open();
+    sockets[0]!.receive({ type: 'pairing', code: '<img src=x>', message: 'Approve it.' });
+    expect(statuses.at(-1)).toMatchObject({ state: 'pairing' });
+    expect(statuses.at(-1)).not.toHaveProperty('pairingCode');
+  });
+
+  it('asks again, with a new code, 30 s after its pairing expired', async () => {
+    const { conn, sockets, statuses } = setup();
+    conn.start();
+    await flush();
+    sockets[0]!.open();
+    sockets[0]!.receive({ type: 'pairing', code: 'K7M4PX', message: 'Approve it.' });
+    sockets[0]!.receive({ type: 'refused', code: 'pairing_expired', message: 'Nobody approved this browser in Tether within 10 minutes.' });
+    expect(statuses.at(-1)).toMatchObject({ state: 'disconnected', lastRefusal: { code: 'pairing_expired' } });
+    expect(statuses.at(-1)).not.toHaveProperty('halted');
+    expect(statuses.at(-1)).not.toHaveProperty('pairingCode');
+    await vi.advanceTimersByTimeAsync(30_000);
+    expect(sockets).toHaveLength(2);
+    sockets[1]!.open();
+    expect(sockets[1]!.sent[0]).toMatchObject({ type: 'hello', profileId: 'p-1' });
+    sockets[1]!.receive({ type: 'pairing', code: 'ABCDEF', message: 'Approve it.' });
+    expect(statuses.at(-1)).toMatchObject({ state: 'pairing', pairingCode: 'ABCDEF' });
+    expect(statuses.at(-1)).not.toHaveProperty('lastRefusal');
   });
 
   it.each(['unauthorized', 'pairing_denied'])('stops after %s until reconnect() and shows the message', async (code) => {

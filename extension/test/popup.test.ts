@@ -52,6 +52,18 @@ describe('popupView pairing and halts', () => {
     expect(v.pairing).toBe('Waiting for approval… Approve it in Tether.');
     expect(v.halted).toBe(false);
   });
+  it('shows the pairing code the user compares with Tether', () => {
+    const v = popupView({ state: 'pairing', port: 1, since: 0, pairing: 'Approve it.', pairingCode: 'K7M4PX' }, {});
+    expect(v.pairingCode).toBe('K7M4PX');
+    expect(popupView({ state: 'connected', port: 1, since: 0, pairingCode: 'K7M4PX' }, {}).pairingCode).toBeUndefined();
+  });
+  it('says it asks again after a pairing expired', () => {
+    const v = popupView({ state: 'disconnected', port: 1, since: 0, lastRefusal: { code: 'pairing_expired', message: 'Nobody approved it.', at: 0 } }, {});
+    expect(v.stateText).toContain('asks Tether again when it reconnects');
+    expect(v.refusal).toBe('Nobody approved it.');
+    expect(v.halted).toBe(false);
+    expect(v.pairingCode).toBeUndefined();
+  });
   it('offers Reconnect when halted', () => {
     const v = popupView({ state: 'disconnected', port: 1, since: 0, halted: true, lastRefusal: { code: 'pairing_denied', message: 'Denied.', at: 0 } }, {});
     expect(v.halted).toBe(true);

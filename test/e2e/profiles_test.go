@@ -36,8 +36,9 @@ func tetherCLI(t *testing.T, d *Daemon, args ...string) string {
 	return string(out)
 }
 
-// startPaired launches a browser with label and approves it through
-// `tether profiles approve`, as a user would.
+// startPaired launches a browser with label and approves it as a user
+// would: the code in the extension's popup must be the one the daemon logged
+// and `tether profiles` lists, and `tether profiles approve CODE` pairs it.
 func startPaired(t *testing.T, d *Daemon, label string) *Browser {
 	t.Helper()
 	from := d.Log.Len()
@@ -46,21 +47,51 @@ func startPaired(t *testing.T, d *Daemon, label string) *Browser {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := regexp.MustCompile(`profile=([0-9a-f]{8})`).FindStringSubmatch(line)
-	if id == nil {
-		t.Fatalf("no profile id prefix in %q", line)
+	code := logCode(t, line)
+	if shown := popupCode(t, b.DevTools(t)); shown != code {
+		t.Fatalf("the popup shows the code %q, the daemon logged %q", shown, code)
 	}
-	if out := tetherCLI(t, d, "profiles"); !strings.Contains(out, "waiting for approval") {
-		t.Fatalf("tether profiles does not show the waiting browser:\n%s", out)
+	if out := tetherCLI(t, d, "profiles"); !strings.Contains(out, "waiting for approval") || !strings.Contains(out, code) {
+		t.Fatalf("tether profiles does not show the waiting browser with its code %s:\n%s", code, out)
 	}
-	out := tetherCLI(t, d, "profiles", "approve", id[1])
+	out := tetherCLI(t, d, "profiles", "approve", code)
 	if !strings.Contains(out, "approved") {
 		t.Fatalf("approve: %s", out)
 	}
-	if _, _, err := d.Log.WaitFor(from, 10*time.Second, "browser profile approved", "profile="+id[1]); err != nil {
+	if _, _, err := d.Log.WaitFor(from, 10*time.Second, "browser profile approved", "code="+code); err != nil {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// logCode takes the pairing code out of a "waiting for approval" log line.
+func logCode(t *testing.T, line string) string {
+	t.Helper()
+	m := regexp.MustCompile(`code=([` + broker.CodeAlphabet + `]{6})`).FindStringSubmatch(line)
+	if m == nil {
+		t.Fatalf("no pairing code in %q", line)
+	}
+	return m[1]
+}
+
+// popupCode opens the extension's popup as a tab, as the user would, and
+// returns the pairing code it shows once it shows one.
+func popupCode(t *testing.T, alloc context.Context) string {
+	t.Helper()
+	popup := OpenTab(t, alloc, "chrome-extension://"+broker.DefaultExtensionID+"/popup.html")
+	js := `new Promise((resolve, reject) => {
+	  const get = () => { const row = document.getElementById('pairing-code-row'); const c = document.getElementById('pairing-code');
+	    return row && !row.hidden && c && c.textContent ? c.textContent : ''; };
+	  if (get()) { resolve(get()); return; }
+	  const mo = new MutationObserver(() => { if (get()) { mo.disconnect(); resolve(get()); } });
+	  mo.observe(document.body, {subtree: true, childList: true, attributes: true, characterData: true});
+	  setTimeout(() => reject(new Error('no pairing code in the popup: ' + document.body.innerText)), 15000);
+	})`
+	code, err := chromedp.Run(popup, chromedp.Evaluate[string](js, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("popup: %v", err)
+	}
+	return code
 }
 
 // clickPopupCheckbox opens the extension's popup page as a tab and clicks

@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -123,8 +122,7 @@ func TestAppUnderXvfb(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := regexp.MustCompile(`profile=([0-9a-f]{8})`).FindStringSubmatch(line)
-	tetherCLI(t, a.Daemon, "profiles", "approve", id[1])
+	tetherCLI(t, a.Daemon, "profiles", "approve", logCode(t, line))
 	desktop.WaitIcon(t, sigs, item, "green")
 
 	// A real tool call from an MCP client lands on the timeline, with the
@@ -289,7 +287,7 @@ func TestScreenshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tetherCLI(t, a.Daemon, "profiles", "approve", regexp.MustCompile(`profile=([0-9a-f]{8})`).FindStringSubmatch(line)[1])
+	tetherCLI(t, a.Daemon, "profiles", "approve", logCode(t, line))
 	if _, _, err := a.Log.WaitFor(from, 10*time.Second, "browser profile approved"); err != nil {
 		t.Fatal(err)
 	}

@@ -8,13 +8,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 
+	"github.com/tether-browser/tether/broker"
 	"github.com/tether-browser/tether/config"
 	"github.com/tether-browser/tether/policy"
 	"github.com/tether-browser/tether/protocol"
@@ -70,12 +73,28 @@ func TestTrayOverDBus(t *testing.T) {
 		err error
 	}
 	dialed := make(chan dial, 1)
+	codes := make(chan string, 1)
 	go func() {
-		e, err := fakeext.Dial(url, protocol.Hello{ProfileID: "7a7e5b1c-tray-test", Label: "Tray test", ExtVersion: "0.1.0"})
+		e, err := fakeext.Dial(url, protocol.Hello{ProfileID: "7a7e5b1c-tray-test", Label: "Tray test", ExtVersion: "0.1.0"},
+			func(msg string) {
+				if m := regexp.MustCompile(`tether profiles approve ([` + broker.CodeAlphabet + `]{6})`).FindStringSubmatch(msg); m != nil {
+					codes <- m[1]
+				}
+			})
 		dialed <- dial{e, err}
 	}()
 	desktop.WaitIcon(t, sigs, item, "amber")
-	run(t, d.Env(), bin, "profiles", "approve", "7a7e5b1c")
+	var code string
+	select {
+	case code = <-codes:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no pairing code in the pairing message")
+	}
+	// The tray shows the code the browser's popup shows, next to its label.
+	m.WaitFor(sigs, "the pairing code", func(n *desktop.Node) bool {
+		return n.Has(`No extension connected · waiting for you: 1 profile to pair ("Tray test" code ` + code + `)`)
+	})
+	run(t, d.Env(), bin, "profiles", "approve", code)
 	ext := <-dialed
 	if ext.err != nil {
 		t.Fatal(ext.err)

@@ -7,12 +7,14 @@
 import type { HelloAck, Hello, Pairing, Refused, Request, Response, TabsChanged } from '../protocol.gen';
 import { toWireError } from '../shared/errors';
 import {
+  AUTH_SUBPROTOCOL_PREFIX,
   HALTING_CODES,
   isMethod,
   METHODS,
   PROTOCOL_VERSION,
   SLOW_RETRY_CODES,
   SLOW_RETRY_MS,
+  SUBPROTOCOL,
   type ConnectionStatus,
   type DaemonConfig,
   type Outcome,
@@ -30,7 +32,8 @@ export interface SocketLike {
 }
 
 export interface ConnectionDeps {
-  openSocket(url: string): SocketLike;
+  /** Opens the socket, offering protocols as WebSocket subprotocols. */
+  openSocket(url: string, protocols: string[]): SocketLike;
   getConfig(): Promise<DaemonConfig>;
   /** Runs a request in the service worker; deadline is a Date.now() value. */
   relay(request: Request, deadline: number): Promise<Outcome>;
@@ -58,6 +61,22 @@ export function timeoutMargin(timeoutMs: number): number {
 
 type Incoming = HelloAck | Pairing | Refused | Request;
 
+/** A pairing code as the daemon makes them (protocol.Pairing.code). */
+const PAIRING_CODE = /^[2-9A-HJKMNP-Z]{6}$/;
+
+/**
+ * The WebSocket subprotocols to offer: "tether", and once paired
+ * AUTH_SUBPROTOCOL_PREFIX + "<profileId>.<secret>", so the daemon knows this
+ * profile before its hello and never closes its socket to make room for
+ * sockets that said nothing. Only values that are valid subprotocol tokens.
+ */
+export function socketProtocols(profileId: string, secret: string | undefined): string[] {
+  const out = [SUBPROTOCOL];
+  const auth = `${AUTH_SUBPROTOCOL_PREFIX}${profileId}.${secret ?? ''}`;
+  if (secret && /^[A-Za-z0-9!#$%&'*+\-.^_`|~]+$/.test(auth)) out.push(auth);
+  return out;
+}
+
 /** At most this many tabs_changed frames wait for a hello_ack; older ones are dropped (hello carries the state). */
 const MAX_PENDING_TABS_CHANGED = 50;
 
@@ -70,6 +89,7 @@ export class DaemonConnection {
   private port = 0;
   private lastRefusal?: ConnectionStatus['lastRefusal'];
   private pairingMessage?: string;
+  private pairingCode?: string;
   private reported?: ConnectionStatus['state'];
   /** True between hello_ack and the socket's close: requests and pushes may flow. */
   private acked = false;
@@ -144,7 +164,7 @@ export class DaemonConnection {
     this.pending = [];
     let socket: SocketLike;
     try {
-      socket = this.deps.openSocket(`ws://127.0.0.1:${config.port}/extension`);
+      socket = this.deps.openSocket(`ws://127.0.0.1:${config.port}/extension`, socketProtocols(config.profileId, this.secret ?? config.secret));
     } catch (err) {
       console.warn('tether: cannot open WebSocket', err);
       this.scheduleReconnect();
@@ -177,6 +197,7 @@ export class DaemonConnection {
       this.socket = undefined;
       this.acked = false;
       this.pairingMessage = undefined;
+      this.pairingCode = undefined;
       if (this.reported !== 'disconnected') this.report('disconnected');
       this.scheduleReconnect();
     };
@@ -204,6 +225,7 @@ export class DaemonConnection {
         this.attempt = 0;
         this.lastRefusal = undefined;
         this.pairingMessage = undefined;
+        this.pairingCode = undefined;
         if (typeof frame.secret === 'string' && frame.secret) this.secret = frame.secret;
         this.acked = true;
         this.deps.reportAck(frame);
@@ -214,14 +236,18 @@ export class DaemonConnection {
         return;
       }
       case 'pairing':
-        // The daemon holds the socket until the user decides: no timeout here.
+        // The daemon holds the socket until the user decides, or lets it go
+        // after 10 minutes (refused pairing_expired): no timeout here.
         this.pairingMessage = String(frame.message ?? '');
+        this.pairingCode = typeof frame.code === 'string' && PAIRING_CODE.test(frame.code) ? frame.code : undefined;
+        this.lastRefusal = undefined;
         this.report('pairing');
         return;
       case 'refused': {
         const code = String(frame.code);
         this.lastRefusal = { code, message: String(frame.message), at: Date.now() };
         this.pairingMessage = undefined;
+        this.pairingCode = undefined;
         if (HALTING_CODES.includes(code)) this.halted = true;
         else if (SLOW_RETRY_CODES.includes(code)) this.nextDelay = SLOW_RETRY_MS;
         this.socket = undefined;
@@ -278,6 +304,7 @@ export class DaemonConnection {
     const status: ConnectionStatus = { state, port: this.port, since: Date.now() };
     if (this.lastRefusal) status.lastRefusal = this.lastRefusal;
     if (state === 'pairing' && this.pairingMessage !== undefined) status.pairing = this.pairingMessage;
+    if (state === 'pairing' && this.pairingCode !== undefined) status.pairingCode = this.pairingCode;
     if (this.halted) status.halted = true;
     this.deps.reportStatus(status);
   }

@@ -10,6 +10,8 @@ export interface PopupView {
   refusal?: string;
   /** "Waiting for approval…" and the daemon's pairing message. */
   pairing?: string;
+  /** The pairing code while waiting for approval, shown large: the user approves the entry with this code in Tether. */
+  pairingCode?: string;
   /** Show the Reconnect button. */
   halted: boolean;
 }
@@ -23,13 +25,18 @@ export function popupView(status: ConnectionStatus | undefined, local: { assigne
   else if (status.state === 'pairing') stateText = `Waiting for approval… (port ${status.port})`;
   else if (status.state === 'connecting') stateText = `Connecting to Tether on port ${status.port}…`;
   else if (status.halted) stateText = `Not connected (port ${status.port}); press Reconnect to try again`;
+  else if (status.lastRefusal?.code === 'pairing_expired') stateText = `Not approved in time (port ${status.port}); the extension asks Tether again when it reconnects, in 30 seconds, with a new code`;
   else if (status.lastRefusal?.code === 'too_many_profiles') stateText = `Not connected (port ${status.port}); retrying every 30 seconds`;
   else if (status.lastRefusal) stateText = `Not connected (port ${status.port})`;
   else stateText = `Not connected — is Tether running? (port ${status.port})`;
   const view: PopupView = { stateClass: status?.state ?? 'connecting', stateText, label, slug, halted: status?.halted === true };
-  if (status?.state === 'pairing') view.pairing = `Waiting for approval… ${status.pairing ?? ''}`.trim();
+  if (status?.state === 'pairing') {
+    view.pairing = `Waiting for approval… ${status.pairing ?? ''}`.trim();
+    if (status.pairingCode) view.pairingCode = status.pairingCode;
+  }
   if (status?.lastRefusal && status.state !== 'connected' && status.state !== 'pairing') {
-    view.refusal = `Tether refused this browser: ${status.lastRefusal.message}`;
+    // An expired pairing is not a refusal: the daemon's message says it asks again.
+    view.refusal = status.lastRefusal.code === 'pairing_expired' ? status.lastRefusal.message : `Tether refused this browser: ${status.lastRefusal.message}`;
   }
   return view;
 }

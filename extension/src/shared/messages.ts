@@ -38,8 +38,17 @@ export interface DaemonConfig {
 
 /** Refusal codes after which the extension stops reconnecting until the user asks. */
 export const HALTING_CODES: readonly string[] = ['protocol_mismatch', 'unauthorized', 'pairing_denied'];
-/** Refusal codes after which the extension retries slowly. */
-export const SLOW_RETRY_CODES: readonly string[] = ['too_many_profiles'];
+/**
+ * Refusal codes after which the extension retries slowly: too many profiles
+ * connected, or a pairing nobody approved in time (pairing_expired: the
+ * extension asks again, with a new code, when it reconnects).
+ */
+export const SLOW_RETRY_CODES: readonly string[] = ['too_many_profiles', 'pairing_expired'];
+/** The WebSocket subprotocol the daemon selects (protocol.Subprotocol). */
+export const SUBPROTOCOL = 'tether';
+/** Starts the subprotocol that carries a paired profile's id and secret (protocol.AuthSubprotocolPrefix). */
+export const AUTH_SUBPROTOCOL_PREFIX = 'tether.profile.';
+
 /** The slow retry period. */
 export const SLOW_RETRY_MS = 30_000;
 
@@ -54,6 +63,8 @@ export interface ConnectionStatus {
   lastRefusal?: { code: string; message: string; at: number };
   /** The daemon's pairing message while state is pairing. */
   pairing?: string;
+  /** The pairing code while state is pairing: Tether shows the same one next to this browser. */
+  pairingCode?: string;
   /** True when the connection stopped retrying until the user presses Reconnect. */
   halted?: boolean;
 }

@@ -68,21 +68,40 @@ describe('Approvals page', () => {
     renderApp({
       state: state({
         pairing: [
-          { id: 'pend-1', label: 'Personal', sinceMs: NOW - 120_000 },
-          { id: 'pend-2', label: 'Guest', sinceMs: NOW - 5_000 },
+          { id: 'pend-1', label: 'Personal', code: 'K7M4PX', sinceMs: NOW - 120_000, expiresMs: NOW + 480_000 },
+          { id: 'pend-2', label: 'Guest', code: 'ABC234', sinceMs: NOW - 5_000, expiresMs: NOW + 595_000 },
         ],
       }),
     });
     await open('Approvals');
-    const personal = await screen.findByRole('article', { name: 'New profile Personal' });
+    const personal = await screen.findByRole('article', { name: 'New profile Personal, code K7M4PX' });
     expect(personal.textContent).toContain('2 min ago');
+    expect(personal.textContent).toContain('K7M4PX');
+    expect(personal.textContent).toContain('shows this same code');
+    expect(personal.textContent).toContain('Let go in 8 min 00 s');
     await fireEvent.click(within(personal).getByRole('button', { name: 'Approve' }));
     expect(callsOf('ApproveProfile')).toEqual([['pend-1']]);
 
-    const guest = screen.getByRole('article', { name: 'New profile Guest' });
+    const guest = screen.getByRole('article', { name: 'New profile Guest, code ABC234' });
     await fireEvent.click(within(guest).getByRole('button', { name: 'Deny' }));
     expect(callsOf('DenyProfile')).toEqual([['pend-2']]);
     expect(callsOf('Answer')).toEqual([]);
+  });
+
+  it('tells two new profiles with the same name apart by their codes', async () => {
+    renderApp({
+      state: state({
+        pairing: [
+          { id: 'real-uuid', label: 'Work', code: 'K7M4PX', sinceMs: NOW - 60_000, expiresMs: NOW + 540_000 },
+          { id: 'forged', label: 'Work', code: 'ZZ9Q2R', sinceMs: NOW - 1_000, expiresMs: NOW + 599_000 },
+        ],
+      }),
+    });
+    await open('Approvals');
+    const real = await screen.findByRole('article', { name: 'New profile Work, code K7M4PX' });
+    await screen.findByRole('article', { name: 'New profile Work, code ZZ9Q2R' });
+    await fireEvent.click(within(real).getByRole('button', { name: 'Approve' }));
+    expect(callsOf('ApproveProfile')).toEqual([['real-uuid']]);
   });
 
   it('shows an empty state', async () => {

@@ -49,7 +49,7 @@ describe('header, banner and status line', () => {
 
   it('badges Approvals with held calls plus pairing requests', async () => {
     renderApp({
-      state: state({ approvals: [approval(), approval({ id: 'r2' })], pairing: [{ id: 'x', label: 'Home', sinceMs: NOW }] }),
+      state: state({ approvals: [approval(), approval({ id: 'r2' })], pairing: [{ id: 'x', label: 'Home', code: 'K7M4PX', sinceMs: NOW, expiresMs: NOW + 600_000 }] }),
     });
     expect(await screen.findByTitle('3 waiting for you')).toBeTruthy();
     emit('state', state({ approvals: [approval()] }));

@@ -92,7 +92,7 @@ describe('Profiles & tabs page', () => {
   });
 
   it('says when new profiles wait for approval', async () => {
-    renderApp({ state: state({ profiles: [profile()], pairing: [{ id: 'x', label: 'Personal', sinceMs: NOW }] }) });
+    renderApp({ state: state({ profiles: [profile()], pairing: [{ id: 'x', label: 'Personal', code: 'K7M4PX', sinceMs: NOW, expiresMs: NOW + 600_000 }] }) });
     expect(await screen.findByText('1 new browser profile wants to connect.')).toBeTruthy();
     await fireEvent.click(screen.getByRole('button', { name: 'Review in Approvals' }));
     expect(await screen.findByRole('heading', { name: 'Approvals' })).toBeTruthy();

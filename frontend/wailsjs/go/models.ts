@@ -120,7 +120,9 @@ export namespace app {
 	export class PairingView {
 	    id: string;
 	    label: string;
+	    code: string;
 	    sinceMs: number;
+	    expiresMs: number;
 	
 	    static createFrom(source: any = {}) {
 	        return new PairingView(source);
@@ -130,7 +132,9 @@ export namespace app {
 	        if ('string' === typeof source) source = JSON.parse(source);
 	        this.id = source["id"];
 	        this.label = source["label"];
+	        this.code = source["code"];
 	        this.sinceMs = source["sinceMs"];
+	        this.expiresMs = source["expiresMs"];
 	    }
 	}
 	export class TabView {

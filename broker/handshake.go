@@ -1,0 +1,238 @@
+// The extension socket's way in: the origin gate, the bound on sockets
+// that have not said hello, the hello's checks, and admission.
+
+package broker
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/tether-browser/tether/protocol"
+)
+
+// ServeHTTP is the extension WebSocket route. The handshake is refused with
+// 403, before any upgrade, unless Origin is exactly chrome-extension://<id>
+// for an allowed id: a WebSocket has no CORS preflight, so without this gate
+// any web page the user visits could drive their browser.
+//
+// A socket then has HelloTimeout to say hello, and at most MaxAwaitingHello
+// sockets may be waiting for theirs: past that, the oldest one waiting is
+// closed to make room, never the newcomer. A real extension says hello as
+// soon as its socket opens, so sockets that hold a slot without a word
+// (anyone can open them) cannot keep it out; a paired extension offers its
+// secret in the handshake (protocol.AuthSubprotocolPrefix) and is not
+// counted at all, so no flood of silent sockets can close it.
+func (b *Broker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	origin := r.Header.Get("Origin")
+	if !b.origins[origin] {
+		b.log.Warn("extension socket refused: origin not allowed",
+			"origin", origin, "remote", r.RemoteAddr, "allowed", len(b.origins))
+		http.Error(w, "forbidden: this socket only accepts Tether's browser extension", http.StatusForbidden)
+		return
+	}
+	paired := b.presentsSecret(r)
+	ws, err := b.upgrader.Upgrade(w, r, nil)
+	if err != nil {
+		b.log.Info("extension socket upgrade failed", "err", err)
+		return
+	}
+	if paired {
+		b.handshake(ws, true, func() bool { return true })
+		return
+	}
+	b.handshake(ws, false, b.awaitHello(ws))
+}
+
+// presentsSecret reports whether r offers the subprotocol
+// protocol.AuthSubprotocolPrefix + "<id>.<secret>" for a paired profile and
+// its right secret: such a socket is not counted among the silent ones.
+func (b *Broker) presentsSecret(r *http.Request) bool {
+	for _, p := range websocket.Subprotocols(r) {
+		rest, ok := strings.CutPrefix(p, protocol.AuthSubprotocolPrefix)
+		i := strings.LastIndexByte(rest, '.')
+		if !ok || i < 0 {
+			continue
+		}
+		b.mu.Lock()
+		rec := b.records[rest[:i]]
+		ok = rec != nil && secretMatches(rest[i+1:], rec.stored.SecretHash)
+		b.mu.Unlock()
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+// silentSocket is a socket that has not said hello yet.
+type silentSocket struct {
+	ws *websocket.Conn
+	// evicted is set (under Broker.mu) when it was closed to make room.
+	evicted bool
+}
+
+// awaitHello counts ws among the sockets waiting for their hello, closing
+// the oldest of them first if MaxAwaitingHello are. The returned function
+// takes ws off that list once its first frame is read (or it failed); it
+// reports false if ws was closed to make room meanwhile.
+func (b *Broker) awaitHello(ws *websocket.Conn) func() bool {
+	s := &silentSocket{ws: ws}
+	var oldest *silentSocket
+	b.mu.Lock()
+	if len(b.silent) >= MaxAwaitingHello {
+		oldest = b.silent[0]
+		oldest.evicted = true
+		b.silent = slices.Delete(b.silent, 0, 1)
+	}
+	b.silent = append(b.silent, s)
+	b.mu.Unlock()
+	if oldest != nil {
+		b.log.Debug("extension socket closed to make room: the oldest of too many sockets waiting for hello", "limit", MaxAwaitingHello)
+		_ = oldest.ws.Close()
+	}
+	return func() bool {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if i := slices.Index(b.silent, s); i >= 0 {
+			b.silent = slices.Delete(b.silent, i, i+1)
+		}
+		return !s.evicted
+	}
+}
+
+// handshake reads the hello, admits the profile (or holds it for pairing, or
+// refuses it), then runs the connection until it closes. presented says
+// whether the handshake offered a paired profile's secret (see
+// presentsSecret); heard takes the socket off the list of silent ones (see
+// awaitHello).
+func (b *Broker) handshake(ws *websocket.Conn, presented bool, heard func() bool) {
+	ws.SetReadLimit(1 << 20)
+	_ = ws.SetReadDeadline(time.Now().Add(b.cfg.HelloTimeout))
+	_, data, err := ws.ReadMessage()
+	if !heard() {
+		_ = ws.Close()
+		return
+	}
+	if err != nil {
+		b.log.Info("extension socket dropped before hello", "err", err)
+		_ = ws.Close()
+		return
+	}
+	refuse := func(code protocol.ErrorCode, msg string) {
+		b.log.Warn("extension hello refused", "code", string(code), "reason", msg)
+		_ = ws.SetWriteDeadline(time.Now().Add(b.cfg.WriteTimeout))
+		_ = ws.WriteJSON(protocol.Refused{Type: protocol.TypeRefused, Code: code, Message: msg})
+		_ = ws.WriteControl(websocket.CloseMessage,
+			websocket.FormatCloseMessage(websocket.ClosePolicyViolation, string(code)), time.Now().Add(time.Second))
+		_ = ws.Close()
+	}
+	var hello protocol.Hello
+	if err := json.Unmarshal(data, &hello); err != nil || hello.Type != protocol.TypeHello {
+		refuse(protocol.CodeBadRequest, "the first frame must be a hello")
+		return
+	}
+	if hello.Protocol != protocol.Version {
+		refuse(protocol.CodeProtocolMismatch, fmt.Sprintf(
+			"the extension speaks protocol %d but this Tether daemon (version %s) speaks protocol %d. "+
+				"Update both to the same release; for an unpacked extension, Chrome does not reload changed files by itself: "+
+				"open chrome://extensions and press the reload button on Tether.",
+			hello.Protocol, b.cfg.DaemonVersion, protocol.Version))
+		return
+	}
+	if hello.ProfileID == "" || len(hello.ProfileID) > 128 {
+		refuse(protocol.CodeBadRequest, "hello needs a profileId of 1 to 128 characters")
+		return
+	}
+	c := newConn(ws, &b.cfg, b.log, hello)
+	c.onTabs = b.setTabs
+	adm := b.admit(c)
+	if adm.refuseCode != "" {
+		refuse(adm.refuseCode, adm.refuseMsg)
+		return
+	}
+	if adm.replaced != nil {
+		b.log.Info("extension reconnected, replacing its previous socket", "profile", shortID(hello.ProfileID))
+		adm.replaced.close()
+	}
+	for _, d := range adm.dropped {
+		b.log.Info("browser profile waiting for approval let go to make room", "profile", shortID(d.hello.ProfileID), "limit", MaxPendingPairings)
+		go letGo(d, fmt.Sprintf("More than %d browsers asked Tether for approval at once, and this one had waited longest, so Tether let it go. "+
+			"The extension asks again when it reconnects, with a new code.", MaxPendingPairings))
+	}
+	go c.writeLoop()
+	if adm.ack != nil { // already queued by admit
+		b.log.Info("extension connected", "profile", shortID(hello.ProfileID), "label", adm.ack.AssignedLabel,
+			"slug", adm.ack.AssignedSlug, "ext_version", hello.ExtVersion, "tabs", len(hello.Tabs), "secret_in_handshake", presented)
+	} else { // the pairing frame too
+		b.log.Warn("new browser profile waiting for approval", "profile", shortID(hello.ProfileID),
+			"label", cleanLabel(hello.Label), "code", adm.code, "approve_with", "tether profiles approve "+adm.code)
+	}
+	c.readLoop()
+	b.detach(c)
+}
+
+// admission is admit's decision: refuse, accept (ack set) or hold for
+// pairing (code set). replaced is the profile's previous socket, to close;
+// dropped are waiting sockets pushed out of a full list, to let go.
+type admission struct {
+	refuseCode protocol.ErrorCode
+	refuseMsg  string
+	ack        *protocol.HelloAck
+	code       string
+	replaced   *conn
+	dropped    []*conn
+}
+
+// admit decides about c's hello, in this order: a known id must present its
+// secret (and is then admitted whatever the counts); a new id must not
+// collide with another's (collisionLocked); fewer than MaxProfiles may be
+// connected; then it is paired at once (AutoApprove) or held for approval.
+func (b *Broker) admit(c *conn) admission {
+	h := c.hello
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return admission{refuseCode: protocol.CodeInternal, refuseMsg: ErrClosed.Error()}
+	}
+	now := b.cfg.Now()
+	if rec := b.records[h.ProfileID]; rec != nil {
+		if !secretMatches(h.Secret, rec.stored.SecretHash) {
+			return admission{refuseCode: protocol.CodeUnauthorized, refuseMsg: fmt.Sprintf(
+				"this browser claims to be the paired profile %q but did not present its pairing secret, so it was refused. "+
+					"If you reinstalled the extension or cleared its data, run `tether profiles forget %s` and connect again to pair anew.",
+				rec.stored.Slug, rec.stored.Slug)}
+		}
+		adm := admission{replaced: rec.conn}
+		label := cleanLabel(h.Label)
+		if label != rec.stored.Label {
+			rec.stored.Label = label
+			rec.stored.Slug = b.uniqueSlugLocked(Slugify(label), h.ProfileID)
+		}
+		adm.ack = b.ackLocked(rec, "")
+		b.attachLocked(rec, c, now, adm.ack)
+		return adm
+	}
+	if b.pending[h.ProfileID] == nil {
+		if why := b.collisionLocked(h.ProfileID); why != "" {
+			return admission{refuseCode: protocol.CodeBadRequest, refuseMsg: why}
+		}
+	}
+	if n := b.connectedLocked(); n >= MaxProfiles {
+		return admission{refuseCode: protocol.CodeTooManyProfiles, refuseMsg: fmt.Sprintf(
+			"Tether already has %d browser profiles connected, and a new one may join only while fewer than %d are; close Chrome in a profile you do not need, then this one connects by itself", n, MaxProfiles)}
+	}
+	if b.cfg.AutoApprove {
+		rec, secret := b.createLocked(h, now)
+		ack := b.ackLocked(rec, secret)
+		b.attachLocked(rec, c, now, ack)
+		return admission{ack: ack}
+	}
+	replaced, dropped := b.holdLocked(c, now)
+	return admission{code: b.pending[h.ProfileID].code, replaced: replaced, dropped: dropped}
+}

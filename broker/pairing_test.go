@@ -1,0 +1,408 @@
+package broker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/tether-browser/tether/protocol"
+)
+
+// readPairing reads the pairing frame a held hello gets.
+func (f *fakeExt) readPairing() protocol.Pairing {
+	f.t.Helper()
+	typ, data := f.readFrame()
+	var p protocol.Pairing
+	if err := json.Unmarshal(data, &p); err != nil || typ != protocol.TypePairing {
+		f.t.Fatalf("got %s, want pairing", data)
+	}
+	for _, r := range p.Code {
+		if !strings.ContainsRune(CodeAlphabet, r) {
+			f.t.Fatalf("code %q has %q, outside %s", p.Code, r, CodeAlphabet)
+		}
+	}
+	return p
+}
+
+// waitSilent waits until n sockets are counted as waiting for their hello.
+func waitSilent(t *testing.T, b *Broker, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		b.mu.Lock()
+		got := len(b.silent)
+		b.mu.Unlock()
+		if got == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d silent sockets counted, want %d", got, n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// readRefused reads a refused frame and checks that the socket closes after it.
+func (f *fakeExt) readRefused() protocol.Refused {
+	f.t.Helper()
+	typ, data := f.readFrame()
+	var r protocol.Refused
+	if err := json.Unmarshal(data, &r); err != nil || typ != protocol.TypeRefused {
+		f.t.Fatalf("got %s, want refused", data)
+	}
+	_ = f.ws.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, _, err := f.ws.ReadMessage(); err == nil {
+		f.t.Fatal("socket still open after refused")
+	} else if ne, ok := err.(interface{ Timeout() bool }); ok && ne.Timeout() {
+		f.t.Fatal("socket not closed within 5 s of refused")
+	}
+	return r
+}
+
+func pendingCodes(b *Broker) map[string]string {
+	out := map[string]string{}
+	for _, p := range b.Pending() {
+		out[p.ID] = p.Code
+	}
+	return out
+}
+
+// The attack of issue 12: while the real profile waits, a forger says hello
+// with the 8-character prefix Tether printed. It must be refused, and that
+// prefix must approve nobody.
+func TestPrefixHijackIsRefused(t *testing.T) {
+	b, url := newTestBroker(t, Config{})
+	const real = "0721cbc6-5d1e-4b7a-9c3e-2f1a7b8c9d0e"
+	r := hello(t, url, real, "Work")
+	code := r.readPairing().Code
+
+	for _, forged := range []string{
+		"0721cbc6",                             // the printed prefix
+		"0721cbc",                              // a shorter prefix
+		"0721cbc6-5d1e",                        // a longer one
+		"0721cbc6-ffff-4fff-8fff-ffffffffffff", // same displayed prefix, different id
+		strings.ToLower(code),                  // spells the real entry's code
+	} {
+		f := hello(t, url, forged, "Work")
+		if got := f.readRefused(); got.Code != protocol.CodeBadRequest || !strings.Contains(got.Message, "refused") {
+			t.Errorf("forged id %q: got %+v", forged, got)
+		}
+	}
+	if p := b.Pending(); len(p) != 1 || p[0].ID != real {
+		t.Fatalf("pending = %+v, want only the real profile", p)
+	}
+	for _, name := range []string{"0721cbc6", "0721", "work", "Work"} {
+		if _, err := b.Approve(name); !errors.Is(err, ErrUnknownProfile) {
+			t.Errorf("approve %q: %v, want ErrUnknownProfile", name, err)
+		}
+	}
+	if _, err := b.Approve(code); err != nil {
+		t.Fatal(err)
+	}
+	var ack protocol.HelloAck
+	r.read(&ack)
+	if ack.Type != protocol.TypeHelloAck || ack.Secret == "" {
+		t.Fatalf("the real profile got %+v", ack)
+	}
+
+	// Paired, it is protected the same way: a prefix of its id, or its
+	// displayed prefix, is refused before any pairing.
+	for _, forged := range []string{"0721cbc6", real[:20], "0721cbc6-0000"} {
+		f := hello(t, url, forged, "Work")
+		if got := f.readRefused(); got.Code != protocol.CodeBadRequest {
+			t.Errorf("forged id %q after pairing: got %+v", forged, got)
+		}
+	}
+	if n := len(b.Pending()); n != 0 {
+		t.Fatalf("%d pending after forged hellos", n)
+	}
+}
+
+// Two entries with the same label are told apart by their codes, and only
+// the code the browser shows approves it.
+func TestCodeMismatchCannotBeApproved(t *testing.T) {
+	b, url := newTestBroker(t, Config{})
+	realExt := hello(t, url, "aaaa1111-0000-4000-8000-000000000001", "Work")
+	realCode := realExt.readPairing().Code
+	forger := hello(t, url, "bbbb2222-0000-4000-8000-000000000002", "Work")
+	forgedCode := forger.readPairing().Code
+	if realCode == forgedCode {
+		t.Fatalf("two waiting entries share the code %s", realCode)
+	}
+	codes := pendingCodes(b)
+	if len(codes) != 2 || codes["aaaa1111-0000-4000-8000-000000000001"] != realCode {
+		t.Fatalf("pending codes %v", codes)
+	}
+	// A code no entry has approves nothing.
+	wrong := "222222"
+	if wrong == realCode || wrong == forgedCode {
+		wrong = "333333"
+	}
+	if _, err := b.Approve(wrong); !errors.Is(err, ErrUnknownProfile) {
+		t.Fatalf("approve of a code nobody has: %v", err)
+	}
+	if _, err := b.Approve(realCode); err != nil {
+		t.Fatal(err)
+	}
+	var ack protocol.HelloAck
+	realExt.read(&ack)
+	if ack.Type != protocol.TypeHelloAck || ack.Secret == "" {
+		t.Fatalf("real got %+v", ack)
+	}
+	// The forger is still waiting, untouched, and the used code is gone.
+	if codes := pendingCodes(b); len(codes) != 1 || codes["bbbb2222-0000-4000-8000-000000000002"] != forgedCode {
+		t.Fatalf("pending codes after approval %v", codes)
+	}
+	if _, err := b.Approve(realCode); !errors.Is(err, ErrUnknownProfile) {
+		t.Fatalf("second approval of the same code: %v", err)
+	}
+	if err := b.Deny(forgedCode); err != nil {
+		t.Fatal(err)
+	}
+	if r := forger.readRefused(); r.Code != protocol.CodePairingDenied {
+		t.Fatalf("forger got %+v", r)
+	}
+}
+
+// A hello repeating a waiting id replaces that socket (only the real
+// extension knows the full id) and keeps its code, so the popup and
+// Tether's list still agree after the extension reconnects.
+func TestRepeatedPendingIDReplacesSocket(t *testing.T) {
+	b, url := newTestBroker(t, Config{})
+	const id = "cccc3333-0000-4000-8000-000000000003"
+	first := hello(t, url, id, "Home")
+	oldCode := first.readPairing().Code
+	since := b.Pending()[0].Since
+	second := hello(t, url, id, "Home")
+	if newCode := second.readPairing().Code; newCode != oldCode {
+		t.Fatalf("the code changed from %s to %s on reconnect", oldCode, newCode)
+	}
+	_ = first.ws.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, _, err := first.ws.ReadMessage(); err == nil {
+		t.Fatal("the replaced socket is still open")
+	}
+	if p := b.Pending(); len(p) != 1 || p[0].Code != oldCode || !p[0].Since.Equal(since) {
+		t.Fatalf("pending %+v, want one entry with code %s since %v", p, oldCode, since)
+	}
+	if _, err := b.Approve(id); err != nil { // the full id works too
+		t.Fatal(err)
+	}
+	var ack protocol.HelloAck
+	second.read(&ack)
+	if ack.Type != protocol.TypeHelloAck {
+		t.Fatalf("got %+v", ack)
+	}
+}
+
+func TestPairingExpires(t *testing.T) {
+	b, url := newTestBroker(t, Config{PairingTTL: 300 * time.Millisecond})
+	f := hello(t, url, "dddd4444-0000-4000-8000-000000000004", "Home")
+	p := f.readPairing()
+	if got := b.Pending(); len(got) != 1 || got[0].Expires.Sub(got[0].Since) != 300*time.Millisecond {
+		t.Fatalf("pending = %+v", got)
+	}
+	r := f.readRefused()
+	if r.Code != protocol.CodePairingExpired || !strings.Contains(r.Message, "asks again when it reconnects") {
+		t.Fatalf("got %+v", r)
+	}
+	waitChange(t, b, func() bool { return len(b.Pending()) == 0 })
+	if _, err := b.Approve(p.Code); !errors.Is(err, ErrUnknownProfile) {
+		t.Fatalf("an expired code approves: %v", err)
+	}
+	// It asks again and gets a new entry.
+	f2 := hello(t, url, "dddd4444-0000-4000-8000-000000000004", "Home")
+	f2.readPairing()
+	if n := len(b.Pending()); n != 1 {
+		t.Fatalf("%d pending after asking again", n)
+	}
+}
+
+// Issue 12: sixteen forged hellos with random ids filled the waiting list
+// for good and a genuine new profile got too_many_profiles. Now the oldest
+// waiting entry is let go instead, and entries expire.
+func TestForgedHellosDoNotLockOutANewProfile(t *testing.T) {
+	b, url := newTestBroker(t, Config{})
+	var forged []*fakeExt
+	for i := range MaxPendingPairings + 4 {
+		f := hello(t, url, fmt.Sprintf("%08x-forged", 0x10000000+i*0x01000000), "Work")
+		f.readPairing()
+		forged = append(forged, f)
+	}
+	for i := range 4 { // the four oldest made room
+		if r := forged[i].readRefused(); r.Code != protocol.CodePairingExpired || !strings.Contains(r.Message, "asks again") {
+			t.Fatalf("forged %d got %+v", i, r)
+		}
+	}
+	genuine := hello(t, url, "eeee5555-0000-4000-8000-000000000005", "Work")
+	code := genuine.readPairing().Code
+	if n := len(b.Pending()); n != MaxPendingPairings {
+		t.Fatalf("%d pending, want %d", n, MaxPendingPairings)
+	}
+	if _, err := b.Approve(code); err != nil {
+		t.Fatal(err)
+	}
+	var ack protocol.HelloAck
+	genuine.read(&ack)
+	if ack.Type != protocol.TypeHelloAck || ack.Secret == "" {
+		t.Fatalf("genuine got %+v", ack)
+	}
+	secrets.Store("eeee5555-0000-4000-8000-000000000005", ack.Secret)
+	// A full waiting list never keeps a paired profile out either.
+	forged2 := hello(t, url, "ffff6666-forged", "X")
+	forged2.readPairing()
+	connect(t, b, url, "eeee5555-0000-4000-8000-000000000005", "Work")
+}
+
+// A silent socket (no hello) holds a slot for HelloTimeout at most, and at
+// MaxAwaitingHello the oldest one is closed for a newcomer, never the
+// newcomer refused.
+func TestSilentSocketsMakeRoomForNewcomers(t *testing.T) {
+	b, url := newTestBroker(t, Config{AutoApprove: true})
+	var silent []*websocket.Conn
+	for i := range MaxAwaitingHello {
+		ws, _, err := dial(t, url, testOrigin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ws.Close() })
+		silent = append(silent, ws)
+		// The daemon counts a socket just after its upgrade: wait for it, so
+		// the order is known.
+		waitSilent(t, b, i+1)
+	}
+	// The 17th is accepted and says hello; the oldest silent one is closed.
+	f, ack := connect(t, nil, url, "h1", "H")
+	if ack.AssignedSlug != "h" {
+		t.Fatalf("ack %+v", ack)
+	}
+	_ = f
+	_ = silent[0].SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, _, err := silent[0].ReadMessage(); err == nil {
+		t.Fatal("oldest silent socket still open")
+	} else if ne, ok := err.(interface{ Timeout() bool }); ok && ne.Timeout() {
+		t.Fatal("oldest silent socket not closed to make room")
+	}
+	// The next oldest is still open (it was not its turn).
+	_ = silent[1].SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+	if _, _, err := silent[1].ReadMessage(); err == nil {
+		t.Fatal("unexpected frame")
+	} else if ne, ok := err.(interface{ Timeout() bool }); !ok || !ne.Timeout() {
+		t.Fatalf("second silent socket closed too: %v", err)
+	}
+}
+
+// Issue 12: silent sockets reopened in a loop kept a paired Chrome out.
+// With twice MaxAwaitingHello of them churning (each reopened as soon as
+// the daemon closes it), a paired profile presenting its secret still
+// connects every time, at the first try.
+func TestPairedProfileConnectsWhileSilentSocketsChurn(t *testing.T) {
+	b, url := newTestBroker(t, Config{AutoApprove: true, HelloTimeout: 2 * time.Second})
+	first, _ := connect(t, b, url, "churn-paired", "Work")
+	first.ws.Close()
+	waitChange(t, b, func() bool { p, _ := profileBySlug(b, "work"); return !p.Connected })
+
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	var opened atomic.Int64
+	for range 2 * MaxAwaitingHello {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				ws, _, err := websocket.DefaultDialer.DialContext(ctx, url, map[string][]string{"Origin": {testOrigin}})
+				if err != nil {
+					continue
+				}
+				opened.Add(1)
+				// Silent until the daemon closes it (to make room, or at HelloTimeout).
+				_, _, _ = ws.ReadMessage()
+				ws.Close()
+			}
+		}()
+	}
+	defer func() { cancel(); wg.Wait() }()
+	// Wait for the churn to be under way: silent sockets closed to make room.
+	for opened.Load() < 3*MaxAwaitingHello {
+		time.Sleep(5 * time.Millisecond)
+	}
+	// The extension offers its secret in the handshake: no silent socket
+	// can push it out, so every connect succeeds at the first try.
+	secret, _ := secrets.Load("churn-paired")
+	d := websocket.Dialer{Subprotocols: []string{protocol.Subprotocol, protocol.AuthSubprotocolPrefix + "churn-paired." + secret.(string)}}
+	for i := range 10 {
+		ws, resp, err := d.Dial(url, map[string][]string{"Origin": {testOrigin}})
+		if err != nil {
+			t.Fatalf("connect %d: %v", i, err)
+		}
+		if got := resp.Header.Get("Sec-WebSocket-Protocol"); got != protocol.Subprotocol {
+			t.Fatalf("selected subprotocol %q, want %q (never the secret)", got, protocol.Subprotocol)
+		}
+		f := &fakeExt{t: t, ws: ws}
+		f.send(protocol.Hello{Type: protocol.TypeHello, Protocol: protocol.Version, ProfileID: "churn-paired",
+			Label: "Work", Secret: secret.(string)})
+		var ack protocol.HelloAck
+		f.read(&ack)
+		if ack.Type != protocol.TypeHelloAck || ack.AssignedSlug != "work" {
+			t.Fatalf("connect %d: %+v", i, ack)
+		}
+		ws.Close()
+		waitChange(t, b, func() bool { p, _ := profileBySlug(b, "work"); return !p.Connected })
+	}
+	t.Logf("%d silent sockets opened during the test", opened.Load())
+}
+
+// A new profile has no secret to offer, so a flood of silent sockets can
+// close its socket before its hello is read (the window is about one round
+// trip). It retries, as the extension does, and gets through: the flood
+// cannot hold every slot for long, since the oldest is always closed first.
+func TestNewProfileGetsThroughSilentSocketChurn(t *testing.T) {
+	b, url := newTestBroker(t, Config{HelloTimeout: 2 * time.Second})
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	var opened atomic.Int64
+	for range 2 * MaxAwaitingHello {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				ws, _, err := websocket.DefaultDialer.DialContext(ctx, url, map[string][]string{"Origin": {testOrigin}})
+				if err != nil {
+					continue
+				}
+				opened.Add(1)
+				_, _, _ = ws.ReadMessage()
+				ws.Close()
+			}
+		}()
+	}
+	defer func() { cancel(); wg.Wait() }()
+	for opened.Load() < 3*MaxAwaitingHello {
+		time.Sleep(5 * time.Millisecond)
+	}
+	const id = "9999aaaa-0000-4000-8000-000000000009"
+	for try := 1; ; try++ {
+		if try > 20 {
+			t.Fatalf("20 sockets in a row closed before the pairing frame (%d silent sockets)", opened.Load())
+		}
+		f := hello(t, url, id, "New")
+		_ = f.ws.SetReadDeadline(time.Now().Add(5 * time.Second))
+		var p protocol.Pairing
+		if err := f.ws.ReadJSON(&p); err == nil && p.Type == protocol.TypePairing {
+			t.Logf("got through at try %d (%d silent sockets)", try, opened.Load())
+			break
+		}
+		f.ws.Close()
+		time.Sleep(250 * time.Millisecond) // the extension's first backoff
+	}
+	if codes := pendingCodes(b); len(codes) != 1 || codes[id] == "" {
+		t.Fatalf("pending %v", codes)
+	}
+}
