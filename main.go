@@ -60,8 +60,19 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	cmd, args := os.Args[1], os.Args[2:]
+	// -h/--help on a command without flags of its own: its usage, exit 0.
+	// Commands with flags print their usage from their flag set and return
+	// flag.ErrHelp, also exit 0 below.
+	switch cmd {
+	case "profiles", "disconnect", "token", "pause", "resume", "version":
+		if wantsHelp(args) {
+			fmt.Print(plainUsage(cmd))
+			return
+		}
+	}
 	var err error
-	switch cmd, args := os.Args[1], os.Args[2:]; cmd {
+	switch cmd {
 	case "serve":
 		err = runServe(ctx, args)
 	case "mcp":
@@ -90,10 +101,27 @@ func main() {
 		fmt.Fprintf(os.Stderr, "tether: unknown command %q\n\n%s", cmd, usage)
 		os.Exit(2)
 	}
+	if errors.Is(err, flag.ErrHelp) {
+		return // the usage asked for is printed
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "tether:", err)
 		os.Exit(1)
 	}
+}
+
+// plainUsage is the usage of a command without flags: its own usage text,
+// else its lines of the top-level usage.
+func plainUsage(cmd string) string {
+	switch cmd {
+	case "profiles":
+		return profilesUsage
+	case "disconnect":
+		return connectUsage
+	case "token":
+		return tokenUsage
+	}
+	return commandUsage(cmd)
 }
 
 // newLogger logs text to stderr and to logFile (appending). stdout is never
@@ -161,7 +189,7 @@ func defaultPort() (int, error) {
 }
 
 func runServe(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs := newFlagSet("serve", args)
 	port, err := defaultPort()
 	if err != nil {
 		return err
@@ -196,8 +224,7 @@ func runServe(ctx context.Context, args []string) error {
 }
 
 func runMCP(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
-	fs.SetOutput(os.Stderr)
+	fs := newFlagSet("mcp", args)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -238,7 +265,7 @@ func runMCP(ctx context.Context, args []string) error {
 }
 
 func runBrowser(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("browser", flag.ContinueOnError)
+	fs := newFlagSet("browser", args)
 	var opts launcher.Options
 	fs.StringVar(&opts.Browser, "browser", "", "browser executable (default: the first Chromium-family browser found)")
 	fs.StringVar(&opts.UserDataDir, "user-data-dir", "", "browser profile dir (default: <config dir>/browser-profiles/default)")
