@@ -184,6 +184,7 @@ func Run(ctx context.Context, cfg Config) error {
 	mcpServer := tmcp.NewServer(adapter, tmcp.Config{
 		Version:          cfg.Version,
 		EnabledTools:     append(settings.EnabledTools, cfg.EnableTools...),
+		SettingsFile:     p.SettingsFile(),
 		TrustedInput:     settings.TrustedInput,
 		NoImages:         !settings.ImagesEnabled(),
 		SnapshotMaxChars: settings.SnapshotMaxChars,
