@@ -16,8 +16,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 
-	"github.com/tether-browser/tether/test/mcpclient"
 	"github.com/tether-browser/tether/protocol"
+	"github.com/tether-browser/tether/test/mcpclient"
 )
 
 func encoded(t *testing.T, format string, w, h int) []byte {
