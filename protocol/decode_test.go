@@ -112,7 +112,8 @@ func mustBeClear(t testing.TB, err error, what ...string) {
 }
 
 // roundTrip fails unless the accepted value, marshalled and decoded again
-// by decode, is accepted and equal: accepted values are stable.
+// by decode, is accepted and encodes the same: accepted values are stable
+// (compared as JSON, where an empty optional list and none are the same).
 func roundTrip[T any](t testing.TB, v T, decode func([]byte) (T, error)) {
 	t.Helper()
 	b, _ := json.Marshal(v)
@@ -120,8 +121,8 @@ func roundTrip[T any](t testing.TB, v T, decode func([]byte) (T, error)) {
 	if err != nil {
 		t.Fatalf("accepted value refused once re-encoded: %v\n%.500s", err, b)
 	}
-	if !reflect.DeepEqual(v, again) {
-		t.Fatalf("accepted value changed through a round trip:\n%#v\n%#v", v, again)
+	if b2, _ := json.Marshal(again); !bytes.Equal(b, b2) {
+		t.Fatalf("accepted value changed through a round trip:\n%.500s\n%.500s", b, b2)
 	}
 }
 
