@@ -294,6 +294,9 @@ func runBrowser(ctx context.Context, args []string) error {
 		opts.UserDataDir = paths.BrowserProfile()
 	}
 	opts.ExtensionDir = paths.Extension(opts.UserDataDir)
+	// Chromium's own messages (some twenty D-Bus and zygote errors at a
+	// headless start) go to this file; those that may matter show too.
+	opts.LogFile = filepath.Join(opts.UserDataDir, launcher.BrowserLogName)
 	if err := launcher.WriteExtension(extension.Dist(), opts.ExtensionDir, launcher.ExtensionConfig{Port: *port, Label: *label}); err != nil {
 		return err
 	}

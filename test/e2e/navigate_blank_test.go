@@ -5,6 +5,8 @@ package e2e
 import (
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +22,7 @@ func TestNavigateToAboutBlank(t *testing.T) {
 	d := StartDaemon(t, Binary(t), "--auto-approve-profiles", "--unattended=allow")
 	fixtures := httptest.NewServer(http.FileServer(http.Dir("testdata")))
 	defer fixtures.Close()
-	StartBrowser(t, d)
+	b := StartBrowser(t, d)
 	ctx := Context(t, 3*time.Minute)
 	c := stdioClient(t, ctx, d)
 	pages := []string{fixtures.URL + "/tools.html", fixtures.URL + "/page2.html"}
@@ -36,6 +38,14 @@ func TestNavigateToAboutBlank(t *testing.T) {
 		if snap := mustCall(t, ctx, c, "browser_snapshot", nil); !strings.Contains(snap, "URL: about:blank") {
 			t.Fatalf("round %d: snapshot after about:blank:\n%s", i, snap)
 		}
+	}
+	// `tether browser --headless` kept Chromium's D-Bus and zygote errors
+	// off its terminal (they are in its log file).
+	if out := b.Log.String(); strings.Contains(out, "dbus/") || strings.Contains(out, "zygote_communication") {
+		t.Errorf("Chromium's noise reached tether browser's output:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(b.UserDataDir, "tether-browser.log")); err != nil {
+		t.Errorf("no browser log file: %v", err)
 	}
 	// From about:blank to about:blank.
 	if text := mustCall(t, ctx, c, "browser_navigate", map[string]any{"url": "about:blank"}); !strings.Contains(text, "URL: about:blank") {
