@@ -12,11 +12,13 @@ import (
 // This file is the daemon's decoder of what the extension sends: its hello,
 // the frames that follow (response, tabs_changed) and the result of each
 // method. Everything here comes from a socket that any local process may
-// open, so a frame is accepted only when it fits its schema (the JSON
-// Schema that Schema() derives from protocol.go: types, enums, result
-// objects), and a refusal is a short, one-line DecodeError that quotes none
-// of the frame's content (logs never hold page content). FuzzDecode checks
-// both promises.
+// open, so a frame is accepted only when the value decoded from it fits its
+// schema (the JSON Schema that Schema() derives from protocol.go: types,
+// enums, result objects, required lists), and a refusal is a short,
+// one-line DecodeError that quotes none of the frame's content (logs never
+// hold page content). As with encoding/json, unknown fields are ignored (a
+// newer extension may add some) and keys match case-insensitively.
+// FuzzDecode checks both promises.
 
 // MaxDecodeErrorLen bounds the length of a DecodeError's text, in bytes.
 const MaxDecodeErrorLen = 200
