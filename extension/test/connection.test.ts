@@ -249,7 +249,8 @@ describe('relayFailure', () => {
     expect(e.message).toContain('whether the click happened is unknown');
     expect(e.message).toContain('call browser_snapshot');
     expect(e.message).not.toContain('call the tool again');
-    expect(relayFailure('press_key', gone).message).toContain('whether the press key happened');
+    expect(relayFailure('press_key', gone).message).toContain('whether the key press happened');
+    expect(relayFailure('navigate', gone).message).toContain('whether the navigation happened');
   });
   it('leaves other failures to toWireError', () => {
     expect(relayFailure('click', new Error('boom')).message).toContain('(boom)');

@@ -65,7 +65,7 @@ func TestServiceWorkerStoppedMidCall(t *testing.T) {
 	if text := stopDuring("browser_wait_for", map[string]any{"time": 10}); !strings.Contains(text, "The Tether extension restarted during this call") || !strings.Contains(text, "call the tool again") {
 		t.Fatalf("a read cut short:\n%s", text)
 	}
-	if text := stopDuring("browser_navigate", map[string]any{"url": pages.URL + "/slow"}); !strings.Contains(text, "whether the navigate happened is unknown") || !strings.Contains(text, "browser_snapshot") || strings.Contains(text, "call the tool again") {
+	if text := stopDuring("browser_navigate", map[string]any{"url": pages.URL + "/slow"}); !strings.Contains(text, "whether the navigation happened is unknown") || !strings.Contains(text, "browser_snapshot") || strings.Contains(text, "call the tool again") {
 		t.Fatalf("an action cut short:\n%s", text)
 	}
 	// The extension comes back by itself and works (the tab may still be

@@ -316,8 +316,27 @@ export function relayFailure(method: string, err: unknown): WireError {
       message: 'The Tether extension restarted during this call (Chrome stopped its service worker), so it was not answered. It only reads the page and changed nothing: call the tool again.',
     };
   }
+  const what = ACTION_NAMES[method] ?? method.replace(/_/g, ' ');
   return {
     code: 'internal',
-    message: `The Tether extension restarted during this call (Chrome stopped its service worker), so whether the ${method.replace(/_/g, ' ')} happened is unknown. Do not repeat it blindly: call browser_snapshot to see the page, then decide.`,
+    message: `The Tether extension restarted during this call (Chrome stopped its service worker), so whether the ${what} happened is unknown. Do not repeat it blindly: call browser_snapshot to see the page, then decide.`,
   };
 }
+
+/** What each action does, for relayFailure's sentence. */
+const ACTION_NAMES: Readonly<Record<string, string>> = {
+  navigate: 'navigation',
+  click: 'click',
+  type: 'typing',
+  tab_new: 'opening of the new tab',
+  tab_close: 'closing of the tab',
+  tab_select: 'selection of the tab',
+  select_option: 'option selection',
+  hover: 'hover',
+  drag: 'drag',
+  press_key: 'key press',
+  file_upload: 'file upload',
+  handle_dialog: 'arming of the dialog answer',
+  history: 'history step',
+  evaluate: 'evaluation',
+};
