@@ -138,8 +138,28 @@ func (h *handlers) saveScreenshot(img []byte, mimeType string) (string, error) {
 	if mimeType == "image/jpeg" {
 		ext = ".jpg"
 	}
-	path := filepath.Join(dir, "screenshot-"+time.Now().UTC().Format("20060102-150405.000")+ext)
-	if err := os.WriteFile(path, img, 0o600); err != nil {
+	// A new file each time, even for two captures in the same millisecond.
+	stem := filepath.Join(dir, "screenshot-"+time.Now().UTC().Format("20060102-150405.000"))
+	var path string
+	var f *os.File
+	for i := 1; ; i++ {
+		path = stem + ext
+		if i > 1 {
+			path = fmt.Sprintf("%s-%d%s", stem, i, ext)
+		}
+		var err error
+		if f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
+			break
+		} else if !os.IsExist(err) || i >= 100 {
+			return "", err
+		}
+	}
+	_, err := f.Write(img)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
 		return "", err
 	}
 	PruneScreenshots(dir, time.Now(), ScreenshotMaxAge, ScreenshotMaxFiles)

@@ -113,3 +113,19 @@ func TestPruneScreenshots(t *testing.T) {
 		t.Errorf("a missing dir: removed %d", n)
 	}
 }
+
+// Two captures saved in the same millisecond get two files.
+func TestSaveScreenshotNeverOverwrites(t *testing.T) {
+	h := &handlers{cfg: Config{ScreenshotDir: t.TempDir()}}
+	seen := map[string]bool{}
+	for range 5 {
+		p, err := h.saveScreenshot([]byte("x"), "image/png")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen[p] {
+			t.Fatalf("%s written twice", p)
+		}
+		seen[p] = true
+	}
+}
