@@ -26,7 +26,8 @@ Clients: ` + "claude-desktop, claude-code, cursor, vscode, windsurf, zed, codex,
 
 func runConnect(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("connect", flag.ContinueOnError)
-	fs.Usage = func() { fmt.Fprint(os.Stderr, connectUsage) }
+	fs.SetOutput(helpOutput(args))
+	fs.Usage = func() { fmt.Fprint(fs.Output(), connectUsage) }
 	list := fs.Bool("list", false, "list every client")
 	useHTTP := fs.Bool("http", false, "write a streamable HTTP entry instead of stdio")
 	port := fs.Int("port", -1, "daemon port in the HTTP URL (default: the running daemon's, else $TETHER_PORT or 47615)")

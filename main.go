@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -63,8 +64,19 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	cmd, args := os.Args[1], os.Args[2:]
+	// -h/--help on a command without flags of its own: its usage, exit 0.
+	// Commands with flags print their usage from their flag set and return
+	// flag.ErrHelp, also exit 0 below.
+	switch cmd {
+	case "profiles", "disconnect", "token", "pause", "resume", "version":
+		if wantsHelp(args) {
+			fmt.Print(plainUsage(cmd))
+			return
+		}
+	}
 	var err error
-	switch cmd, args := os.Args[1], os.Args[2:]; cmd {
+	switch cmd {
 	case "serve":
 		err = runServe(ctx, args)
 	case "mcp":
@@ -93,10 +105,27 @@ func main() {
 		fmt.Fprintf(os.Stderr, "tether: unknown command %q\n\n%s", cmd, usage)
 		os.Exit(2)
 	}
+	if errors.Is(err, flag.ErrHelp) {
+		return // the usage asked for is printed
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "tether:", err)
 		os.Exit(1)
 	}
+}
+
+// plainUsage is the usage of a command without flags: its own usage text,
+// else its lines of the top-level usage.
+func plainUsage(cmd string) string {
+	switch cmd {
+	case "profiles":
+		return profilesUsage
+	case "disconnect":
+		return connectUsage
+	case "token":
+		return tokenUsage
+	}
+	return commandUsage(cmd)
 }
 
 // logKind says where a command's log lines go besides stderr.
@@ -200,7 +229,7 @@ func defaultPort() (int, error) {
 }
 
 func runServe(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs := newFlagSet("serve", args)
 	port, err := defaultPort()
 	if err != nil {
 		return err
@@ -236,8 +265,7 @@ func runServe(ctx context.Context, args []string) error {
 }
 
 func runMCP(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
-	fs.SetOutput(os.Stderr)
+	fs := newFlagSet("mcp", args)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -278,7 +306,7 @@ func runMCP(ctx context.Context, args []string) error {
 }
 
 func runBrowser(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("browser", flag.ContinueOnError)
+	fs := newFlagSet("browser", args)
 	var opts launcher.Options
 	fs.StringVar(&opts.Browser, "browser", "", "browser executable (default: the first Chromium-family browser found)")
 	fs.StringVar(&opts.UserDataDir, "user-data-dir", "", "browser profile dir (default: <config dir>/browser-profiles/default)")
@@ -307,6 +335,9 @@ func runBrowser(ctx context.Context, args []string) error {
 		opts.UserDataDir = paths.BrowserProfile()
 	}
 	opts.ExtensionDir = paths.Extension(opts.UserDataDir)
+	// Chromium's own messages (some twenty D-Bus and zygote errors at a
+	// headless start) go to this file; those that may matter show too.
+	opts.LogFile = filepath.Join(opts.UserDataDir, launcher.BrowserLogName)
 	if err := launcher.WriteExtension(extension.Dist(), opts.ExtensionDir, launcher.ExtensionConfig{Port: *port, Label: *label}); err != nil {
 		return err
 	}

@@ -35,7 +35,8 @@ func runTimeline(ctx context.Context, args []string) error {
 		args = args[1:]
 	}
 	fs := flag.NewFlagSet("timeline", flag.ContinueOnError)
-	fs.Usage = func() { fmt.Fprint(os.Stderr, timelineUsage) }
+	fs.SetOutput(helpOutput(args))
+	fs.Usage = func() { fmt.Fprint(fs.Output(), timelineUsage) }
 	var f timeline.Filter
 	fs.StringVar(&f.Client, "client", "", "only this MCP client (its clientInfo name)")
 	fs.StringVar(&f.Profile, "profile", "", "only this browser profile (slug)")

@@ -34,6 +34,9 @@ func trayMain(args []string) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := runTray(ctx, args)
 	stop()
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0) // the usage asked for is printed
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "tether:", err)
 		os.Exit(1)
@@ -42,7 +45,7 @@ func trayMain(args []string) {
 }
 
 func runTray(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("tether", flag.ContinueOnError)
+	fs := newFlagSet("", args)
 	hidden := fs.Bool("hidden", false, "start in the tray without showing the window (what the login item runs)")
 	if err := fs.Parse(args); err != nil {
 		return err

@@ -270,7 +270,8 @@ func startApp(bin string, d *desktop, display, bus string) (*exec.Cmd, *e2e.LogW
 		return nil, nil, err
 	}
 	log := e2e.NewLogWatcher(stderr)
-	for _, line := range []string{"tether daemon listening", "tray ready"} {
+	// No panel runs on the bus: the tray logs "no tray host", with its item.
+	for _, line := range []string{"tether daemon listening", "tray_item="} {
 		if _, _, err := log.WaitFor(0, desktopWait, line); err != nil {
 			stopGroup(cmd)
 			return nil, nil, fmt.Errorf("tether --hidden: %w\ntether's log:\n%s", err, log.String())

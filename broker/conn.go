@@ -125,30 +125,19 @@ func (c *conn) readLoop() {
 			return
 		}
 		_ = c.ws.SetReadDeadline(time.Now().Add(c.cfg.PongWait))
-		var env protocol.Envelope
-		if err := json.Unmarshal(data, &env); err != nil {
+		frame, err := protocol.DecodeFrame(data)
+		if err != nil {
+			// err quotes no content of the frame (protocol.DecodeError).
 			c.log.Warn("malformed frame from extension dropped", "profile", shortID(c.hello.ProfileID), "bytes", len(data), "err", err)
 			continue
 		}
-		switch env.Type {
-		case protocol.TypeResponse:
-			var resp protocol.Response
-			if err := json.Unmarshal(data, &resp); err != nil || resp.ID == "" {
-				c.log.Warn("malformed response from extension dropped", "profile", shortID(c.hello.ProfileID), "bytes", len(data), "err", err)
-				continue
-			}
-			c.deliver(resp)
-		case protocol.TypeTabsChanged:
-			var tc protocol.TabsChanged
-			if err := json.Unmarshal(data, &tc); err != nil {
-				c.log.Warn("malformed tabs_changed from extension dropped", "profile", shortID(c.hello.ProfileID), "bytes", len(data), "err", err)
-				continue
-			}
+		switch f := frame.(type) {
+		case *protocol.Response:
+			c.deliver(*f)
+		case *protocol.TabsChanged:
 			if c.onTabs != nil {
-				c.onTabs(c, tc)
+				c.onTabs(c, *f)
 			}
-		default:
-			c.log.Warn("unexpected frame from extension dropped", "profile", shortID(c.hello.ProfileID), "type", string(env.Type))
 		}
 	}
 }
@@ -236,6 +225,12 @@ func (c *conn) call(ctx context.Context, method protocol.Method, params any, tim
 		}
 		if resp.Error != nil {
 			return nil, &RemoteError{Code: resp.Error.Code, Message: resp.Error.Message}
+		}
+		// The result must fit its method's schema before the caller decodes
+		// it into its own value (a second, cheap decode of a checked frame).
+		if _, err := protocol.DecodeResult(method, resp.Result); err != nil {
+			c.log.Warn("malformed result from extension", "profile", shortID(c.hello.ProfileID), "bytes", len(resp.Result), "err", err)
+			return nil, fmt.Errorf("the extension sent a malformed %s result (%w); update the Tether extension to this daemon's version", method, err)
 		}
 		return resp.Result, nil
 	case <-ctx.Done():

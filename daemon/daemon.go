@@ -196,9 +196,12 @@ func Run(ctx context.Context, cfg Config) error {
 	if cfg.Services != nil {
 		cfg.Services(Services{Broker: b, Guard: guard, Timeline: tl})
 	}
+	// Screenshots left from earlier runs age out even if none is taken now.
+	tmcp.PruneScreenshots(p.Screenshots(), time.Now(), tmcp.ScreenshotMaxAge, tmcp.ScreenshotMaxFiles)
 	mcpServer := tmcp.NewServer(adapter, tmcp.Config{
 		Version:          cfg.Version,
 		EnabledTools:     append(settings.EnabledTools, cfg.EnableTools...),
+		SettingsFile:     p.SettingsFile(),
 		TrustedInput:     settings.TrustedInput,
 		NoImages:         !settings.ImagesEnabled(),
 		SnapshotMaxChars: settings.SnapshotMaxChars,

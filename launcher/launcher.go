@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -119,6 +120,12 @@ type Options struct {
 	// ExtraArgs are appended to the command line.
 	ExtraArgs []string
 	Logger    *slog.Logger
+	// LogFile receives everything the browser prints (rewritten at each
+	// launch, at most MaxBrowserLog bytes); only the lines Visible keeps
+	// reach Terminal. Empty: everything goes to Terminal.
+	LogFile string
+	// Terminal is where the browser's visible lines go (default os.Stderr).
+	Terminal io.Writer
 }
 
 // QuietFlags keep a browser from calling home: Chromium's background
@@ -183,9 +190,29 @@ func Launch(ctx context.Context, opts Options) error {
 		return cmd.Process.Signal(syscall.SIGTERM)
 	}
 	cmd.WaitDelay = 5 * time.Second
-	cmd.Stdout = os.Stderr
-	cmd.Stderr = os.Stderr
-	if err := cmd.Run(); err != nil && ctx.Err() == nil {
+	term := opts.Terminal
+	if term == nil {
+		term = os.Stderr
+	}
+	// One writer for both streams: exec then copies them in one goroutine.
+	out := &browserOutput{term: term}
+	cmd.Stdout, cmd.Stderr = term, term
+	if opts.LogFile != "" {
+		f, err := openBrowserLog(opts.LogFile)
+		if err != nil {
+			return fmt.Errorf("create the browser's log file: %w", err)
+		}
+		defer f.Close()
+		out.file = f
+		cmd.Stdout, cmd.Stderr = out, out
+		log.Info("the browser's own messages go to its log file; those that may matter show here too", "file", opts.LogFile)
+	}
+	err := cmd.Run()
+	out.flush()
+	if err != nil && ctx.Err() == nil {
+		if opts.LogFile != "" {
+			return fmt.Errorf("browser %s: %w; its last lines (all in %s):\n%s", opts.Browser, err, opts.LogFile, out.lastLines())
+		}
 		return fmt.Errorf("browser %s: %w", opts.Browser, err)
 	}
 	return nil

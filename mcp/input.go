@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -189,6 +190,13 @@ type WaitForArgs struct {
 	Time     float64 `json:"time,omitempty" jsonschema:"Seconds to wait (≤ 60)"`
 }
 
+// waitTimeError is the tool error for a time outside (0, limit]: time is
+// in seconds, more than 0 and at most limit.
+func waitTimeError(got float64, limit time.Duration) string {
+	return fmt.Sprintf("time is a number of seconds, more than 0 and at most %g (got %g); for example time: 2 waits two seconds",
+		limit.Seconds(), got)
+}
+
 func (h *handlers) waitForTool() tool {
 	return tool{
 		def: mcpgo.NewTool("browser_wait_for",
@@ -196,16 +204,18 @@ func (h *handlers) waitForTool() tool {
 			mcpgo.WithInputSchema[WaitForArgs](),
 			readOnly(),
 		),
-		handler: mcpgo.NewTypedToolHandler(func(ctx context.Context, _ mcpgo.CallToolRequest, args WaitForArgs) (*mcpgo.CallToolResult, error) {
-			if args.Text == "" && args.TextGone == "" && args.Time <= 0 {
-				return mcpgo.NewToolResultError("pass text, text_gone or time"), nil
-			}
+		handler: mcpgo.NewTypedToolHandler(func(ctx context.Context, req mcpgo.CallToolRequest, args WaitForArgs) (*mcpgo.CallToolResult, error) {
 			limit := h.cfg.WaitTimeout
-			if args.Time > limit.Seconds() {
-				return mcpgo.NewToolResultError(fmt.Sprintf("time is at most %.0f seconds", limit.Seconds())), nil
+			_, timePassed := req.GetArguments()["time"]
+			noText := args.Text == "" && args.TextGone == ""
+			if args.Time < 0 || args.Time > limit.Seconds() || (noText && timePassed && args.Time == 0) {
+				return mcpgo.NewToolResultError(waitTimeError(args.Time, limit)), nil
+			}
+			if noText && args.Time == 0 {
+				return mcpgo.NewToolResultError("pass text, text_gone or time (seconds)"), nil
 			}
 			params := &protocol.WaitForParams{TabParams: protocol.TabParams{Tab: args.Tab}, SnapshotOptions: h.snapshotOptions(),
-				Text: args.Text, TextGone: args.TextGone, TimeMs: int(args.Time * 1000)}
+				Text: args.Text, TextGone: args.TextGone, TimeMs: int(math.Ceil(args.Time * 1000))}
 			// The extension gets the whole limit to wait, plus time to answer.
 			return h.pageCall(ctx, "browser_wait_for", args.Profile, protocol.MethodWaitFor, params, limit+5*time.Second, "Waited.")
 		}),

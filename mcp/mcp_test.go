@@ -384,3 +384,87 @@ func TestReadIsCapped(t *testing.T) {
 		t.Fatalf("capText kept %q (%d)", got, kept)
 	}
 }
+
+// browser_wait_for says what is wrong with time (range and unit) when time
+// was passed, and asks for one of the three only when none was.
+func TestWaitForTimeErrors(t *testing.T) {
+	fb := &fakeBrowser{}
+	c := newClient(t, fb)
+	for _, tc := range []struct {
+		args map[string]any
+		want string
+	}{
+		{map[string]any{"time": -5}, "time is a number of seconds, more than 0 and at most 60 (got -5)"},
+		{map[string]any{"time": 0}, "time is a number of seconds, more than 0 and at most 60 (got 0)"},
+		{map[string]any{"time": 61}, "time is a number of seconds, more than 0 and at most 60 (got 61)"},
+		{map[string]any{"text": "x", "time": -1}, "(got -1)"},
+		{map[string]any{}, "pass text, text_gone or time (seconds)"},
+	} {
+		text, isErr := callTool(t, c, "browser_wait_for", tc.args)
+		if !isErr || !strings.Contains(text, tc.want) {
+			t.Errorf("%v: (isError=%v) %q; want %q", tc.args, isErr, text, tc.want)
+		}
+	}
+	if len(fb.calls) != 0 {
+		t.Fatalf("invalid waits reached the browser: %+v", fb.calls)
+	}
+	// A sub-millisecond wait still reaches the extension as a wait (1 ms, not 0).
+	callTool(t, c, "browser_wait_for", map[string]any{"time": 0.0001})
+	if len(fb.calls) != 1 || !strings.Contains(fb.calls[0].params, `"timeMs":1`) {
+		t.Fatalf("time 0.0001: calls %+v; want one wait_for with timeMs 1", fb.calls)
+	}
+}
+
+// A call to browser_evaluate while it is off says so and names both ways
+// to turn it on, instead of "tool not found"; enabled, it is offered and runs.
+func TestDisabledToolSaysHowToEnable(t *testing.T) {
+	c := newClient(t, &fakeBrowser{})
+	_, _, err := mcpclient.Call(context.Background(), c, "browser_evaluate", map[string]any{"expression": "1"}, nil)
+	if err == nil {
+		t.Fatal("browser_evaluate ran while off")
+	}
+	for _, want := range []string{"browser_evaluate is turned off", `"enabledTools": ["browser_evaluate"]`, "settings.json", "--enable-tools=browser_evaluate"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), "not found") {
+		t.Errorf("error %q still says not found", err)
+	}
+	// An unknown tool is still "not found".
+	if _, _, err := mcpclient.Call(context.Background(), c, "browser_bogus", nil, nil); err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Errorf("unknown tool: %v; want not found", err)
+	}
+	on, err := client.NewInProcessClient(NewServer(&fakeBrowser{}, Config{Version: "test", EnabledTools: []string{"browser_evaluate"}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer on.Close()
+	if err := on.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mcpclient.Initialize(context.Background(), on, "test"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := mcpclient.Call(context.Background(), on, "browser_evaluate", map[string]any{"expression": "1"}, nil); err != nil {
+		t.Fatalf("enabled browser_evaluate: %v", err)
+	}
+}
+
+// An integer argument the schema accepts but a Go int cannot hold (1e300
+// is an integer to JSON Schema) is refused with its range, not bound into
+// a "failed to bind arguments" error; a huge error is cut.
+func TestIntegerRangeAndErrorCap(t *testing.T) {
+	fb := &fakeBrowser{}
+	c := newClient(t, fb)
+	text, isErr := callTool(t, c, "browser_snapshot", map[string]any{"tab": 1e300})
+	if !isErr || !strings.Contains(text, "tab: must be an integer between -9007199254740991 and 9007199254740991") {
+		t.Errorf("tab 1e300: (isError=%v) %q", isErr, text)
+	}
+	if len(fb.calls) != 0 {
+		t.Fatalf("reached the browser: %+v", fb.calls)
+	}
+	if got := argError("browser_x", strings.Repeat("é", 2000)); len(got) > maxArgErrorLen || !strings.HasSuffix(got, "…. Fix them to match the tool's input schema and call again.") || !utf8.ValidString(got) {
+		t.Errorf("argError not cut cleanly: %d bytes, %q…", len(got), got[:61])
+	}
+}

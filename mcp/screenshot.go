@@ -6,8 +6,11 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"fmt"
+	"image/jpeg"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"time"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
@@ -81,7 +84,8 @@ func (h *handlers) screenshot(ctx context.Context, _ mcpgo.CallToolRequest, args
 var pngSignature = []byte{0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'}
 
 // checkImage verifies the PNG signature and IHDR chunk (PNG spec, sections
-// 5.2 and 11.2.2) or the JPEG SOI marker, and returns the PNG's size.
+// 5.2 and 11.2.2), or the JPEG SOI marker and frame header, and returns the
+// image's width and height in pixels.
 func checkImage(b []byte, mimeType string) (int, int, error) {
 	switch mimeType {
 	case "image/png":
@@ -97,11 +101,31 @@ func checkImage(b []byte, mimeType string) (int, int, error) {
 		if len(b) < 4 || b[0] != 0xFF || b[1] != 0xD8 {
 			return 0, 0, fmt.Errorf("the capture is not a valid JPEG")
 		}
-		return 0, 0, nil
+		cfg, err := jpeg.DecodeConfig(bytes.NewReader(b)) // reads up to the SOF marker, which holds the size
+		if err != nil {
+			return 0, 0, fmt.Errorf("the capture is not a valid JPEG: %v", err)
+		}
+		if cfg.Width == 0 || cfg.Height == 0 || cfg.Width > 1<<15 || cfg.Height > 1<<16 {
+			return 0, 0, fmt.Errorf("the JPEG has an implausible size %d×%d", cfg.Width, cfg.Height)
+		}
+		return cfg.Width, cfg.Height, nil
 	}
 	return 0, 0, fmt.Errorf("unexpected image type %q", mimeType)
 }
 
+// Screenshots written as files (screenshots/ in the config dir) are pruned
+// each time one is written: files older than ScreenshotMaxAge go, and of
+// the rest only the newest ScreenshotMaxFiles stay. A screenshot thus
+// stays available to the AI (to read, or to upload with
+// browser_file_upload) for a day unless 100 newer ones were taken since.
+// Only Tether's own files (screenshot-*.png, screenshot-*.jpg) are touched.
+const (
+	ScreenshotMaxAge   = 24 * time.Hour
+	ScreenshotMaxFiles = 100
+)
+
+// saveScreenshot writes img to a new file in the screenshot dir (mode
+// 0600), prunes the dir (see ScreenshotMaxAge) and returns the file's path.
 func (h *handlers) saveScreenshot(img []byte, mimeType string) (string, error) {
 	dir := h.cfg.ScreenshotDir
 	if dir == "" {
@@ -114,11 +138,86 @@ func (h *handlers) saveScreenshot(img []byte, mimeType string) (string, error) {
 	if mimeType == "image/jpeg" {
 		ext = ".jpg"
 	}
-	path := filepath.Join(dir, "screenshot-"+time.Now().UTC().Format("20060102-150405.000")+ext)
-	if err := os.WriteFile(path, img, 0o600); err != nil {
+	// A new file each time, even for two captures in the same millisecond.
+	stem := filepath.Join(dir, "screenshot-"+time.Now().UTC().Format("20060102-150405.000"))
+	var path string
+	var f *os.File
+	for i := 1; ; i++ {
+		path = stem + ext
+		if i > 1 {
+			path = fmt.Sprintf("%s-%d%s", stem, i, ext)
+		}
+		var err error
+		if f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
+			break
+		} else if !os.IsExist(err) || i >= 100 {
+			return "", err
+		}
+	}
+	_, err := f.Write(img)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
 		return "", err
 	}
+	PruneScreenshots(dir, time.Now(), ScreenshotMaxAge, ScreenshotMaxFiles)
 	return path, nil
+}
+
+// PruneScreenshots removes from dir Tether's screenshot files
+// (screenshot-*.png and screenshot-*.jpg, regular files only) whose
+// modification time is more than maxAge before now, then the oldest of the
+// rest beyond the newest maxFiles. Other files are left alone. Errors
+// (a file already gone, a dir that cannot be read) are ignored: pruning is
+// best effort and runs again at the next save. It returns how many files
+// it removed.
+func PruneScreenshots(dir string, now time.Time, maxAge time.Duration, maxFiles int) int {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	type shot struct {
+		path string
+		mod  time.Time
+	}
+	var keep []shot
+	removed := 0
+	for _, e := range entries {
+		name := e.Name()
+		if !e.Type().IsRegular() || !strings.HasPrefix(name, "screenshot-") ||
+			(!strings.HasSuffix(name, ".png") && !strings.HasSuffix(name, ".jpg")) {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		if now.Sub(info.ModTime()) > maxAge {
+			if os.Remove(p) == nil {
+				removed++
+			}
+			continue
+		}
+		keep = append(keep, shot{p, info.ModTime()})
+	}
+	if len(keep) <= maxFiles {
+		return removed
+	}
+	sort.Slice(keep, func(i, j int) bool {
+		if !keep[i].mod.Equal(keep[j].mod) {
+			return keep[i].mod.After(keep[j].mod)
+		}
+		return keep[i].path > keep[j].path // same second: the name holds milliseconds
+	})
+	for _, s := range keep[maxFiles:] {
+		if os.Remove(s.path) == nil {
+			removed++
+		}
+	}
+	return removed
 }
 
 // EvaluateArgs are browser_evaluate's arguments.

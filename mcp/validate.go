@@ -4,7 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
+	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -66,19 +70,19 @@ func (v *argValidator) check(req mcpgo.CallToolRequest) string {
 	}
 	b, err := json.Marshal(raw)
 	if err != nil {
-		return "Invalid arguments: " + err.Error()
+		return argError(req.Params.Name, err.Error())
 	}
 	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
 	if err != nil {
-		return "Invalid arguments: " + err.Error()
+		return argError(req.Params.Name, err.Error())
 	}
 	err = s.Validate(inst)
 	if err == nil {
-		return ""
+		return v.checkIntegers(req.Params.Name, s, inst)
 	}
 	verr, ok := err.(*jsonschema.ValidationError)
 	if !ok {
-		return "Invalid arguments: " + err.Error()
+		return argError(req.Params.Name, err.Error())
 	}
 	var parts []string
 	var walk func(e *jsonschema.ValidationError)
@@ -96,5 +100,60 @@ func (v *argValidator) check(req mcpgo.CallToolRequest) string {
 		parts = append(parts, where+": "+e.ErrorKind.LocalizedString(v.printer))
 	}
 	walk(verr)
-	return fmt.Sprintf("Invalid arguments for %s: %s. Fix them to match the tool's input schema and call again.", req.Params.Name, strings.Join(parts, "; "))
+	return argError(req.Params.Name, strings.Join(parts, "; "))
+}
+
+// maxSafeInteger is the largest integer a JSON number holds exactly
+// (2^53 - 1, JavaScript's Number.MAX_SAFE_INTEGER).
+const maxSafeInteger = 1<<53 - 1
+
+// checkIntegers returns the tool error for a top-level integer argument
+// that fits the schema's "integer" but not a Go int the handler decodes
+// into (1e300 is an integer to JSON Schema), else "". Integers are
+// accepted between -maxSafeInteger and maxSafeInteger.
+func (v *argValidator) checkIntegers(tool string, s *jsonschema.Schema, inst any) string {
+	obj, ok := inst.(map[string]any)
+	if !ok {
+		return ""
+	}
+	var parts []string
+	for name, ps := range s.Properties {
+		if ps.Types == nil || !slices.Contains(ps.Types.ToStrings(), "integer") {
+			continue
+		}
+		n, ok := obj[name].(json.Number)
+		if !ok {
+			continue
+		}
+		if f, err := strconv.ParseFloat(string(n), 64); err != nil || math.Abs(f) > maxSafeInteger {
+			parts = append(parts, fmt.Sprintf("%s: must be an integer between %d and %d", name, -maxSafeInteger, maxSafeInteger))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	slices.Sort(parts)
+	return argError(tool, strings.Join(parts, "; "))
+}
+
+// maxArgErrorLen caps an argument error's length in bytes: it goes to the
+// model and to the timeline, and a call with thousands of bad arguments
+// must not make it huge.
+const maxArgErrorLen = 1000
+
+// argError is the tool error for the tool's bad arguments: "Invalid
+// arguments for TOOL: WHAT. Fix them … and call again.", with WHAT cut (at
+// a character boundary, marked by "…") so that the whole fits in
+// maxArgErrorLen bytes.
+func argError(tool, what string) string {
+	const tail = ". Fix them to match the tool's input schema and call again."
+	head := "Invalid arguments for " + tool + ": "
+	if room := maxArgErrorLen - len(head) - len(tail); len(what) > room {
+		cut := max(room-len("…"), 0)
+		for cut > 0 && !utf8.RuneStart(what[cut]) {
+			cut--
+		}
+		what = what[:cut] + "…"
+	}
+	return head + what + tail
 }

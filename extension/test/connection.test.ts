@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { BACKOFF_CAP_MS, DaemonConnection, backoffDelay, type ConnectionDeps, type SocketLike } from '../src/offscreen/connection';
+import { BACKOFF_CAP_MS, DaemonConnection, backoffDelay, relayFailure, type ConnectionDeps, type SocketLike } from '../src/offscreen/connection';
 import type { HelloAck, Request, TabsChanged } from '../src/protocol.gen';
 import type { ConnectionStatus, DaemonConfig, Outcome } from '../src/shared/messages';
 
@@ -269,5 +269,26 @@ describe('backoffDelay', () => {
     expect(backoffDelay(0, () => 0)).toBe(125);
     expect(backoffDelay(0, () => 1)).toBe(250);
     expect(backoffDelay(30, () => 1)).toBe(BACKOFF_CAP_MS);
+  });
+});
+
+describe('relayFailure', () => {
+  const gone = new Error('A listener indicated an asynchronous response by returning true, but the message channel closed before a response was received');
+  it('says a read can be repeated when the service worker went away', () => {
+    const e = relayFailure('snapshot', gone);
+    expect(e.message).toContain('The Tether extension restarted during this call');
+    expect(e.message).toContain('call the tool again');
+    expect(e.message).not.toContain('listener');
+  });
+  it('says an action’s outcome is unknown and to look first', () => {
+    const e = relayFailure('click', gone);
+    expect(e.message).toContain('whether the click happened is unknown');
+    expect(e.message).toContain('call browser_snapshot');
+    expect(e.message).not.toContain('call the tool again');
+    expect(relayFailure('press_key', gone).message).toContain('whether the key press happened');
+    expect(relayFailure('navigate', gone).message).toContain('whether the navigation happened');
+  });
+  it('leaves other failures to toWireError', () => {
+    expect(relayFailure('click', new Error('boom')).message).toContain('(boom)');
   });
 });

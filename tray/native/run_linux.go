@@ -5,8 +5,10 @@ package native
 import (
 	"context"
 	"fmt"
+	stdlog "log"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/godbus/dbus/v5"
 
@@ -42,8 +44,54 @@ func Start(cfg tray.Config) (loop func(ctx context.Context) error) {
 			return nil
 		}
 	}
+	host := trayHostRunning(probe)
 	probe.Close()
+	if !host {
+		// systray registers its item with the watcher and says "systray
+		// error: failed to register" through the standard logger when there
+		// is none; the line below says it once, plainly.
+		stdlog.SetFlags(0)
+		stdlog.SetOutput(systrayLog{log})
+	}
+	item := fmt.Sprintf("org.kde.StatusNotifierItem-%d-1", os.Getpid())
 	return startTray(cfg, func() {
-		log.Info("tray ready", "item", fmt.Sprintf("org.kde.StatusNotifierItem-%d-1", os.Getpid()))
+		if host {
+			log.Info("tray ready", "tray_item", item)
+			return
+		}
+		log.Warn("no tray host: nothing on this D-Bus session shows tray icons (no StatusNotifierWatcher: a KDE or other "+
+			"panel, or GNOME with the AppIndicator extension), so Tether's icon is not shown; the daemon, the window and "+
+			"AI apps work as usual, and the icon appears if a tray host starts later", "tray_item", item)
 	})
+}
+
+// watcherName is the bus name of the tray host (the panel that shows
+// StatusNotifierItems).
+const watcherName = "org.kde.StatusNotifierWatcher"
+
+// trayHostRunning reports whether a StatusNotifierWatcher owns its name on
+// the session bus conn (a private connection, authenticated here). A bus
+// that does not answer counts as having none.
+func trayHostRunning(conn *dbus.Conn) bool {
+	if conn.Auth(nil) != nil || conn.Hello() != nil {
+		return false
+	}
+	var has bool
+	err := conn.BusObject().Call("org.freedesktop.DBus.NameHasOwner", 0, watcherName).Store(&has)
+	return err == nil && has
+}
+
+// systrayLog takes the standard logger's lines (fyne.io/systray writes its
+// errors there) into log: its "failed to register" with the missing tray
+// host at debug level (Start already said it), anything else as a warning.
+type systrayLog struct{ log *slog.Logger }
+
+func (w systrayLog) Write(p []byte) (int, error) {
+	line := strings.TrimSpace(string(p))
+	if strings.Contains(line, "failed to register") {
+		w.log.Debug(line)
+	} else if line != "" {
+		w.log.Warn(line)
+	}
+	return len(p), nil
 }

@@ -50,6 +50,10 @@ export async function handleRequest(req: Request, deadline: number): Promise<Out
   }
 }
 
+// How long a navigation to about:blank may take to start before the tab is
+// taken to show it already (Chrome reports one within milliseconds).
+const BLANK_START_MS = 2000;
+
 // Time kept back from a load wait for the snapshot that follows it.
 const SNAPSHOT_RESERVE_MS = 1500;
 
@@ -75,7 +79,12 @@ async function navigate(p: NavigateParams, deadline: number, shape: SnapshotShap
       deadline,
       async () => {
         if (target) await chrome.tabs.update(id, { url });
+        // about:blank in a tab that shows a page is a navigation like any
+        // other: until it commits, the tab still shows (and would snapshot)
+        // the old page, which may be going into the back/forward cache. A
+        // new tab's about:blank is its initial document: nothing to wait for.
         if (url !== 'about:blank') await waitForPage(watcher, id, url, deadline, 'The navigation was sent to the tab. ');
+        else if (target) await waitForPage(watcher, id, url, deadline, 'The navigation was sent to the tab. ', Date.now() + BLANK_START_MS);
         return pageResult(id, deadline, shape);
       },
       false,

@@ -4,7 +4,7 @@
 // tabs_changed push whenever the shared tabs change. It reconnects with capped
 // exponential backoff (slowly after too_many_profiles, not at all after a
 // refusal that needs the user) and relays requests to the service worker.
-import type { HelloAck, Hello, Pairing, Refused, Request, Response, TabsChanged } from '../protocol.gen';
+import type { Error as WireError, HelloAck, Hello, Pairing, Refused, Request, Response, TabsChanged } from '../protocol.gen';
 import { toWireError } from '../shared/errors';
 import {
   AUTH_SUBPROTOCOL_PREFIX,
@@ -293,7 +293,7 @@ export class DaemonConnection {
     });
     // The service worker gets a slightly earlier deadline so its own, more
     // specific timeout message wins the race when it has one.
-    const work = this.deps.relay(req, deadline - 100).catch((err: unknown): Outcome => ({ ok: false, error: toWireError(err) }));
+    const work = this.deps.relay(req, deadline - 100).catch((err: unknown): Outcome => ({ ok: false, error: relayFailure(req.method, err) }));
     const outcome = await Promise.race([work, timedOut]);
     clearTimeout(timer);
     send(outcome.ok ? { result: outcome.value } : { error: outcome.error });
@@ -309,3 +309,61 @@ export class DaemonConnection {
     this.deps.reportStatus(status);
   }
 }
+
+/**
+ * The methods that change nothing in the browser (the daemon's
+ * Method.Mutates is false for all but wait_for, which only waits): one of
+ * them cut short can simply be sent again.
+ */
+const RETRYABLE: ReadonlySet<string> = new Set(['snapshot', 'tabs_list', 'find', 'read', 'console', 'screenshot', 'read_url', 'wait_for']);
+
+/**
+ * True when err is Chrome's report that the service worker went away
+ * while it held the request: it was stopped (idle, or killed) or restarted
+ * before answering, so the message channel closed.
+ */
+export function isServiceWorkerGone(err: unknown): boolean {
+  const text = String(err instanceof Error ? err.message : err);
+  return /message channel closed before a response was received|message port closed before a response was received/i.test(text);
+}
+
+/**
+ * The wire error for a request whose relay to the service worker failed:
+ * when the service worker went away mid-call (isServiceWorkerGone), says
+ * so plainly instead of Chrome's internal text, and whether the call can
+ * simply be repeated (a read) or its outcome is unknown (an action, which
+ * may have happened: look before repeating it); anything else as
+ * toWireError.
+ */
+export function relayFailure(method: string, err: unknown): WireError {
+  if (!isServiceWorkerGone(err)) return toWireError(err);
+  if (RETRYABLE.has(method)) {
+    return {
+      code: 'internal',
+      message: 'The Tether extension restarted during this call (Chrome stopped its service worker), so it was not answered. It only reads the page and changed nothing: call the tool again.',
+    };
+  }
+  const what = ACTION_NAMES[method] ?? method.replace(/_/g, ' ');
+  return {
+    code: 'internal',
+    message: `The Tether extension restarted during this call (Chrome stopped its service worker), so whether the ${what} happened is unknown. Do not repeat it blindly: call browser_snapshot to see the page, then decide.`,
+  };
+}
+
+/** What each action does, for relayFailure's sentence. */
+const ACTION_NAMES: Readonly<Record<string, string>> = {
+  navigate: 'navigation',
+  click: 'click',
+  type: 'typing',
+  tab_new: 'opening of the new tab',
+  tab_close: 'closing of the tab',
+  tab_select: 'selection of the tab',
+  select_option: 'option selection',
+  hover: 'hover',
+  drag: 'drag',
+  press_key: 'key press',
+  file_upload: 'file upload',
+  handle_dialog: 'arming of the dialog answer',
+  history: 'history step',
+  evaluate: 'evaluation',
+};

@@ -1,0 +1,230 @@
+package protocol
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// This file is the daemon's decoder of what the extension sends: its hello,
+// the frames that follow (response, tabs_changed) and the result of each
+// method. Everything here comes from a socket that any local process may
+// open, so a frame is accepted only when the value decoded from it fits its
+// schema (the JSON Schema that Schema() derives from protocol.go: types,
+// enums, result objects, required lists), and a refusal is a short,
+// one-line DecodeError that quotes none of the frame's content (logs never
+// hold page content). As with encoding/json, unknown fields are ignored (a
+// newer extension may add some) and keys match case-insensitively.
+// FuzzDecode checks both promises.
+
+// MaxDecodeErrorLen bounds the length of a DecodeError's text, in bytes.
+const MaxDecodeErrorLen = 200
+
+// DecodeError says why a frame or result was refused: What names it
+// ("hello", "response", "tabs_changed", "frame", or "<method> result") and
+// Reason is one line without control characters, at most
+// MaxDecodeErrorLen bytes with What.
+type DecodeError struct {
+	What   string
+	Reason string
+}
+
+func (e *DecodeError) Error() string { return e.What + ": " + e.Reason }
+
+// decodeErr builds a DecodeError whose Reason is reason made safe for a log
+// line: control and invalid UTF-8 characters escaped, cut to fit.
+func decodeErr(what, reason string) *DecodeError {
+	var b strings.Builder
+	for i, r := range reason {
+		if r == utf8.RuneError {
+			if _, size := utf8.DecodeRuneInString(reason[i:]); size == 1 {
+				b.WriteString(`\ufffd`)
+				continue
+			}
+		}
+		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+			fmt.Fprintf(&b, `\u%04x`, r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	s := b.String()
+	if limit := MaxDecodeErrorLen - len(what) - 2; len(s) > limit {
+		cut := limit - len("…")
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return &DecodeError{What: what, Reason: s}
+}
+
+// unmarshal decodes data into v, refusing anything but a JSON object.
+func unmarshal(what string, data []byte, v any) error {
+	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+		return decodeErr(what, "not a JSON object")
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return decodeErr(what, strings.TrimPrefix(err.Error(), "json: "))
+	}
+	return nil
+}
+
+// DecodeHello decodes the first frame of a connection. It checks the
+// frame's type, that profileId has 1 to 128 bytes, and the shared tabs;
+// the protocol version is left to the caller, which names both versions
+// when they differ. Tabs is never nil in an accepted hello.
+func DecodeHello(data []byte) (Hello, error) {
+	var h Hello
+	if err := unmarshal("hello", data, &h); err != nil {
+		return Hello{}, err
+	}
+	if h.Type != TypeHello {
+		return Hello{}, decodeErr("hello", "the first frame must be a hello")
+	}
+	if h.ProfileID == "" || len(h.ProfileID) > 128 {
+		return Hello{}, decodeErr("hello", "needs a profileId of 1 to 128 characters")
+	}
+	if h.Tabs == nil {
+		h.Tabs = []TabInfo{}
+	}
+	return h, nil
+}
+
+// DecodeFrame decodes a frame the extension sends after hello: a
+// *Response or a *TabsChanged. A response must carry an id and exactly one
+// of result (a JSON object) and error (with a known code); a tabs_changed
+// must name a known change. TabsChanged.Tabs is never nil once accepted.
+func DecodeFrame(data []byte) (any, error) {
+	var env Envelope
+	if err := unmarshal("frame", data, &env); err != nil {
+		return nil, err
+	}
+	switch env.Type {
+	case TypeResponse:
+		var r Response
+		if err := unmarshal("response", data, &r); err != nil {
+			return nil, err
+		}
+		if r.ID == "" {
+			return nil, decodeErr("response", "no id")
+		}
+		hasResult := len(r.Result) > 0 && string(r.Result) != "null"
+		switch {
+		case hasResult && r.Error != nil:
+			return nil, decodeErr("response", "has both result and error")
+		case !hasResult && r.Error == nil:
+			return nil, decodeErr("response", "has neither result nor error")
+		case hasResult && r.Result[0] != '{':
+			return nil, decodeErr("response", "result is not a JSON object")
+		case r.Error != nil && !knownCode(r.Error.Code):
+			return nil, decodeErr("response", fmt.Sprintf("unknown error code %.40q", string(r.Error.Code)))
+		}
+		if !hasResult {
+			r.Result = nil
+		}
+		return &r, nil
+	case TypeTabsChanged:
+		var tc TabsChanged
+		if err := unmarshal("tabs_changed", data, &tc); err != nil {
+			return nil, err
+		}
+		switch tc.Change {
+		case TabOpened, TabClosed, TabNavigated, TabTitle, TabShared, TabUnshared, TabActivated:
+		default:
+			return nil, decodeErr("tabs_changed", fmt.Sprintf("unknown change %.40q", string(tc.Change)))
+		}
+		if tc.Tabs == nil {
+			tc.Tabs = []TabInfo{}
+		}
+		return &tc, nil
+	}
+	return nil, decodeErr("frame", fmt.Sprintf("unexpected type %.40q", string(env.Type)))
+}
+
+// knownCode reports whether c is one of the ErrorCodes above.
+func knownCode(c ErrorCode) bool {
+	switch c {
+	case CodeStaleRef, CodeUnknownRef, CodeNoSharedTab, CodeUnknownTab, CodeRestrictedPage, CodeNotInteractable,
+		CodeTimeout, CodeNavigationFailed, CodeBadRequest, CodeProtocolMismatch, CodeUnauthorized, CodePairingDenied,
+		CodeTooManyProfiles, CodeDialogOpen, CodeDisabled, CodeInternal:
+		return true
+	}
+	return false
+}
+
+// NewResult returns a pointer to a new value of method's result type
+// (see the Method constants), or nil for an unknown method.
+func NewResult(method Method) any {
+	switch method {
+	case MethodNavigate, MethodSnapshot, MethodClick, MethodType, MethodTabNew, MethodSelectOption, MethodHover,
+		MethodDrag, MethodPressKey, MethodFileUpload, MethodWaitFor, MethodHistory:
+		return &PageResult{}
+	case MethodTabsList, MethodTabClose, MethodTabSelect:
+		return &TabsListResult{}
+	case MethodFind:
+		return &FindResult{}
+	case MethodRead, MethodReadURL:
+		return &ReadResult{}
+	case MethodConsole:
+		return &ConsoleResult{}
+	case MethodHandleDialog:
+		return &DialogArmResult{}
+	case MethodScreenshot:
+		return &ScreenshotResult{}
+	case MethodEvaluate:
+		return &EvaluateResult{}
+	}
+	return nil
+}
+
+// DecodeResult decodes raw, the result of a method call, into a new value
+// of the method's result type (a pointer, as NewResult gives) and checks
+// what Go's decoder does not: dialog kinds, and that lists the schema
+// requires are present (nil lists are made empty).
+func DecodeResult(method Method, raw json.RawMessage) (any, error) {
+	what := fmt.Sprintf("%.40s result", string(method))
+	v := NewResult(method)
+	if v == nil {
+		return nil, decodeErr(what, "unknown method")
+	}
+	if err := unmarshal(what, raw, v); err != nil {
+		return nil, err
+	}
+	checkDialogs := func(ds []DialogEvent) error {
+		for _, d := range ds {
+			switch d.Kind {
+			case "alert", "confirm", "prompt", "beforeunload":
+			default:
+				return decodeErr(what, fmt.Sprintf("unknown dialog kind %.40q", d.Kind))
+			}
+		}
+		return nil
+	}
+	switch r := v.(type) {
+	case *PageResult:
+		if err := checkDialogs(r.Dialogs); err != nil {
+			return nil, err
+		}
+	case *DialogArmResult:
+		if err := checkDialogs(r.Dialogs); err != nil {
+			return nil, err
+		}
+	case *TabsListResult:
+		if r.Tabs == nil {
+			r.Tabs = []TabInfo{}
+		}
+	case *FindResult:
+		if r.Matches == nil {
+			r.Matches = []FindMatch{}
+		}
+	case *ConsoleResult:
+		if r.Messages == nil {
+			r.Messages = []ConsoleMessage{}
+		}
+	}
+	return v, nil
+}

@@ -1,0 +1,243 @@
+package protocol
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// methods lists every Method, in the order FuzzDecode's selector picks them.
+var methods = []Method{
+	MethodNavigate, MethodSnapshot, MethodClick, MethodType, MethodTabsList, MethodTabNew, MethodTabClose,
+	MethodTabSelect, MethodFind, MethodRead, MethodConsole, MethodSelectOption, MethodHover, MethodDrag,
+	MethodPressKey, MethodFileUpload, MethodWaitFor, MethodHandleDialog, MethodHistory, MethodScreenshot,
+	MethodEvaluate, MethodReadURL,
+}
+
+var (
+	schemaOnce sync.Once
+	schemas    map[string]*jsonschema.Schema
+	schemaErr  error
+)
+
+// schemaFor returns the compiled definition name of the generated schema
+// (extension/src/protocol.schema.json, kept current by TestSchemaIsCurrent):
+// the oracle the decoder's accepted values are checked against.
+func schemaFor(t testing.TB, name string) *jsonschema.Schema {
+	t.Helper()
+	schemaOnce.Do(func() {
+		f, err := os.Open("../extension/src/protocol.schema.json")
+		if err != nil {
+			schemaErr = err
+			return
+		}
+		defer f.Close()
+		doc, err := jsonschema.UnmarshalJSON(f)
+		if err != nil {
+			schemaErr = err
+			return
+		}
+		const url = "https://tether.invalid/protocol.schema.json"
+		c := jsonschema.NewCompiler()
+		if schemaErr = c.AddResource(url, doc); schemaErr != nil {
+			return
+		}
+		schemas = map[string]*jsonschema.Schema{}
+		for _, n := range []string{"Hello", "Response", "TabsChanged", "PageResult", "TabsListResult", "FindResult",
+			"ReadResult", "ConsoleResult", "DialogArmResult", "ScreenshotResult", "EvaluateResult"} {
+			s, err := c.Compile(url + "#/$defs/" + n)
+			if err != nil {
+				schemaErr = err
+				return
+			}
+			schemas[n] = s
+		}
+	})
+	if schemaErr != nil {
+		t.Fatalf("compile the protocol schema: %v", schemaErr)
+	}
+	return schemas[name]
+}
+
+// mustFitSchema fails unless v, marshalled, fits the schema definition name.
+func mustFitSchema(t testing.TB, name string, v any) {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatalf("accepted %s does not marshal: %v", name, err)
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := schemaFor(t, name).Validate(inst); err != nil {
+		t.Fatalf("accepted %s does not fit its schema: %v\nvalue: %.500s", name, err, b)
+	}
+}
+
+// mustBeClear fails unless err is a *DecodeError about what, one short
+// line without control characters (it is logged).
+func mustBeClear(t testing.TB, err error, what ...string) {
+	t.Helper()
+	var de *DecodeError
+	if !errors.As(err, &de) {
+		t.Fatalf("error %v (%T) is not a *DecodeError", err, err)
+	}
+	ok := false
+	for _, w := range what {
+		ok = ok || de.What == w
+	}
+	msg := err.Error()
+	switch {
+	case !ok:
+		t.Fatalf("error %q is about %q, want one of %q", msg, de.What, what)
+	case de.Reason == "":
+		t.Fatalf("error %q has no reason", msg)
+	case len(msg) > MaxDecodeErrorLen:
+		t.Fatalf("error is %d bytes, more than %d: %q", len(msg), MaxDecodeErrorLen, msg)
+	case !utf8.ValidString(msg):
+		t.Fatalf("error is not valid UTF-8: %q", msg)
+	case strings.IndexFunc(msg, func(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) }) >= 0:
+		t.Fatalf("error holds a control or format character: %q", msg)
+	}
+}
+
+// roundTrip fails unless the accepted value, marshalled and decoded again
+// by decode, is accepted and encodes the same: accepted values are stable
+// (compared as JSON, where an empty optional list and none are the same).
+func roundTrip[T any](t testing.TB, v T, decode func([]byte) (T, error)) {
+	t.Helper()
+	b, _ := json.Marshal(v)
+	again, err := decode(b)
+	if err != nil {
+		t.Fatalf("accepted value refused once re-encoded: %v\n%.500s", err, b)
+	}
+	if b2, _ := json.Marshal(again); !bytes.Equal(b, b2) {
+		t.Fatalf("accepted value changed through a round trip:\n%.500s\n%.500s", b, b2)
+	}
+}
+
+// FuzzDecode feeds the daemon's wire decoder what a hostile socket could
+// send. sel picks the path: even, the data is a hello (DecodeHello); odd,
+// a later frame (DecodeFrame), whose result, for a response, is also
+// decoded as the result of methods[sel/2 % len(methods)] (DecodeResult).
+// Invariants: no panic; a refusal is a clear *DecodeError (one line, no
+// control characters, at most MaxDecodeErrorLen bytes); an accepted value
+// fits its JSON Schema definition and survives a round trip unchanged.
+func FuzzDecode(f *testing.F) {
+	f.Add(uint8(0), []byte(`{"type":"hello","protocol":3,"profileId":"0721cbc6-1f7e-4f3b-9a52-0a7a2d4c9e11","label":"Work","extVersion":"0.2.0","tabs":[]}`))
+	f.Add(uint8(1), []byte(`{"type":"response","id":"7","result":{"tab":1,"url":"https://example.com/","title":"Example","snapshot":"- heading \"Example\" [ref=e1]"}}`))
+	f.Add(uint8(1), []byte(`{"type":"response","id":"8","error":{"code":"stale_ref","message":"take a new snapshot"}}`))
+	f.Add(uint8(1), []byte(`{"type":"tabs_changed","change":"opened","tab":2,"tabs":[{"tab":2,"url":"about:blank","title":"","active":true,"current":true}]}`))
+	schemaFor(f, "Hello") // fail at once if the oracle is missing
+	f.Fuzz(func(t *testing.T, sel uint8, data []byte) {
+		if sel%2 == 0 {
+			h, err := DecodeHello(data)
+			if err != nil {
+				mustBeClear(t, err, "hello")
+				return
+			}
+			if h.Type != TypeHello || h.ProfileID == "" || len(h.ProfileID) > 128 {
+				t.Fatalf("accepted hello %+v", h)
+			}
+			mustFitSchema(t, "Hello", h)
+			roundTrip(t, h, DecodeHello)
+			return
+		}
+		frame, err := DecodeFrame(data)
+		if err != nil {
+			mustBeClear(t, err, "frame", "response", "tabs_changed")
+			return
+		}
+		switch fr := frame.(type) {
+		case *TabsChanged:
+			mustFitSchema(t, "TabsChanged", fr)
+			roundTrip(t, fr, func(b []byte) (*TabsChanged, error) {
+				v, err := DecodeFrame(b)
+				tc, _ := v.(*TabsChanged)
+				return tc, err
+			})
+		case *Response:
+			if fr.ID == "" || (fr.Result == nil) == (fr.Error == nil) {
+				t.Fatalf("accepted response %+v: want an id and exactly one of result and error", fr)
+			}
+			mustFitSchema(t, "Response", fr)
+			if fr.Result == nil {
+				return
+			}
+			m := methods[int(sel/2)%len(methods)]
+			res, err := DecodeResult(m, fr.Result)
+			if err != nil {
+				mustBeClear(t, err, string(m)+" result")
+				return
+			}
+			name := reflect.TypeOf(res).Elem().Name()
+			if reflect.TypeOf(res) != reflect.TypeOf(NewResult(m)) {
+				t.Fatalf("%s result decoded as %T", m, res)
+			}
+			mustFitSchema(t, name, res)
+			roundTrip(t, res, func(b []byte) (any, error) { return DecodeResult(m, b) })
+		default:
+			t.Fatalf("DecodeFrame returned %T", frame)
+		}
+	})
+}
+
+// Every method has a result type, and an unknown one is refused clearly.
+func TestDecodeResultCoversEveryMethod(t *testing.T) {
+	for _, m := range methods {
+		if NewResult(m) == nil {
+			t.Errorf("%s has no result type", m)
+		}
+	}
+	_, err := DecodeResult("bogus", json.RawMessage(`{}`))
+	mustBeClear(t, err, "bogus result")
+}
+
+// Refusals a hostile socket meets, each with its reason.
+func TestDecodeRefusals(t *testing.T) {
+	long := strings.Repeat("9", 5000)
+	for _, tc := range []struct {
+		hello bool
+		data  string
+		want  string
+	}{
+		{true, `[]`, "hello: not a JSON object"},
+		{true, `{"type":"response","profileId":"x"}`, "hello: the first frame must be a hello"},
+		{true, `{"type":"hello","profileId":""}`, "hello: needs a profileId of 1 to 128 characters"},
+		{true, `{"type":"hello","profileId":"x","protocol":` + long + `}`, "hello: cannot unmarshal number"},
+		{false, `{"type":"response","result":{}}`, "response: no id"},
+		{false, `{"type":"response","id":"1"}`, "response: has neither result nor error"},
+		{false, `{"type":"response","id":"1","result":null}`, "response: has neither result nor error"},
+		{false, `{"type":"response","id":"1","result":{},"error":{"code":"internal","message":""}}`, "response: has both result and error"},
+		{false, `{"type":"response","id":"1","result":[1]}`, "response: result is not a JSON object"},
+		{false, `{"type":"response","id":"1","error":{"code":"bogus\u0007"}}`, `response: unknown error code "bogus\a"`},
+		{false, `{"type":"tabs_changed","change":"moved"}`, `tabs_changed: unknown change "moved"`},
+		{false, `{"type":"hello\u001b[31m"}`, `frame: unexpected type "hello\x1b[31m"`},
+	} {
+		var err error
+		if tc.hello {
+			_, err = DecodeHello([]byte(tc.data))
+		} else {
+			_, err = DecodeFrame([]byte(tc.data))
+		}
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%.80s: %v; want %q", tc.data, err, tc.want)
+			continue
+		}
+		mustBeClear(t, err, "hello", "frame", "response", "tabs_changed")
+	}
+	_, err := DecodeResult(MethodSnapshot, json.RawMessage(`{"tab":1,"dialogs":[{"kind":"popup"}]}`))
+	if err == nil || err.Error() != `snapshot result: unknown dialog kind "popup"` {
+		t.Errorf("unknown dialog kind: %v", err)
+	}
+}
