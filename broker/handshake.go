@@ -132,21 +132,23 @@ func (b *Broker) handshake(ws *websocket.Conn, presented bool, heard func() bool
 			websocket.FormatCloseMessage(websocket.ClosePolicyViolation, string(code)), time.Now().Add(time.Second))
 		_ = ws.Close()
 	}
-	var hello protocol.Hello
-	if err := json.Unmarshal(data, &hello); err != nil || hello.Type != protocol.TypeHello {
-		refuse(protocol.CodeBadRequest, "the first frame must be a hello")
-		return
+	// The version first, from whatever the frame holds: an extension of
+	// another release is told so, whatever else its hello carries.
+	var peek struct {
+		Type     protocol.FrameType `json:"type"`
+		Protocol int                `json:"protocol"`
 	}
-	if hello.Protocol != protocol.Version {
+	if json.Unmarshal(data, &peek) == nil && peek.Type == protocol.TypeHello && peek.Protocol != protocol.Version {
 		refuse(protocol.CodeProtocolMismatch, fmt.Sprintf(
 			"the extension speaks protocol %d but this Tether daemon (version %s) speaks protocol %d. "+
 				"Update both to the same release; for an unpacked extension, Chrome does not reload changed files by itself: "+
 				"open chrome://extensions and press the reload button on Tether.",
-			hello.Protocol, b.cfg.DaemonVersion, protocol.Version))
+			peek.Protocol, b.cfg.DaemonVersion, protocol.Version))
 		return
 	}
-	if hello.ProfileID == "" || len(hello.ProfileID) > 128 {
-		refuse(protocol.CodeBadRequest, "hello needs a profileId of 1 to 128 characters")
+	hello, err := protocol.DecodeHello(data)
+	if err != nil {
+		refuse(protocol.CodeBadRequest, err.Error())
 		return
 	}
 	c := newConn(ws, &b.cfg, b.log, hello)
