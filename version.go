@@ -11,7 +11,7 @@ import (
 
 // version is the release version; the Makefile may override it with
 // -ldflags "-X main.version=…".
-var version = "0.1.0"
+var version = "0.3.0"
 
 // versionString is version plus a build id: the first 12 hex digits of the
 // SHA-256 of the lean executable of this build (tether; see build_split.go):
