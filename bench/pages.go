@@ -103,6 +103,7 @@ type benchResult struct {
 	PageLoadErr        string
 	Flood              *floodResult
 	FloodErr           string
+	Hardening          *hardeningResult // nil in a smoke run
 	Chromium, Node, Go string
 	CPU                string
 }
@@ -285,6 +286,9 @@ func runBench(ctx context.Context, o options) (*benchResult, error) {
 	logf("unauthenticated flood: %s", floodFor)
 	if r.Flood, err = measureFlood(ctx, bin, floodFor); err != nil {
 		r.FloodErr = err.Error()
+	}
+	if !o.smoke {
+		r.Hardening = measureHardening(ctx, bin, 30*time.Second)
 	}
 	return r, nil
 }
