@@ -82,7 +82,7 @@ screenshot: deps-test build
 	@mkdir -p docs
 	TETHER_BIN=$(CURDIR)/$(BIN) TETHER_SCREENSHOT=$(CURDIR)/docs/window.png $(GO) test -count=1 -run '^TestScreenshot$$' -v ./test/e2e/ | grep -v '^\[' | tail -5
 
-# Benchmarks (about 10 minutes; not part of `make test`): Tether side by side
+# Benchmarks (about 20 minutes; not part of `make test`): Tether side by side
 # with Playwright MCP and Chrome DevTools MCP (installed with npm into a
 # temporary folder for the run) on the readability corpus. Writes BENCHMARKS.md.
 # `make bench SMOKE=1`: 5 pages, Tether only, well under a minute; CI runs it,
