@@ -122,3 +122,24 @@ describe('a page counts as blocked only on a confirmed miss', () => {
     expect((late.session.tabState as { open: Record<string, unknown> }).open).toEqual({});
   });
 });
+
+describe('a worker that starts', () => {
+  afterEach(() => vi.unstubAllGlobals());
+
+  it("tells the shared tabs' hooks that the AI does not act (the previous worker may have been stopped during a call)", async () => {
+    const { chromeFake } = fakeChrome(async () => ({ ok: true, pong: true }));
+    const th = await load();
+    await th.resetActing();
+    expect(chromeFake.tabs.sendMessage).toHaveBeenCalledWith(7, { target: 'content', kind: 'page-state', actingUntil: 0 });
+  });
+
+  it('but leaves acting a tab that a call it already took acts on', async () => {
+    const { chromeFake } = fakeChrome(async () => ({ ok: true, pong: true }));
+    const th = await load();
+    const acting = await import('../src/background/acting');
+    const until = Date.now() + 10_000;
+    acting.setActingUntil(7, until);
+    await th.resetActing();
+    expect(chromeFake.tabs.sendMessage).toHaveBeenCalledWith(7, { target: 'content', kind: 'page-state', actingUntil: until });
+  });
+});

@@ -12,7 +12,7 @@
 import { TetherError } from '../shared/errors';
 import type { ContentMessage } from '../shared/messages';
 import type { PageControl } from '../content/page-hooks';
-import { ACT_GRACE_MS, setActingUntil, stopActing } from './acting';
+import { ACT_GRACE_MS, actingUntil, setActingUntil, stopActing } from './acting';
 import { busyWithUs, injectScripts, injectTop, isNoReceiver, isRestrictedUrl } from './content-bridge';
 import type { NavigationWatcher } from './navigation';
 import { readState, updateState, type OpenDialog } from './state';
@@ -51,6 +51,23 @@ export function sendPageState(tabId: number, control: PageControl, frameId?: num
   const msg: ContentMessage = { target: 'content', kind: 'page-state', ...control };
   const sent = frameId === undefined ? chrome.tabs.sendMessage(tabId, msg) : chrome.tabs.sendMessage(tabId, msg, { frameId });
   sent.catch(() => undefined);
+}
+
+/**
+ * Run once as the worker starts. No call of ours runs in a worker that just
+ * started, but the hooks of the shared tabs may still think the AI acts: for
+ * a call the previous worker was running when Chrome stopped it (it never
+ * told them the call ended, so until that call's deadline they would answer
+ * the page's dialogs instead of showing them to the user). Tells them what
+ * this worker knows: not acting, unless a call already began here (the
+ * value is read as each message goes).
+ */
+export async function resetActing(): Promise<void> {
+  const s = await readState();
+  for (const id of Object.keys(s.shared)) {
+    const tabId = Number(id);
+    sendPageState(tabId, { actingUntil: actingUntil(tabId) });
+  }
 }
 
 /**
