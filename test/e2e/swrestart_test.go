@@ -112,12 +112,12 @@ func TestWorkerStopNoFalseDialog(t *testing.T) {
 		}
 	}
 
-	// 2. The page's own script keeps it busy for 1.8 s (no dialog), the
+	// 2. The page's own script keeps it busy for 1.5 s (no dialog), the
 	// worker is stopped, and the call comes: the page answers late but
 	// answers, so it is slow, not blocked. (A worker held up as it starts
 	// sees the same: the page's answer after its own timer.)
 	for i, call := range calls {
-		if _, err := chromedp.Run(tab, chromedp.Evaluate[int](`setTimeout(() => busy(1800), 0), 1`)); err != nil {
+		if _, err := chromedp.Run(tab, chromedp.Evaluate[int](`setTimeout(() => busy(1500), 0), 1`)); err != nil {
 			t.Fatal(err)
 		}
 		select {
