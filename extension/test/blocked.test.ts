@@ -80,6 +80,15 @@ describe('a page counts as blocked only on a confirmed miss', () => {
     expect(await got).toBe('answered');
   });
 
+  it('a document that goes away while it is late is not blocked either', async () => {
+    let n = 0;
+    fakeChrome((msg) => (n++ === 0 ? never(msg, 0) : Promise.reject(new Error('The message port closed before a response was received.'))));
+    const th = await load();
+    const got = th.answerWithin(7, { target: 'content', kind: 'ping' }, 1000);
+    await vi.advanceTimersByTimeAsync(1001);
+    expect(await got).toBe('answered');
+  });
+
   it('a frame without the content script says so at once', async () => {
     fakeChrome(async () => {
       throw new Error('Could not establish connection. Receiving end does not exist.');

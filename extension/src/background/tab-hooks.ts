@@ -123,14 +123,16 @@ async function within(p: Promise<Answer>, ms: number): Promise<Answer> {
  * up (Chrome just started it again, or the machine is busy) gets its timer
  * first and the page's answer, already on its way, a moment later, and a
  * page that is only slow answers one of the two. A page blocked by a dialog
- * answers neither.
+ * answers neither. Only msg's own failure within the first ms throws.
  */
 export async function answerWithin(tabId: number, msg: ContentMessage, ms: number, frameId = 0): Promise<Answer> {
   const first = ask(tabId, msg, frameId);
   const answer = await within(first, ms);
   if (answer !== 'timeout') return answer;
   const again = ask(tabId, { target: 'content', kind: 'ping' }, frameId);
-  return within(Promise.race([first, again]), ms);
+  // Any other end of either now (the document went away meanwhile) is no dialog either.
+  const ended = (p: Promise<Answer>) => p.catch((): Answer => 'answered');
+  return within(Promise.race([ended(first), ended(again)]), ms);
 }
 
 /**
