@@ -13,7 +13,7 @@ import {
   shareIfOpenedFromShared,
   toggleShare,
 } from './background/shared-tabs';
-import { onNavigationCommitted } from './background/tab-hooks';
+import { onNavigationCommitted, resetActing } from './background/tab-hooks';
 
 const log = (what: string) => (err: unknown) => console.error(`tether: ${what}`, err);
 
@@ -82,3 +82,5 @@ chrome.commands.onCommand.addListener((command, tab) => {
 });
 
 keepAlive();
+// Chrome may have stopped the previous worker during a call: the pages' hooks stop acting for it.
+resetActing().catch(log('reset acting'));

@@ -262,6 +262,10 @@ func soakWorker(ctx context.Context, t *testing.T, c *client.Client, profile, ba
 				text = err.Error()
 			}
 			st.errors[tool+": "+errorKind(text)]++
+			if strings.Contains(text, "dialog_open") {
+				// The soak page opens no dialog: say in full what claimed one.
+				t.Errorf("%s %v: a page without dialogs reported as blocked: %s", tool, args, text)
+			}
 		default:
 			st.ok++
 		}

@@ -12,17 +12,20 @@
 import { TetherError } from '../shared/errors';
 import type { ContentMessage } from '../shared/messages';
 import type { PageControl } from '../content/page-hooks';
-import { ACT_GRACE_MS, setActingUntil, stopActing } from './acting';
+import { ACT_GRACE_MS, actingUntil, setActingUntil, stopActing } from './acting';
 import { busyWithUs, injectScripts, injectTop, isNoReceiver, isRestrictedUrl } from './content-bridge';
 import type { NavigationWatcher } from './navigation';
 import { readState, updateState, type OpenDialog } from './state';
 
-/** How long a page may take to answer before it counts as blocked, in ms. */
+/**
+ * How long a page may leave a message unanswered, twice in a row, before it
+ * counts as blocked, in ms (see answerWithin).
+ */
 export const BLOCKED_AFTER_MS = 1000;
-/** Pings in a row a loading page may miss before it counts as blocked. */
+/** Missed answers in a row a loading page may have before it counts as blocked. */
 const LOADING_MISSES = 2;
-/** How long the frame that reported a dialog open has to answer, in ms, to show the report was stale or forged. */
-const CLAIM_CHECK_MS = 300;
+/** How long the frame that reported a dialog open has to answer, twice in a row, in ms, to show the report was stale or forged. */
+const CLAIM_CHECK_MS = 250;
 /** Longest dialog text quoted in an error, in characters. */
 const QUOTE_LIMIT = 300;
 
@@ -51,6 +54,23 @@ export function sendPageState(tabId: number, control: PageControl, frameId?: num
 }
 
 /**
+ * Run once as the worker starts. No call of ours runs in a worker that just
+ * started, but the hooks of the shared tabs may still think the AI acts: for
+ * a call the previous worker was running when Chrome stopped it (it never
+ * told them the call ended, so until that call's deadline they would answer
+ * the page's dialogs instead of showing them to the user). Tells them what
+ * this worker knows: not acting, unless a call already began here (the
+ * value is read as each message goes).
+ */
+export async function resetActing(): Promise<void> {
+  const s = await readState();
+  for (const id of Object.keys(s.shared)) {
+    const tabId = Number(id);
+    sendPageState(tabId, { actingUntil: actingUntil(tabId) });
+  }
+}
+
+/**
  * webNavigation.onCommitted, for every tab (registered at the worker's top
  * level): a new document of a shared tab gets the scripts at once; one of a
  * tab that was shared before loses any hooks it was restored with. Other
@@ -73,22 +93,46 @@ export async function onNavigationCommitted(d: { tabId: number; frameId: number;
 
 type Answer = 'answered' | 'no-receiver' | 'timeout';
 
-/** Sends msg to the tab's frame (default the top one) and says how it went within ms. */
-async function answerWithin(tabId: number, msg: ContentMessage, ms: number, frameId = 0): Promise<Answer> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<Answer>((resolve) => (timer = setTimeout(() => resolve('timeout'), ms)));
-  const sent = chrome.tabs.sendMessage(tabId, msg, { frameId }).then(
+/** Sends msg to the tab's frame; says whether it answered or has no receiver (other failures throw). */
+function ask(tabId: number, msg: ContentMessage, frameId: number): Promise<Answer> {
+  return chrome.tabs.sendMessage(tabId, msg, { frameId }).then(
     (): Answer => 'answered',
     (err: unknown): Answer => {
       if (isNoReceiver(err)) return 'no-receiver';
       throw err;
     },
   );
+}
+
+/** What p settles to within ms, else 'timeout'. */
+async function within(p: Promise<Answer>, ms: number): Promise<Answer> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<Answer>((resolve) => (timer = setTimeout(() => resolve('timeout'), ms)));
   try {
-    return await Promise.race([sent, late]);
+    return await Promise.race([p, late]);
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * Sends msg to the tab's frame (default the top one) and says how it went.
+ * 'timeout' is a confirmed miss only: msg left unanswered for ms, then a
+ * ping sent at that point left unanswered, as msg still is, for ms more. A
+ * single late answer is no sign of a dialog: a worker that is itself held
+ * up (Chrome just started it again, or the machine is busy) gets its timer
+ * first and the page's answer, already on its way, a moment later, and a
+ * page that is only slow answers one of the two. A page blocked by a dialog
+ * answers neither. Only msg's own failure within the first ms throws.
+ */
+export async function answerWithin(tabId: number, msg: ContentMessage, ms: number, frameId = 0): Promise<Answer> {
+  const first = ask(tabId, msg, frameId);
+  const answer = await within(first, ms);
+  if (answer !== 'timeout') return answer;
+  const again = ask(tabId, { target: 'content', kind: 'ping' }, frameId);
+  // Any other end of either now (the document went away meanwhile) is no dialog either.
+  const ended = (p: Promise<Answer>) => p.catch((): Answer => 'answered');
+  return within(Promise.race([ended(first), ended(again)]), ms);
 }
 
 /**
@@ -112,7 +156,7 @@ async function openDialog(tabId: number): Promise<OpenDialog | undefined> {
  * Checks that the tab's page can be worked on before a tool call relies on
  * it, and passes control to its top frame's hooks. Throws dialog_open when a
  * dialog of the browser's own blocks it: with its text when the hooks saw it
- * open, else after BLOCKED_AFTER_MS without an answer. inject: put the
+ * open, else after a confirmed miss (answerWithin, BLOCKED_AFTER_MS). inject: put the
  * scripts in when they are missing (else a page without them passes).
  */
 export async function pageReady(tabId: number, control: PageControl = {}, inject = true): Promise<void> {
@@ -157,7 +201,7 @@ export async function actOn<T>(tabId: number, deadline: number, fn: () => Promis
  * Waits for the tab's navigation to load (watcher.waitForLoad), but throws
  * dialog_open as soon as the page is seen blocked, since a blocked page never
  * finishes loading: the hooks report a dialog of the browser's own, or the
- * committed page misses LOADING_MISSES pings in a row (a dialog raised
+ * committed page has LOADING_MISSES confirmed misses in a row (a dialog raised
  * before the hooks were in, a "Leave site?" prompt; one miss could be a
  * script that runs long while the page loads). after: what the call did that
  * started the load, for the error (see dialogOpen).
@@ -179,8 +223,8 @@ export function actionOrBlocked<T>(tabId: number, reply: Promise<T>): Promise<T>
 /**
  * Races work with a watch over the tab: every BLOCKED_AFTER_MS / 2, a dialog
  * the hooks reported open (and its frame confirms) ends the wait with
- * dialog_open, and so do `misses` pings of the top frame in a row left
- * unanswered for BLOCKED_AFTER_MS while no long read of ours runs there.
+ * dialog_open, and so do `misses` confirmed misses of the top frame in a row
+ * (answerWithin, BLOCKED_AFTER_MS) while no long read of ours runs there.
  * when: ping only while it holds (a page that has not committed yet).
  */
 async function untilBlocked<T>(tabId: number, work: Promise<T>, opts: { misses: number; when?: () => boolean; after?: string }): Promise<T> {

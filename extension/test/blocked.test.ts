@@ -1,0 +1,154 @@
+// When the service worker takes a shared tab for blocked by a dialog of the
+// browser's own (tab-hooks.ts): only on a confirmed miss, never because one
+// answer came late (a worker Chrome just restarted, or a busy machine, runs
+// its timer before the page's answer that is already on its way).
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { ContentMessage } from '../src/shared/messages';
+
+type Reply = (msg: ContentMessage, frameId: number) => Promise<unknown>;
+
+/** Just enough of the chrome API for tab-hooks.ts: one shared tab (id 7, number 3) whose frames answer by reply. */
+function fakeChrome(reply: Reply) {
+  const session: Record<string, unknown> = { tabState: { nextNumber: 4, shared: { 7: 3 }, numbers: { 7: 3 }, recent: [7], nextDoc: 1, docs: {}, dialogs: {}, armed: {}, open: {} } };
+  const sent: Array<{ kind: string; at: number }> = [];
+  const chromeFake = {
+    storage: {
+      session: {
+        get: async (key: string) => (key in session ? { [key]: structuredClone(session[key]) } : {}),
+        set: async (items: Record<string, unknown>) => void Object.assign(session, structuredClone(items)),
+      },
+    },
+    tabs: {
+      get: async (id: number) => ({ id, url: 'https://example.com/', status: 'complete' }),
+      sendMessage: vi.fn((_tabId: number, msg: ContentMessage, opts?: { frameId?: number }) => {
+        sent.push({ kind: msg.kind, at: Date.now() });
+        return reply(msg, opts?.frameId ?? 0);
+      }),
+    },
+    scripting: { executeScript: vi.fn(async () => []) },
+  };
+  vi.stubGlobal('chrome', chromeFake);
+  return { chromeFake, sent, session };
+}
+
+async function load() {
+  vi.resetModules();
+  return import('../src/background/tab-hooks');
+}
+
+/** A reply that arrives after ms (a timer scheduled when the message is sent, so after a timer of the same length set before it). */
+const after = (ms: number): Reply => () => new Promise((r) => setTimeout(() => r({ ok: true, pong: true }), ms));
+const never: Reply = () => new Promise(() => undefined);
+
+describe('a page counts as blocked only on a confirmed miss', () => {
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => {
+    vi.useRealTimers();
+    vi.unstubAllGlobals();
+  });
+
+  it('an answer that arrives as the wait runs out is an answer', async () => {
+    // The worker's timer fires first; the answer, already sent, right after:
+    // what a worker held up at its start (or on a busy machine) sees.
+    fakeChrome(after(1000));
+    const th = await load();
+    const got = th.answerWithin(7, { target: 'content', kind: 'ping' }, 1000);
+    await vi.advanceTimersByTimeAsync(1001);
+    expect(await got).toBe('answered');
+  });
+
+  it('a page that answers neither the message nor the ping sent when it ran late is blocked', async () => {
+    const { sent } = fakeChrome(never);
+    const th = await load();
+    const got = th.answerWithin(7, { target: 'content', kind: 'page-state', actingUntil: 1 }, 1000);
+    let settled = false;
+    void got.then(() => (settled = true));
+    await vi.advanceTimersByTimeAsync(1999);
+    expect(settled).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(await got).toBe('timeout');
+    expect(sent.map((s) => s.kind)).toEqual(['page-state', 'ping']);
+    expect(sent[1]!.at - sent[0]!.at).toBe(1000);
+  });
+
+  it('a slow page that answers the second ping is not blocked', async () => {
+    let n = 0;
+    fakeChrome((msg) => (n++ === 0 ? never(msg, 0) : after(300)(msg, 0)));
+    const th = await load();
+    const got = th.answerWithin(7, { target: 'content', kind: 'ping' }, 1000);
+    await vi.advanceTimersByTimeAsync(1300);
+    expect(await got).toBe('answered');
+  });
+
+  it('a document that goes away while it is late is not blocked either', async () => {
+    let n = 0;
+    fakeChrome((msg) => (n++ === 0 ? never(msg, 0) : Promise.reject(new Error('The message port closed before a response was received.'))));
+    const th = await load();
+    const got = th.answerWithin(7, { target: 'content', kind: 'ping' }, 1000);
+    await vi.advanceTimersByTimeAsync(1001);
+    expect(await got).toBe('answered');
+  });
+
+  it('a frame without the content script says so at once', async () => {
+    fakeChrome(async () => {
+      throw new Error('Could not establish connection. Receiving end does not exist.');
+    });
+    const th = await load();
+    expect(await th.answerWithin(7, { target: 'content', kind: 'ping' }, 1000)).toBe('no-receiver');
+  });
+
+  it('pageReady passes a page whose answer comes late, and reports one that never answers', async () => {
+    fakeChrome(after(1000));
+    let th = await load();
+    const ok = th.pageReady(7, { actingUntil: 5 });
+    await vi.advanceTimersByTimeAsync(1001);
+    await expect(ok).resolves.toBeUndefined();
+
+    fakeChrome(never);
+    th = await load();
+    const blocked = th.pageReady(7, { actingUntil: 5 });
+    const failed = expect(blocked).rejects.toMatchObject({ code: 'dialog_open', message: expect.stringContaining('Tab 3 does not answer') });
+    await vi.advanceTimersByTimeAsync(2000);
+    await failed;
+  });
+
+  it('a dialog the hooks saw open is reported when its frame stays blocked, and dropped when it answers late', async () => {
+    const open = { kind: 'confirm', message: 'Delete?', frameId: 0, since: 1 };
+    const { session } = fakeChrome(never);
+    (session.tabState as { open: Record<string, unknown> }).open = { 7: open };
+    let th = await load();
+    const blocked = th.pageReady(7);
+    const failed = expect(blocked).rejects.toMatchObject({ code: 'dialog_open', message: expect.stringContaining('"Delete?"') });
+    await vi.advanceTimersByTimeAsync(500);
+    await failed;
+
+    const late = fakeChrome(after(250));
+    (late.session.tabState as { open: Record<string, unknown> }).open = { 7: open };
+    th = await load();
+    const ok = th.pageReady(7);
+    await vi.advanceTimersByTimeAsync(1000);
+    await expect(ok).resolves.toBeUndefined();
+    expect((late.session.tabState as { open: Record<string, unknown> }).open).toEqual({});
+  });
+});
+
+describe('a worker that starts', () => {
+  afterEach(() => vi.unstubAllGlobals());
+
+  it("tells the shared tabs' hooks that the AI does not act (the previous worker may have been stopped during a call)", async () => {
+    const { chromeFake } = fakeChrome(async () => ({ ok: true, pong: true }));
+    const th = await load();
+    await th.resetActing();
+    expect(chromeFake.tabs.sendMessage).toHaveBeenCalledWith(7, { target: 'content', kind: 'page-state', actingUntil: 0 });
+  });
+
+  it('but leaves acting a tab that a call it already took acts on', async () => {
+    const { chromeFake } = fakeChrome(async () => ({ ok: true, pong: true }));
+    const th = await load();
+    const acting = await import('../src/background/acting');
+    const until = Date.now() + 10_000;
+    acting.setActingUntil(7, until);
+    await th.resetActing();
+    expect(chromeFake.tabs.sendMessage).toHaveBeenCalledWith(7, { target: 'content', kind: 'page-state', actingUntil: until });
+  });
+});
