@@ -135,17 +135,34 @@ func TestInterruptedActionIsNotResent(t *testing.T) {
 	}
 }
 
-// Without tools/list the bridge cannot know a tool is read-only: it is
-// treated as one that acts.
+// A tool the daemon did not list is treated as one that acts.
 func TestInterruptedUnknownToolIsNotResent(t *testing.T) {
 	f := newFlaky(t, func(n int) string { return "kill" })
 	h := f.session(t, false)
-	h.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"look","arguments":{}}}`)
+	<-h.b.toolsLearned
+	h.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"unlisted","arguments":{}}}`)
 	if text, isErr := toolResult(t, h.next(byID(2))); !isErr || !strings.Contains(text, OutcomeUnknown) {
 		t.Fatalf("got %q, want outcome unknown", text)
 	}
 	if n := f.ran.Load(); n != 1 {
 		t.Fatalf("ran %d times, want 1", n)
+	}
+}
+
+// A client that never lists the tools: the bridge lists them itself after
+// the handshake, so a read cut off is still sent again.
+func TestReadResentWithoutClientListing(t *testing.T) {
+	f := newFlaky(t, func(n int) string {
+		if n == 1 {
+			return "kill"
+		}
+		return ""
+	})
+	h := f.session(t, false)
+	<-h.b.toolsLearned
+	h.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"look","arguments":{}}}`)
+	if text, isErr := toolResult(t, h.next(byID(2))); isErr || text != "done look" {
+		t.Fatalf("got %q (error %v), want the read's result", text, isErr)
 	}
 }
 

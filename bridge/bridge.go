@@ -84,6 +84,9 @@ type Bridge struct {
 	// readOnly is each tool's readOnlyHint, from the tools/list answers
 	// relayed; a tool not in it counts as one that acts.
 	readOnly map[string]bool
+	// toolsLearned is closed once a tools/list answer was read (tests wait on it).
+	toolsLearned     chan struct{}
+	toolsLearnedOnce sync.Once
 }
 
 // Errors that mean the daemon restarted or went away: the bridge then
@@ -121,7 +124,7 @@ func New(cfg Config) *Bridge {
 	if cfg.DrainWait == 0 {
 		cfg.DrainWait = 90 * time.Second
 	}
-	return &Bridge{cfg: cfg, log: cfg.Logger, readOnly: map[string]bool{}}
+	return &Bridge{cfg: cfg, log: cfg.Logger, readOnly: map[string]bool{}, toolsLearned: make(chan struct{})}
 }
 
 // message is the part of a JSON-RPC message the bridge looks at.
@@ -186,6 +189,11 @@ func (b *Bridge) Run(ctx context.Context, in io.Reader, out io.Writer) error {
 		b.relay(ctx, msg, m)
 		if m.Method == "notifications/initialized" {
 			b.startListening(ctx)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				b.learnToolList(ctx)
+			}()
 		}
 	}
 	wg.Wait()
@@ -355,6 +363,20 @@ func (b *Bridge) resendable(m message) bool {
 	return b.readOnly[m.toolName()]
 }
 
+// toolListID is the JSON-RPC id of the bridge's own tools/list request; its
+// answer never reaches stdout.
+const toolListID = `"tether-bridge:tools/list"`
+
+// learnToolList asks the daemon for its tools once the session is set up,
+// so that the bridge knows which tools only read (and may be sent again
+// after a restart) even when the client never lists them itself.
+func (b *Bridge) learnToolList(ctx context.Context) {
+	msg := []byte(`{"jsonrpc":"2.0","id":` + toolListID + `,"method":"tools/list"}`)
+	if err := b.post(ctx, msg, message{ID: json.RawMessage(toolListID), Method: "tools/list"}, false); err != nil {
+		b.log.Debug("listing the tools for their read-only hints failed", "err", err)
+	}
+}
+
 // learnTools records the readOnlyHint of every tool in a tools/list answer.
 func (b *Bridge) learnTools(answer []byte) {
 	var r struct {
@@ -375,6 +397,7 @@ func (b *Bridge) learnTools(answer []byte) {
 	for _, t := range r.Result.Tools {
 		b.readOnly[t.Name] = t.Annotations.ReadOnlyHint != nil && *t.Annotations.ReadOnlyHint
 	}
+	b.toolsLearnedOnce.Do(func() { close(b.toolsLearned) })
 }
 
 // withIdempotencyKey returns the tools/call msg with a new random key in

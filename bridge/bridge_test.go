@@ -24,6 +24,7 @@ type harness struct {
 	in    *io.PipeWriter
 	lines chan map[string]any
 	done  chan error
+	b     *Bridge
 }
 
 func start(t *testing.T, endpoint func(context.Context) (string, string, error)) *harness {
@@ -32,6 +33,7 @@ func start(t *testing.T, endpoint func(context.Context) (string, string, error))
 	outR, outW := io.Pipe()
 	h := &harness{t: t, in: inW, lines: make(chan map[string]any, 64), done: make(chan error, 1)}
 	b := New(Config{Endpoint: endpoint})
+	h.b = b
 	go func() { h.done <- b.Run(context.Background(), inR, outW); outW.Close() }()
 	go func() {
 		sc := bufio.NewScanner(outR)

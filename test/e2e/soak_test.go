@@ -61,8 +61,8 @@ type soakStats struct {
 // errorKind reduces an error text to its first words, for the summary.
 func errorKind(text string) string {
 	text = regexp.MustCompile(`\d+`).ReplaceAllString(text, "N")
-	if len(text) > 70 {
-		text = text[:70]
+	if len(text) > 120 {
+		text = text[:120]
 	}
 	return text
 }
