@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -145,15 +146,9 @@ func DecodeFrame(data []byte) (any, error) {
 	return nil, decodeErr("frame", fmt.Sprintf("unexpected type %.40q", string(env.Type)))
 }
 
-// knownCode reports whether c is one of the ErrorCodes above.
+// knownCode reports whether c is one of ErrorCodes.
 func knownCode(c ErrorCode) bool {
-	switch c {
-	case CodeStaleRef, CodeUnknownRef, CodeNoSharedTab, CodeUnknownTab, CodeRestrictedPage, CodeNotInteractable,
-		CodeTimeout, CodeNavigationFailed, CodeBadRequest, CodeProtocolMismatch, CodeUnauthorized, CodePairingDenied,
-		CodeTooManyProfiles, CodeDialogOpen, CodeDisabled, CodeInternal:
-		return true
-	}
-	return false
+	return slices.Contains(ErrorCodes, c)
 }
 
 // NewResult returns a pointer to a new value of method's result type

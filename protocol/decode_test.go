@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -239,5 +241,33 @@ func TestDecodeRefusals(t *testing.T) {
 	_, err := DecodeResult(MethodSnapshot, json.RawMessage(`{"tab":1,"dialogs":[{"kind":"popup"}]}`))
 	if err == nil || err.Error() != `snapshot result: unknown dialog kind "popup"` {
 		t.Errorf("unknown dialog kind: %v", err)
+	}
+}
+
+// TestErrorCodesMatchSchema: the codes the decoder accepts are the codes
+// the schema (and so the extension's generated types) allows, so a code the
+// extension sends is never dropped as malformed (it was, for "duplicate").
+func TestErrorCodesMatchSchema(t *testing.T) {
+	f, _ := reflect.TypeOf(Error{}).FieldByName("Code")
+	var schema []string
+	for _, part := range strings.Split(f.Tag.Get("jsonschema"), ",") {
+		if v, ok := strings.CutPrefix(part, "enum="); ok {
+			schema = append(schema, v)
+		}
+	}
+	var codes []string
+	for _, c := range ErrorCodes {
+		codes = append(codes, string(c))
+	}
+	slices.Sort(schema)
+	slices.Sort(codes)
+	if !slices.Equal(schema, codes) {
+		t.Fatalf("Error.Code's schema enum %v, ErrorCodes %v: list every code in both", schema, codes)
+	}
+	for _, c := range ErrorCodes {
+		frame := fmt.Sprintf(`{"type":"response","id":"1","error":{"code":%q,"message":"m"}}`, c)
+		if _, err := DecodeFrame([]byte(frame)); err != nil {
+			t.Errorf("a response with error code %q is refused: %v", c, err)
+		}
 	}
 }

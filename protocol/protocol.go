@@ -292,6 +292,16 @@ const (
 	CodeInternal ErrorCode = "internal"
 )
 
+// ErrorCodes lists every ErrorCode. The decoder accepts exactly these in a
+// response's error, and the jsonschema enum on Error.Code (what the
+// extension's generated types allow) must list the same:
+// TestErrorCodesMatchSchema fails when a new code is added to one only.
+var ErrorCodes = []ErrorCode{
+	CodeStaleRef, CodeUnknownRef, CodeNoSharedTab, CodeUnknownTab, CodeRestrictedPage, CodeNotInteractable,
+	CodeTimeout, CodeNavigationFailed, CodeBadRequest, CodeProtocolMismatch, CodeUnauthorized, CodePairingDenied,
+	CodeTooManyProfiles, CodePairingExpired, CodeDialogOpen, CodeDisabled, CodeDuplicate, CodeInternal,
+}
+
 // Error is a failed request.
 type Error struct {
 	Code    ErrorCode `json:"code" jsonschema:"enum=stale_ref,enum=unknown_ref,enum=no_shared_tab,enum=unknown_tab,enum=restricted_page,enum=not_interactable,enum=timeout,enum=navigation_failed,enum=bad_request,enum=protocol_mismatch,enum=unauthorized,enum=pairing_denied,enum=too_many_profiles,enum=pairing_expired,enum=dialog_open,enum=disabled,enum=duplicate,enum=internal"`
