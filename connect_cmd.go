@@ -208,7 +208,7 @@ func runToken(ctx context.Context, args []string) error {
 	}
 	// Start the same kind of daemon again, on the same port: the app (tray
 	// and window, hidden) or `tether serve`.
-	cmd, again := []string{exe, "serve", "--port", strconv.Itoa(rec.Port)}, "tether serve"
+	cmd, again := append([]string{exe, "serve", "--port", strconv.Itoa(rec.Port)}, rec.Flags...), "tether serve"
 	if rec.UI {
 		cmd, again = []string{exe, "--hidden"}, "tether"
 		os.Setenv(config.EnvPort, strconv.Itoa(rec.Port))
@@ -218,8 +218,8 @@ func runToken(ctx context.Context, args []string) error {
 		return fmt.Errorf("the daemon was stopped but did not start again: %w; start it with `%s`", err, again)
 	}
 	fmt.Printf("restarted the daemon (pid %d, port %d) so it uses the new token; browsers reconnect by themselves\n", newRec.PID, newRec.Port)
-	if !rec.UI {
-		fmt.Println("(if it ran with --allow-extension, --auto-approve-profiles or --unattended, restart it yourself with them)")
+	if len(rec.Flags) > 0 {
+		fmt.Printf("(with the flags it ran with: %s)\n", strings.Join(rec.Flags, " "))
 	}
 	return nil
 }

@@ -261,7 +261,28 @@ func runServe(ctx context.Context, args []string) error {
 		Logger:              log,
 		AutoApproveProfiles: *autoApprove,
 		EnableTools:         splitList(*enableTools),
+		Flags:               serveFlags(fs),
 	})
+}
+
+// serveFlags lists the flags set on fs, --port excepted, as --name=value
+// (a repeatable flag once per value): how to run `tether serve` the same
+// way again on another or the same port.
+func serveFlags(fs *flag.FlagSet) []string {
+	var out []string
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "port" {
+			return
+		}
+		if l, ok := f.Value.(*stringList); ok {
+			for _, v := range *l {
+				out = append(out, "--"+f.Name+"="+v)
+			}
+			return
+		}
+		out = append(out, "--"+f.Name+"="+f.Value.String())
+	})
+	return out
 }
 
 func runMCP(ctx context.Context, args []string) error {

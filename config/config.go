@@ -235,6 +235,10 @@ type DaemonRecord struct {
 	Version string `json:"version"`
 	// UI is true when the daemon runs with its tray and window.
 	UI bool `json:"ui"`
+	// Flags are the flags `tether serve` ran with, --port excepted (e.g.
+	// ["--enable-tools=browser_evaluate"]), so that `tether token rotate`
+	// starts it again the way it ran.
+	Flags []string `json:"flags,omitempty"`
 }
 
 // URL returns the daemon's base URL, e.g. http://127.0.0.1:47615.

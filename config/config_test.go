@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -80,12 +81,12 @@ func TestControlTokenIsSeparateWithMode0600(t *testing.T) {
 
 func TestDaemonRecordRoundTrip(t *testing.T) {
 	p := Paths{Dir: t.TempDir()}
-	want := DaemonRecord{PID: 42, Port: 47615, Version: "0.1.0+abc"}
+	want := DaemonRecord{PID: 42, Port: 47615, Version: "0.1.0+abc", Flags: []string{"--enable-tools=browser_evaluate"}}
 	if err := p.WriteDaemonRecord(want); err != nil {
 		t.Fatal(err)
 	}
 	got, err := p.ReadDaemonRecord()
-	if err != nil || got != want {
+	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %+v, %v", got, err)
 	}
 	if got.URL() != "http://127.0.0.1:47615" {

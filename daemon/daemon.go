@@ -56,6 +56,10 @@ type Config struct {
 	ExtensionIDs []string
 	// UI is recorded in the daemon record: true when the tray runs too.
 	UI bool
+	// Flags are recorded in the daemon record: the flags `tether serve` ran
+	// with, --port excepted, for `tether token rotate` to start it again
+	// the same way.
+	Flags []string
 	// ShowWindow, if set, shows the window (POST /control/window); nil
 	// under `tether serve`, which has none.
 	ShowWindow func()
@@ -262,7 +266,7 @@ func Run(ctx context.Context, cfg Config) error {
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 
-	rec := config.DaemonRecord{PID: os.Getpid(), Port: port, Version: cfg.Version, UI: cfg.UI}
+	rec := config.DaemonRecord{PID: os.Getpid(), Port: port, Version: cfg.Version, UI: cfg.UI, Flags: cfg.Flags}
 	_ = os.Remove(p.QuitMarker()) // running again: bridges may restart it again
 	if err := p.WriteDaemonRecord(rec); err != nil {
 		ln.Close()
