@@ -58,7 +58,7 @@ type Config struct {
 
 // OutcomeUnknown starts the tool error of a call that was interrupted after
 // it reached the daemon, which may have acted on it.
-const OutcomeUnknown = "outcome unknown: the daemon restarted during this call; take a snapshot to see whether it happened before retrying"
+const OutcomeUnknown = "outcome unknown: the Tether daemon stopped during this call, after it had received it, so the action may have happened, or may still be under way in the browser (a page loading); take a snapshot to see, and wait for a load to finish, before retrying"
 
 // Bridge relays one MCP session between stdio and the daemon.
 type Bridge struct {
