@@ -65,7 +65,7 @@ export async function captureScreenshot(t: SharedTab, o: ScreenshotOptions, dead
     if (!o.bringToFront) {
       throw new TetherError(
         'not_interactable',
-        `Tab ${t.number} is not visible (${tab.active ? 'its window is minimized' : 'another tab is in front of it in its window'}), and Chrome can only capture the visible tab. Pass bringToFront: true to bring it to the front for the capture, or call browser_tab_select first.`,
+        `Tab ${t.number} is not visible (${tab.active ? 'its window is minimized' : 'another tab is in front of it in its window'}), and Chrome can only capture the visible tab. Pass bring_to_front: true to bring it to the front for the capture, or select it first with browser_tabs {action: "select", tab: ${t.number}}.`,
       );
     }
     if (win.state === 'minimized') await chrome.windows.update(tab.windowId, { state: 'normal' });
