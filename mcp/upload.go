@@ -7,6 +7,7 @@ import (
 	"mime"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 
@@ -144,7 +145,36 @@ func (h *handlers) resolveUpload(p string) (string, string) {
 	if !info.Mode().IsRegular() {
 		return "", fmt.Sprintf("%s (resolved from %s) is not a regular file but a %s; pass the path of a file", real, p, fileKind(info.Mode()))
 	}
+	if name := configFileLinked(info, realDir(h.cfg.ConfigDir)); name != "" {
+		return "", fmt.Sprintf("%s is the same file as %s in Tether's config dir (a hard link to it), which is never uploaded; pass another file", real, name)
+	}
+	if within(runtime.GOOS, real, realDir(h.cfg.ScreenshotDir)) && !screenshotName.MatchString(filepath.Base(real)) {
+		return "", fmt.Sprintf("%s is in Tether's screenshots folder but is not a screenshot Tether saved (screenshot-….png or .jpg); pass another file", real)
+	}
 	return real, ""
+}
+
+// screenshotName matches the names of the screenshots Tether saves
+// (mcp/screenshot.go), the only files of its config dir that may be uploaded.
+var screenshotName = regexp.MustCompile(`^screenshot-[0-9A-Za-z_.-]+\.(png|jpg)$`)
+
+// configFileLinked returns the name of the file directly in configDir that
+// info is (a hard link to Tether's token, say, has another path but the
+// same file), or "" when it is none of them.
+func configFileLinked(info os.FileInfo, configDir string) string {
+	entries, err := os.ReadDir(configDir)
+	if err != nil {
+		return ""
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		if fi, err := os.Stat(filepath.Join(configDir, e.Name())); err == nil && os.SameFile(info, fi) {
+			return e.Name()
+		}
+	}
+	return ""
 }
 
 // fileKind names a non-regular file's type for an error message.

@@ -156,7 +156,7 @@ func TestUploadRefusals(t *testing.T) {
 // prompt, the timeline) sees the resolved path, not the link.
 func TestUploadResolvedPathAndScreenshots(t *testing.T) {
 	r := newUploadRig(t, 1<<20)
-	shot := filepath.Join(r.cfgDir, "screenshots", "shot.png")
+	shot := filepath.Join(r.cfgDir, "screenshots", "screenshot-20260101-120000.000.png")
 	if err := os.WriteFile(shot, []byte("png"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +175,7 @@ func TestUploadResolvedPathAndScreenshots(t *testing.T) {
 	if ps, _ := got.([]any); len(ps) != 1 || ps[0] != real {
 		t.Fatalf("the guard saw paths %v, want [%s]", got, real)
 	}
-	if len(r.browser.calls) != 1 || !strings.Contains(r.browser.calls[0].params, `"name":"shot.png"`) || !strings.Contains(r.browser.calls[0].params, `"cG5n"`) {
+	if len(r.browser.calls) != 1 || !strings.Contains(r.browser.calls[0].params, `"name":"screenshot-20260101-120000.000.png"`) || !strings.Contains(r.browser.calls[0].params, `"cG5n"`) {
 		t.Fatalf("browser got %+v", r.browser.calls)
 	}
 }
