@@ -70,7 +70,7 @@ type Recorder interface {
 // pause → policy → approval (the Guard), then the tool, then the Recorder.
 // prepare may rewrite the arguments in place (resolved upload paths); the
 // tool then gets the rewritten ones.
-func guardMiddleware(valid *argValidator, prepare func(tool string, args map[string]any) string, g Guard, r Recorder) server.ToolHandlerMiddleware {
+func guardMiddleware(valid *argValidator, disabled func(tool string) string, prepare func(tool string, args map[string]any) string, g Guard, r Recorder) server.ToolHandlerMiddleware {
 	return func(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 		return func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 			call := ToolCall{
@@ -78,6 +78,12 @@ func guardMiddleware(valid *argValidator, prepare func(tool string, args map[str
 				Started: time.Now(), Progress: progressFunc(ctx, req),
 			}
 			v := Verdict{Allow: true}
+			if msg := disabled(call.Tool); msg != "" {
+				if r != nil {
+					r.Finished(call, v, CallEnd{Duration: time.Since(call.Started), Outcome: "error", Error: msg})
+				}
+				return mcpgo.NewToolResultError(msg), nil
+			}
 			if msg := valid.check(req); msg != "" {
 				if r != nil {
 					r.Finished(call, v, CallEnd{Duration: time.Since(call.Started), Outcome: "error", Error: msg})

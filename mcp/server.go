@@ -7,8 +7,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -115,13 +113,7 @@ func (h *handlers) tools() []tool {
 		h.evaluateTool(),
 		h.tabsTool(),
 	}
-	var out []tool
-	for _, t := range all {
-		if h.offered(t.def.Name) {
-			out = append(out, t)
-		}
-	}
-	return out
+	return all
 }
 
 type handlers struct {
@@ -143,29 +135,30 @@ func (h *handlers) offered(name string) bool {
 	return false
 }
 
-// refuseDisabledTools answers a tools/call of a tool that is off by
-// default and not enabled with a JSON-RPC error that says so and how the
-// user turns it on, instead of mcp-go's bare "tool not found". It runs
-// before mcp-go looks the tool up (an OnRequestInitialization hook, whose
-// error becomes the response; code -32600).
-func (h *handlers) refuseDisabledTools(_ context.Context, _ any, message any) error {
-	raw, ok := message.(json.RawMessage)
-	if !ok {
-		return nil
+// disabled is the tool error of a call to a tool that is off by default and
+// not enabled ("" for any other tool): it says so and how the user turns it
+// on. Such tools are registered but left out of tools/list (hideDisabled), so
+// a call reaches the middleware, which records it on the timeline.
+func (h *handlers) disabled(tool string) string {
+	if !offByDefault[tool] || h.offered(tool) {
+		return ""
 	}
-	var m struct {
-		Method string `json:"method"`
-		Params struct {
-			Name string `json:"name"`
-		} `json:"params"`
+	return disabledToolMessage(tool, h.cfg.SettingsFile)
+}
+
+// hideDisabled leaves the tools that are off out of a tools/list answer (an
+// after-list hook: mcp-go's tool filters would hide them from calls too).
+func (h *handlers) hideDisabled(_ context.Context, _ any, _ *mcpgo.ListToolsRequest, result *mcpgo.ListToolsResult) {
+	if result == nil {
+		return
 	}
-	if json.Unmarshal(raw, &m) != nil || m.Method != string(mcpgo.MethodToolsCall) {
-		return nil
+	out := result.Tools[:0:0]
+	for _, t := range result.Tools {
+		if h.offered(t.Name) {
+			out = append(out, t)
+		}
 	}
-	if !offByDefault[m.Params.Name] || h.offered(m.Params.Name) {
-		return nil
-	}
-	return errors.New(disabledToolMessage(m.Params.Name, h.cfg.SettingsFile))
+	result.Tools = out
 }
 
 // disabledToolMessage says that tool is off, why, and the two ways the user
@@ -221,9 +214,9 @@ func NewServer(b Browser, cfg Config) *server.MCPServer {
 	if err != nil {
 		panic("mcp: " + err.Error()) // the schemas are ours and fixed; a golden test covers them
 	}
-	opts = append(opts, server.WithToolHandlerMiddleware(guardMiddleware(valid, h.prepare, cfg.Guard, cfg.Recorder)),
+	opts = append(opts, server.WithToolHandlerMiddleware(guardMiddleware(valid, h.disabled, h.prepare, cfg.Guard, cfg.Recorder)),
 		server.WithToolHandlerMiddleware(idempotencyMiddleware))
-	hooks.AddOnRequestInitialization(h.refuseDisabledTools)
+	hooks.AddAfterListTools(h.hideDisabled)
 	s := server.NewMCPServer("tether", cfg.Version, opts...)
 	for _, t := range tools {
 		s.AddTool(t.def, t.handler)
