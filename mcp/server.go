@@ -222,7 +222,7 @@ func NewServer(b Browser, cfg Config) *server.MCPServer {
 		panic("mcp: " + err.Error()) // the schemas are ours and fixed; a golden test covers them
 	}
 	opts = append(opts, server.WithToolHandlerMiddleware(guardMiddleware(valid, h.prepare, cfg.Guard, cfg.Recorder)),
-		server.WithToolHandlerMiddleware(idempotencyMiddleware))
+		server.WithToolHandlerMiddleware(newKeyStore().idempotencyMiddleware))
 	hooks.AddOnRequestInitialization(h.refuseDisabledTools)
 	s := server.NewMCPServer("tether", cfg.Version, opts...)
 	for _, t := range tools {
