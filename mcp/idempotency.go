@@ -7,7 +7,6 @@ import (
 	"time"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/tether-browser/tether/protocol"
 )
@@ -86,32 +85,32 @@ func reusedKeyMessage(tool, key string, earlier *keyedCall, age time.Duration) s
 		tool, key, protocol.MetaIdempotencyKey, age.Round(time.Second), what)
 }
 
-// idempotencyMiddleware passes a tools/call's _meta idempotency key
+// claimCall passes a tools/call's _meta idempotency key
 // (protocol.MetaIdempotencyKey), with the call's tool and arguments'
-// fingerprint, on to the browser calls its tool makes, through the context
-// (protocol.WithIdempotentCall). A key that is not a string of 1 to 128
-// printable ASCII characters is a tool error, before the tool runs; so is
-// a key used in the last 10 minutes for another call (another tool or
-// other arguments), for every tool, read-only ones too. A call without a
-// key runs as before.
-func (s *keyStore) idempotencyMiddleware(next server.ToolHandlerFunc) server.ToolHandlerFunc {
-	return func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
-		if req.Params.Meta == nil {
-			return next(ctx, req)
-		}
-		raw, ok := req.Params.Meta.AdditionalFields[protocol.MetaIdempotencyKey]
-		if !ok {
-			return next(ctx, req)
-		}
-		key, _ := raw.(string)
-		if !protocol.ValidIdempotencyKey(key) {
-			return mcpgo.NewToolResultError(fmt.Sprintf("_meta %q must be a string of 1 to %d printable ASCII characters (no spaces), unique per call; the call was not run",
-				protocol.MetaIdempotencyKey, protocol.MaxIdempotencyKeyLen)), nil
-		}
-		call := protocol.IdempotentCall{Key: key, Tool: req.Params.Name, Fingerprint: protocol.CallFingerprint(req.GetArguments())}
-		if earlier := s.claim(call.Key, call.Tool, call.Fingerprint); earlier != nil {
-			return mcpgo.NewToolResultError(reusedKeyMessage(call.Tool, key, earlier, s.now().Sub(earlier.at))), nil
-		}
-		return next(protocol.WithIdempotentCall(ctx, call), req)
+// fingerprint (of the arguments as the client sent them), on to the browser
+// calls its tool makes, through the returned context
+// (protocol.WithIdempotentCall). It refuses (a message for the AI) a key
+// that is not a string of 1 to 128 printable ASCII characters, and a key
+// used in the last 10 minutes for another call (another tool or other
+// arguments), for every tool, read-only ones too. A call without a key
+// goes on as before. guardMiddleware calls it after validation, before
+// the arguments are rewritten and before the Guard.
+func (s *keyStore) claimCall(ctx context.Context, req mcpgo.CallToolRequest) (context.Context, string) {
+	if req.Params.Meta == nil {
+		return ctx, ""
 	}
+	raw, ok := req.Params.Meta.AdditionalFields[protocol.MetaIdempotencyKey]
+	if !ok {
+		return ctx, ""
+	}
+	key, _ := raw.(string)
+	if !protocol.ValidIdempotencyKey(key) {
+		return ctx, fmt.Sprintf("_meta %q must be a string of 1 to %d printable ASCII characters (no spaces), unique per call; the call was not run",
+			protocol.MetaIdempotencyKey, protocol.MaxIdempotencyKeyLen)
+	}
+	call := protocol.IdempotentCall{Key: key, Tool: req.Params.Name, Fingerprint: protocol.CallFingerprint(req.GetArguments())}
+	if earlier := s.claim(call.Key, call.Tool, call.Fingerprint); earlier != nil {
+		return ctx, reusedKeyMessage(call.Tool, key, earlier, s.now().Sub(earlier.at))
+	}
+	return protocol.WithIdempotentCall(ctx, call), ""
 }

@@ -3,9 +3,11 @@ package mcp
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/tether-browser/tether/protocol"
@@ -141,5 +143,51 @@ func TestKeyStoreBounds(t *testing.T) {
 	}
 	if e := s.claim("d", "browser_snapshot", "f"); e == nil {
 		t.Fatal("the newest key was forgotten")
+	}
+}
+
+// recorderSpy records how each call ended.
+type recorderSpy struct {
+	mu   sync.Mutex
+	ends []string
+}
+
+func (r *recorderSpy) Started(ToolCall, Verdict) {}
+func (r *recorderSpy) Finished(call ToolCall, _ Verdict, end CallEnd) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.ends = append(r.ends, call.Tool+" "+end.Outcome+" "+end.Error)
+}
+
+// A key reused for another call is refused before the Guard (the user is
+// never asked to approve a call that would be refused), and the refusal is
+// on the timeline.
+func TestReusedKeyRefusedBeforeTheGuard(t *testing.T) {
+	spy, rec := &guardSpy{}, &recorderSpy{}
+	fb := &fakeBrowser{results: map[protocol.Method]any{protocol.MethodClick: protocol.PageResult{}}}
+	c, err := client.NewInProcessClient(NewServer(fb, Config{Version: "test", Fence: "FENCE", Guard: spy, Recorder: rec}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if _, err := mcpclient.Initialize(ctx, c, "test"); err != nil {
+		t.Fatal(err)
+	}
+	meta := &mcpgo.Meta{AdditionalFields: map[string]any{protocol.MetaIdempotencyKey: "k-1"}}
+	if text, isErr, err := mcpclient.Call(ctx, c, "browser_click", map[string]any{"ref": "e1"}, meta); err != nil || isErr {
+		t.Fatalf("click: %v %s", err, text)
+	}
+	if text, isErr, err := mcpclient.Call(ctx, c, "browser_navigate", map[string]any{"url": "https://example.com/"}, meta); err != nil || !isErr {
+		t.Fatalf("navigate with the click's key: %v %v %s", err, isErr, text)
+	}
+	if len(spy.clients) != 1 {
+		t.Fatalf("the Guard saw %d calls, want only the click", len(spy.clients))
+	}
+	if len(rec.ends) != 2 || !strings.HasPrefix(rec.ends[1], "browser_navigate error browser_navigate was not run") {
+		t.Fatalf("recorded %q", rec.ends)
 	}
 }

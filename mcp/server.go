@@ -221,8 +221,7 @@ func NewServer(b Browser, cfg Config) *server.MCPServer {
 	if err != nil {
 		panic("mcp: " + err.Error()) // the schemas are ours and fixed; a golden test covers them
 	}
-	opts = append(opts, server.WithToolHandlerMiddleware(guardMiddleware(valid, h.prepare, cfg.Guard, cfg.Recorder)),
-		server.WithToolHandlerMiddleware(newKeyStore().idempotencyMiddleware))
+	opts = append(opts, server.WithToolHandlerMiddleware(guardMiddleware(valid, newKeyStore().claimCall, h.prepare, cfg.Guard, cfg.Recorder)))
 	hooks.AddOnRequestInitialization(h.refuseDisabledTools)
 	s := server.NewMCPServer("tether", cfg.Version, opts...)
 	for _, t := range tools {
