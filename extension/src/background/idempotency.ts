@@ -194,9 +194,9 @@ export async function runOnce(req: Request, run: () => Promise<Outcome>): Promis
   if (!acts) return outcome;
   await locked(async () => {
     const got = await chrome.storage.session.get(name);
-    const rec = current(got[name], Number.NEGATIVE_INFINITY);
-    const step = rec?.steps[req.method];
-    if (!rec || !step) return; // dropped for room meanwhile
+    const rec = current(got[name], Number.NEGATIVE_INFINITY); // even if it expired while the step ran
+    const step = rec?.tool === tool && rec.call === call ? rec.steps[req.method] : undefined;
+    if (!rec || !step) return; // dropped for room meanwhile (or replaced)
     step.done = true;
     if (JSON.stringify(outcome).length <= MAX_ANSWER_CHARS) step.outcome = outcome;
     await save(name, rec, Date.now());
