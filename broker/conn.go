@@ -158,10 +158,10 @@ func (c *conn) deliver(resp protocol.Response) {
 }
 
 // call sends one request and waits for its response, the context's end, the
-// timeout, or the socket's close, whichever comes first. A method that acts
-// (protocol.Method.Mutates) carries the idempotency key of ctx
-// (protocol.WithIdempotencyKey), if any, so the extension never acts twice
-// for one key.
+// timeout, or the socket's close, whichever comes first. Every request
+// carries the idempotent call of ctx (protocol.WithIdempotentCall: key,
+// tool, arguments' fingerprint), if any, so the extension never acts twice
+// for one key and refuses the key for another call.
 func (c *conn) call(ctx context.Context, method protocol.Method, params any, timeout time.Duration) (json.RawMessage, error) {
 	c.lastUse.Store(time.Now().UnixNano())
 	rawParams, err := json.Marshal(params)
@@ -169,13 +169,16 @@ func (c *conn) call(ctx context.Context, method protocol.Method, params any, tim
 		return nil, fmt.Errorf("encode %s params: %w", method, err)
 	}
 	id := strconv.FormatUint(c.nextID.Add(1), 10)
+	idem := protocol.IdempotentCallFrom(ctx)
 	frame, err := json.Marshal(protocol.Request{
-		Type:           protocol.TypeRequest,
-		ID:             id,
-		Method:         method,
-		Params:         rawParams,
-		TimeoutMs:      int(timeout / time.Millisecond),
-		IdempotencyKey: idempotencyKey(ctx, method),
+		Type:            protocol.TypeRequest,
+		ID:              id,
+		Method:          method,
+		Params:          rawParams,
+		TimeoutMs:       int(timeout / time.Millisecond),
+		IdempotencyKey:  idem.Key,
+		Tool:            idem.Tool,
+		CallFingerprint: idem.Fingerprint,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("encode %s request: %w", method, err)
@@ -278,14 +281,4 @@ func (c *conn) queueFirst(v any) {
 	default:
 		c.log.Error("hello_ack could not be queued", "profile", shortID(c.hello.ProfileID))
 	}
-}
-
-// idempotencyKey is the key a request for method carries: ctx's, for a
-// method that acts; "" (none) for reads, which may run again safely and may
-// be part of the same agent's call as an action.
-func idempotencyKey(ctx context.Context, method protocol.Method) string {
-	if !method.Mutates() {
-		return ""
-	}
-	return protocol.IdempotencyKeyFrom(ctx)
 }

@@ -8,29 +8,34 @@ import (
 	"github.com/tether-browser/tether/protocol"
 )
 
-// A call's idempotency key (from its context) travels in the request frame
-// of a method that acts, and never with a read.
+// A call's idempotency key, tool and arguments' fingerprint (from its
+// context) travel in the request frame of every method, reads too (the
+// extension refuses a key used for another call); without them, none.
 func TestIdempotencyKeyInRequestFrame(t *testing.T) {
 	b, url := newTestBroker(t, Config{AutoApprove: true})
 	f, _ := connect(t, b, url, "p1", "Home")
-	ctx := protocol.WithIdempotencyKey(context.Background(), "key-1")
+	idem := protocol.IdempotentCall{Key: "key-1", Tool: "browser_click", Fingerprint: protocol.CallFingerprint(map[string]any{"ref": "e1"})}
+	ctx := protocol.WithIdempotentCall(context.Background(), idem)
 	for _, tc := range []struct {
+		ctx    context.Context
 		method protocol.Method
 		params any
-		want   string
+		want   protocol.IdempotentCall
 	}{
-		{protocol.MethodClick, &protocol.ClickParams{Ref: "e1"}, "key-1"},
-		{protocol.MethodSnapshot, &protocol.SnapshotParams{}, ""},
+		{ctx, protocol.MethodClick, &protocol.ClickParams{Ref: "e1"}, idem},
+		{ctx, protocol.MethodSnapshot, &protocol.SnapshotParams{}, idem},
+		{context.Background(), protocol.MethodClick, &protocol.ClickParams{Ref: "e1"}, protocol.IdempotentCall{}},
 	} {
 		errc := make(chan error, 1)
-		go func() { errc <- b.Call(ctx, "", tc.method, tc.params, nil, 5*time.Second) }()
+		go func() { errc <- b.Call(tc.ctx, "", tc.method, tc.params, nil, 5*time.Second) }()
 		r := f.readRequest()
 		f.answer(r.ID, protocol.PageResult{})
 		if err := <-errc; err != nil {
 			t.Fatalf("%s: %v", tc.method, err)
 		}
-		if r.IdempotencyKey != tc.want {
-			t.Fatalf("%s carried key %q, want %q", tc.method, r.IdempotencyKey, tc.want)
+		got := protocol.IdempotentCall{Key: r.IdempotencyKey, Tool: r.Tool, Fingerprint: r.CallFingerprint}
+		if got != tc.want {
+			t.Fatalf("%s carried %+v, want %+v", tc.method, got, tc.want)
 		}
 	}
 }

@@ -66,11 +66,15 @@ type Recorder interface {
 	Finished(call ToolCall, v Verdict, end CallEnd)
 }
 
-// guardMiddleware runs every tool call through validation → prepare →
-// pause → policy → approval (the Guard), then the tool, then the Recorder.
-// prepare may rewrite the arguments in place (resolved upload paths); the
-// tool then gets the rewritten ones.
-func guardMiddleware(valid *argValidator, disabled func(tool string) string, prepare func(tool string, args map[string]any) string, g Guard, r Recorder) server.ToolHandlerMiddleware {
+// guardMiddleware runs every tool call through disabled → validation →
+// idempotency key (claim) → prepare → pause → policy → approval (the Guard),
+// then the tool, then the Recorder. disabled refuses a tool that is off;
+// claim may refuse the call (a malformed key, or a key used for another
+// call) before the user is asked anything, or return the context the tool
+// runs with. prepare may rewrite the arguments in place (resolved upload
+// paths); the tool then gets the rewritten ones.
+func guardMiddleware(valid *argValidator, disabled func(tool string) string, claim func(context.Context, mcpgo.CallToolRequest) (context.Context, string),
+	prepare func(tool string, args map[string]any) string, g Guard, r Recorder) server.ToolHandlerMiddleware {
 	return func(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 		return func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 			call := ToolCall{
@@ -89,6 +93,15 @@ func guardMiddleware(valid *argValidator, disabled func(tool string) string, pre
 					r.Finished(call, v, CallEnd{Duration: time.Since(call.Started), Outcome: "error", Error: msg})
 				}
 				return mcpgo.NewToolResultError(msg), nil
+			}
+			if claim != nil {
+				var msg string
+				if ctx, msg = claim(ctx, req); msg != "" {
+					if r != nil {
+						r.Finished(call, v, CallEnd{Duration: time.Since(call.Started), Outcome: "error", Error: msg})
+					}
+					return mcpgo.NewToolResultError(msg), nil
+				}
 			}
 			if prepare != nil && call.Args != nil {
 				if msg := prepare(call.Tool, call.Args); msg != "" {

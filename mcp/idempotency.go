@@ -3,32 +3,114 @@ package mcp
 import (
 	"context"
 	"fmt"
+	"sync"
+	"time"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/tether-browser/tether/protocol"
 )
 
-// idempotencyMiddleware passes a tools/call's _meta idempotency key
-// (protocol.MetaIdempotencyKey) on to the browser calls its tool makes,
-// through the context (protocol.WithIdempotencyKey). A key that is not a
-// string of 1 to 128 printable ASCII characters is a tool error, before the
-// tool runs; a call without one runs as before.
-func idempotencyMiddleware(next server.ToolHandlerFunc) server.ToolHandlerFunc {
-	return func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
-		if req.Params.Meta == nil {
-			return next(ctx, req)
+// keyTTL is how long the daemon (and the extension) remember a key's call.
+const keyTTL = 10 * time.Minute
+
+// maxKeys bounds the keys the daemon remembers (oldest forgotten first).
+const maxKeys = 10000
+
+// keyedCall is the call a key was first used for.
+type keyedCall struct {
+	key, tool, fingerprint string
+	at                     time.Time
+}
+
+// keyStore remembers, for keyTTL, which call (tool and arguments'
+// fingerprint) each idempotency key was first used for, so that a key
+// belongs to one call: the same key with another tool or other arguments
+// is refused before anything runs. It holds at most max keys; they expire
+// in the order they came, so a slice in that order serves both bounds.
+type keyStore struct {
+	mu    sync.Mutex
+	now   func() time.Time
+	max   int
+	calls map[string]*keyedCall
+	order []*keyedCall
+}
+
+func newKeyStore() *keyStore {
+	return &keyStore{now: time.Now, max: maxKeys, calls: map[string]*keyedCall{}}
+}
+
+// claim records key for (tool, fingerprint) if it is new (or forgotten),
+// and returns the earlier call when the key was used for another one
+// (nil when the call may go on: a new key, or a repeat of the same call).
+func (s *keyStore) claim(key, tool, fingerprint string) *keyedCall {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	for len(s.order) > 0 && (now.Sub(s.order[0].at) >= keyTTL || len(s.order) > s.max) {
+		old := s.order[0]
+		s.order[0] = nil
+		s.order = s.order[1:]
+		if s.calls[old.key] == old {
+			delete(s.calls, old.key)
 		}
-		raw, ok := req.Params.Meta.AdditionalFields[protocol.MetaIdempotencyKey]
-		if !ok {
-			return next(ctx, req)
-		}
-		key, _ := raw.(string)
-		if !protocol.ValidIdempotencyKey(key) {
-			return mcpgo.NewToolResultError(fmt.Sprintf("_meta %q must be a string of 1 to %d printable ASCII characters (no spaces), unique per call; the call was not run",
-				protocol.MetaIdempotencyKey, protocol.MaxIdempotencyKeyLen)), nil
-		}
-		return next(protocol.WithIdempotencyKey(ctx, key), req)
 	}
+	if c, ok := s.calls[key]; ok {
+		if c.tool == tool && c.fingerprint == fingerprint {
+			return nil
+		}
+		earlier := *c
+		return &earlier
+	}
+	c := &keyedCall{key: key, tool: tool, fingerprint: fingerprint, at: now}
+	s.calls[key] = c
+	s.order = append(s.order, c)
+	if len(s.order) > s.max {
+		old := s.order[0]
+		s.order[0] = nil
+		s.order = s.order[1:]
+		delete(s.calls, old.key)
+	}
+	return nil
+}
+
+// reusedKeyMessage is the tool error for a key used before for another call.
+func reusedKeyMessage(tool, key string, earlier *keyedCall, age time.Duration) string {
+	what := "another " + earlier.tool + " call (other arguments)"
+	if earlier.tool != tool {
+		what = "a " + earlier.tool + " call"
+	}
+	return fmt.Sprintf("%s was not run: its idempotency key %q (_meta %q) was already used %s ago for %s. "+
+		"A key belongs to one call: use a new key for each call, and the same key only to repeat that very call (same tool, same arguments).",
+		tool, key, protocol.MetaIdempotencyKey, age.Round(time.Second), what)
+}
+
+// claimCall passes a tools/call's _meta idempotency key
+// (protocol.MetaIdempotencyKey), with the call's tool and arguments'
+// fingerprint (of the arguments as the client sent them), on to the browser
+// calls its tool makes, through the returned context
+// (protocol.WithIdempotentCall). It refuses (a message for the AI) a key
+// that is not a string of 1 to 128 printable ASCII characters, and a key
+// used in the last 10 minutes for another call (another tool or other
+// arguments), for every tool, read-only ones too. A call without a key
+// goes on as before. guardMiddleware calls it after validation, before
+// the arguments are rewritten and before the Guard.
+func (s *keyStore) claimCall(ctx context.Context, req mcpgo.CallToolRequest) (context.Context, string) {
+	if req.Params.Meta == nil {
+		return ctx, ""
+	}
+	raw, ok := req.Params.Meta.AdditionalFields[protocol.MetaIdempotencyKey]
+	if !ok {
+		return ctx, ""
+	}
+	key, _ := raw.(string)
+	if !protocol.ValidIdempotencyKey(key) {
+		return ctx, fmt.Sprintf("_meta %q must be a string of 1 to %d printable ASCII characters (no spaces), unique per call; the call was not run",
+			protocol.MetaIdempotencyKey, protocol.MaxIdempotencyKeyLen)
+	}
+	call := protocol.IdempotentCall{Key: key, Tool: req.Params.Name, Fingerprint: protocol.CallFingerprint(req.GetArguments())}
+	if earlier := s.claim(call.Key, call.Tool, call.Fingerprint); earlier != nil {
+		return ctx, reusedKeyMessage(call.Tool, key, earlier, s.now().Sub(earlier.at))
+	}
+	return protocol.WithIdempotentCall(ctx, call), ""
 }

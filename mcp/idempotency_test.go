@@ -3,8 +3,11 @@ package mcp
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/mark3labs/mcp-go/client"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/tether-browser/tether/protocol"
@@ -38,5 +41,153 @@ func TestIdempotencyKeyReachesTheBrowser(t *testing.T) {
 	}
 	if len(fb.calls) != 2 || fb.calls[0].key != "k-1" || fb.calls[1].key != "" {
 		t.Fatalf("browser calls %+v, want two: key k-1, then none", fb.calls)
+	}
+}
+
+// A key belongs to one call: after a click with key K, the same click again
+// reaches the browser (the extension answers it from its record), but
+// another tool with K, read-only ones too, or the click with other
+// arguments, is refused before anything reaches the browser.
+func TestIdempotencyKeyBelongsToOneCall(t *testing.T) {
+	fb := &fakeBrowser{results: map[protocol.Method]any{
+		protocol.MethodClick: protocol.PageResult{}, protocol.MethodNavigate: protocol.PageResult{},
+		protocol.MethodHistory: protocol.PageResult{}, protocol.MethodReadURL: protocol.ReadResult{},
+		protocol.MethodSnapshot: protocol.PageResult{},
+	}}
+	c := newClient(t, fb)
+	meta := &mcpgo.Meta{AdditionalFields: map[string]any{protocol.MetaIdempotencyKey: "k-1"}}
+	call := func(tool string, args map[string]any) (string, bool) {
+		t.Helper()
+		text, isErr, err := mcpclient.Call(context.Background(), c, tool, args, meta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return text, isErr
+	}
+	for i := 0; i < 2; i++ {
+		if text, isErr := call("browser_click", map[string]any{"ref": "e1"}); isErr {
+			t.Fatalf("click %d: %s", i+1, text)
+		}
+	}
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"browser_navigate", map[string]any{"url": "https://example.com/"}},
+		{"browser_navigate_back", nil},
+		{"browser_reload", nil},
+		{"browser_read_url", map[string]any{"url": "https://example.com/"}},
+		{"browser_snapshot", nil},
+		{"browser_click", map[string]any{"ref": "e2"}},
+	} {
+		text, isErr := call(tc.tool, tc.args)
+		if !isErr || !strings.Contains(text, "already used") || !strings.Contains(text, "use a new key for each call") || !strings.HasPrefix(text, tc.tool+" was not run") {
+			t.Fatalf("%s with the click's key: got %q (error %v), want a refusal", tc.tool, text, isErr)
+		}
+	}
+	if len(fb.calls) != 2 {
+		t.Fatalf("browser calls %+v, want only the two clicks", fb.calls)
+	}
+	want := protocol.IdempotentCall{Key: "k-1", Tool: "browser_click", Fingerprint: protocol.CallFingerprint(map[string]any{"ref": "e1"})}
+	for _, fc := range fb.calls {
+		if fc.idem != want {
+			t.Fatalf("the click's browser call carried %+v, want %+v", fc.idem, want)
+		}
+	}
+	// A read-only call claims its key as well.
+	meta = &mcpgo.Meta{AdditionalFields: map[string]any{protocol.MetaIdempotencyKey: "k-2"}}
+	if text, isErr := call("browser_snapshot", nil); isErr {
+		t.Fatalf("snapshot: %s", text)
+	}
+	if text, isErr := call("browser_snapshot", map[string]any{}); isErr {
+		t.Fatalf("the same snapshot again (no arguments = {}): %s", text)
+	}
+	if text, isErr := call("browser_click", map[string]any{"ref": "e1"}); !isErr || !strings.Contains(text, "a browser_snapshot call") {
+		t.Fatalf("click with a snapshot's key: %q (error %v)", text, isErr)
+	}
+	if len(fb.calls) != 4 {
+		t.Fatalf("%d browser calls, want 4", len(fb.calls))
+	}
+}
+
+// The daemon remembers a key's call for 10 minutes, and at most maxKeys keys.
+func TestKeyStoreBounds(t *testing.T) {
+	now := time.Unix(1000, 0)
+	s := newKeyStore()
+	s.now = func() time.Time { return now }
+	s.max = 3
+	if s.claim("a", "browser_click", "f1") != nil {
+		t.Fatal("a new key refused")
+	}
+	if s.claim("a", "browser_click", "f1") != nil {
+		t.Fatal("a repeat refused")
+	}
+	if e := s.claim("a", "browser_navigate", "f1"); e == nil || e.tool != "browser_click" {
+		t.Fatalf("another tool: %+v", e)
+	}
+	if e := s.claim("a", "browser_click", "f2"); e == nil {
+		t.Fatal("other arguments accepted")
+	}
+	now = now.Add(keyTTL)
+	if s.claim("a", "browser_navigate", "f1") != nil {
+		t.Fatal("a key 10 minutes old is still remembered")
+	}
+	for _, k := range []string{"b", "c", "d"} {
+		s.claim(k, "browser_click", "f")
+	}
+	if len(s.calls) != 3 || len(s.order) != 3 {
+		t.Fatalf("%d keys, %d in order; want 3", len(s.calls), len(s.order))
+	}
+	if s.claim("a", "browser_click", "f1") != nil {
+		t.Fatal("the oldest key was not forgotten for room")
+	}
+	if e := s.claim("d", "browser_snapshot", "f"); e == nil {
+		t.Fatal("the newest key was forgotten")
+	}
+}
+
+// recorderSpy records how each call ended.
+type recorderSpy struct {
+	mu   sync.Mutex
+	ends []string
+}
+
+func (r *recorderSpy) Started(ToolCall, Verdict) {}
+func (r *recorderSpy) Finished(call ToolCall, _ Verdict, end CallEnd) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.ends = append(r.ends, call.Tool+" "+end.Outcome+" "+end.Error)
+}
+
+// A key reused for another call is refused before the Guard (the user is
+// never asked to approve a call that would be refused), and the refusal is
+// on the timeline.
+func TestReusedKeyRefusedBeforeTheGuard(t *testing.T) {
+	spy, rec := &guardSpy{}, &recorderSpy{}
+	fb := &fakeBrowser{results: map[protocol.Method]any{protocol.MethodClick: protocol.PageResult{}}}
+	c, err := client.NewInProcessClient(NewServer(fb, Config{Version: "test", Fence: "FENCE", Guard: spy, Recorder: rec}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if _, err := mcpclient.Initialize(ctx, c, "test"); err != nil {
+		t.Fatal(err)
+	}
+	meta := &mcpgo.Meta{AdditionalFields: map[string]any{protocol.MetaIdempotencyKey: "k-1"}}
+	if text, isErr, err := mcpclient.Call(ctx, c, "browser_click", map[string]any{"ref": "e1"}, meta); err != nil || isErr {
+		t.Fatalf("click: %v %s", err, text)
+	}
+	if text, isErr, err := mcpclient.Call(ctx, c, "browser_navigate", map[string]any{"url": "https://example.com/"}, meta); err != nil || !isErr {
+		t.Fatalf("navigate with the click's key: %v %v %s", err, isErr, text)
+	}
+	if len(spy.clients) != 1 {
+		t.Fatalf("the Guard saw %d calls, want only the click", len(spy.clients))
+	}
+	if len(rec.ends) != 2 || !strings.HasPrefix(rec.ends[1], "browser_navigate error browser_navigate was not run") {
+		t.Fatalf("recorded %q", rec.ends)
 	}
 }

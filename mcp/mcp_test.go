@@ -37,12 +37,13 @@ type fakeCall struct {
 	params  string
 	timeout time.Duration
 	key     string // the idempotency key the call's context carried
+	idem    protocol.IdempotentCall
 }
 
 func (f *fakeBrowser) Call(ctx context.Context, profile string, method protocol.Method, params, result any, timeout time.Duration) error {
 	p, _ := json.Marshal(params)
 	f.mu.Lock()
-	f.calls = append(f.calls, fakeCall{profile, method, string(p), timeout, protocol.IdempotencyKeyFrom(ctx)})
+	f.calls = append(f.calls, fakeCall{profile, method, string(p), timeout, protocol.IdempotencyKeyFrom(ctx), protocol.IdempotentCallFrom(ctx)})
 	f.mu.Unlock()
 	if f.err != nil {
 		return f.err

@@ -214,8 +214,7 @@ func NewServer(b Browser, cfg Config) *server.MCPServer {
 	if err != nil {
 		panic("mcp: " + err.Error()) // the schemas are ours and fixed; a golden test covers them
 	}
-	opts = append(opts, server.WithToolHandlerMiddleware(guardMiddleware(valid, h.disabled, h.prepare, cfg.Guard, cfg.Recorder)),
-		server.WithToolHandlerMiddleware(idempotencyMiddleware))
+	opts = append(opts, server.WithToolHandlerMiddleware(guardMiddleware(valid, h.disabled, newKeyStore().claimCall, h.prepare, cfg.Guard, cfg.Recorder)))
 	hooks.AddAfterListTools(h.hideDisabled)
 	s := server.NewMCPServer("tether", cfg.Version, opts...)
 	for _, t := range tools {

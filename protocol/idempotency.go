@@ -1,6 +1,11 @@
 package protocol
 
-import "context"
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+)
 
 // MetaIdempotencyKey is the MCP _meta key under which a tools/call carries
 // its idempotency key ("tether/" prefix, per the MCP spec's rules for _meta
@@ -26,16 +31,53 @@ func ValidIdempotencyKey(key string) bool {
 	return true
 }
 
+// IdempotentCall is the agent's call a key belongs to: its idempotency
+// key, its tool, and the fingerprint of its arguments (CallFingerprint).
+// Every request of the call carries all three (Request.IdempotencyKey,
+// Tool, CallFingerprint).
+type IdempotentCall struct {
+	Key         string
+	Tool        string
+	Fingerprint string
+}
+
 type idempotencyKeyCtx struct{}
 
 // WithIdempotencyKey returns ctx carrying key, the idempotency key of the
-// agent's call that ctx serves.
+// agent's call that ctx serves (with no tool or fingerprint).
 func WithIdempotencyKey(ctx context.Context, key string) context.Context {
-	return context.WithValue(ctx, idempotencyKeyCtx{}, key)
+	return WithIdempotentCall(ctx, IdempotentCall{Key: key})
+}
+
+// WithIdempotentCall returns ctx carrying call, the agent's call that ctx
+// serves.
+func WithIdempotentCall(ctx context.Context, call IdempotentCall) context.Context {
+	return context.WithValue(ctx, idempotencyKeyCtx{}, call)
+}
+
+// IdempotentCallFrom returns the call WithIdempotentCall put in ctx, or the
+// zero IdempotentCall.
+func IdempotentCallFrom(ctx context.Context) IdempotentCall {
+	call, _ := ctx.Value(idempotencyKeyCtx{}).(IdempotentCall)
+	return call
 }
 
 // IdempotencyKeyFrom returns the key WithIdempotencyKey put in ctx, or "".
 func IdempotencyKeyFrom(ctx context.Context) string {
-	key, _ := ctx.Value(idempotencyKeyCtx{}).(string)
-	return key
+	return IdempotentCallFrom(ctx).Key
+}
+
+// CallFingerprint is the fingerprint of a tool call's arguments: SHA-256,
+// in hex, of their JSON (object keys sorted, as encoding/json writes maps).
+// nil and an empty object give the same fingerprint.
+func CallFingerprint(args map[string]any) string {
+	if args == nil {
+		args = map[string]any{}
+	}
+	b, err := json.Marshal(args)
+	if err != nil {
+		b = []byte(err.Error()) // cannot happen for decoded JSON
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }

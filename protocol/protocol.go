@@ -229,12 +229,23 @@ type Request struct {
 	TimeoutMs int `json:"timeoutMs"`
 	// IdempotencyKey, when set, names the agent's call this request belongs
 	// to (1 to 128 printable ASCII characters, from the MCP request's
-	// _meta "tether/idempotencyKey"; the daemon sends it only with methods
-	// that act, see Method.Mutates). The extension remembers each key with
-	// its method for 10 minutes and answers a repeat with the first
-	// answer, or with CodeDuplicate while the first is still running (or
-	// its answer was lost), never by acting again.
+	// _meta "tether/idempotencyKey"; the daemon sends it with every request
+	// of that call, reads too). A key belongs to one call: Tool and
+	// CallFingerprint name it. The extension remembers each key with its
+	// call for 10 minutes and refuses (CodeBadRequest) a request whose
+	// call is another (another tool or other arguments). For a method that
+	// acts (Method.Mutates) it keeps one step per method: a repeat is
+	// answered with the first answer, or with CodeDuplicate while the first
+	// is still running (or its answer was lost), never by acting again.
+	// Reads of the same call simply run.
 	IdempotencyKey string `json:"idempotencyKey,omitempty" jsonschema:"minLength=1,maxLength=128"`
+	// Tool is the MCP tool of the agent's call, e.g. "browser_click"; sent
+	// with IdempotencyKey.
+	Tool string `json:"tool,omitempty" jsonschema:"maxLength=64"`
+	// CallFingerprint is a digest of that call's arguments (64 hex
+	// characters, SHA-256 of their JSON with sorted keys); sent with
+	// IdempotencyKey. Only compared for equality.
+	CallFingerprint string `json:"callFingerprint,omitempty" jsonschema:"maxLength=64"`
 }
 
 // Response answers one Request: exactly one of Result and Error is set.

@@ -27,7 +27,18 @@ const click = (key?: string, ref = 'e1'): Request => ({
   method: 'click',
   params: { ref },
   timeoutMs: 30_000,
-  ...(key ? { idempotencyKey: key } : {}),
+  ...(key ? { idempotencyKey: key, tool: 'browser_click', callFingerprint: `fp-${ref}` } : {}),
+});
+
+/** A request of method for the call (tool, fp) with key. */
+const req = (method: Request['method'], params: Record<string, unknown>, key: string, tool?: string, fp?: string): Request => ({
+  type: 'request',
+  id: String(Math.random()),
+  method,
+  params,
+  timeoutMs: 30_000,
+  idempotencyKey: key,
+  ...(tool !== undefined ? { tool, callFingerprint: fp ?? `fp-${tool}` } : {}),
 });
 
 const clicked: Outcome = { ok: true, value: { message: 'Clicked e1.' } };
@@ -65,7 +76,7 @@ describe('runOnce', () => {
     const { runOnce, IDEM_PREFIX } = await load();
     let finish!: (o: Outcome) => void;
     const run = vi.fn(() => {
-      expect(items[`${IDEM_PREFIX}click:k1`]).toBeDefined();
+      expect(items[`${IDEM_PREFIX}k1`]).toBeDefined();
       return new Promise<Outcome>((resolve) => (finish = resolve));
     });
     const first = runOnce(click('k1'), run);
@@ -118,7 +129,7 @@ describe('runOnce', () => {
     const stored = Object.keys(items).filter((k) => k.startsWith(IDEM_PREFIX));
     expect(stored.length).toBeLessThanOrEqual(MAX_ENTRIES);
     expect((items[IDEM_INDEX] as unknown[]).length).toBe(stored.length);
-    expect(stored).not.toContain(`${IDEM_PREFIX}click:k0`);
+    expect(stored).not.toContain(`${IDEM_PREFIX}k0`);
 
     // An answer too long to keep: a repeat is told it already ran.
     const big: Outcome = { ok: true, value: { text: 'x'.repeat(MAX_ANSWER_CHARS + 1) } };
@@ -128,5 +139,69 @@ describe('runOnce', () => {
     expect(bigRun).toHaveBeenCalledTimes(1);
     expect(again.ok ? '' : again.error.message).toMatch(/already ran/);
     expect(JSON.stringify(items).length).toBeLessThan(1_000_000);
+  });
+
+  it('refuses the key of a click for every other call, read-only ones too, without running', async () => {
+    const { runOnce } = await load();
+    const run = vi.fn(async () => clicked);
+    await runOnce(click('k1'), run);
+    await runOnce(click('k1'), run);
+    expect(run).toHaveBeenCalledTimes(1);
+    for (const other of [
+      req('navigate', { url: 'https://example.com/' }, 'k1', 'browser_navigate'),
+      req('history', { action: 'back' }, 'k1', 'browser_navigate_back'),
+      req('history', { action: 'reload' }, 'k1', 'browser_reload'),
+      req('read_url', { url: 'https://example.com/' }, 'k1', 'browser_read_url'),
+      req('snapshot', {}, 'k1', 'browser_snapshot'),
+      req('click', { ref: 'e1' }, 'k1', 'browser_click', 'fp-other'),
+    ]) {
+      const got = await runOnce(other, run);
+      expect(got.ok ? '' : got.error.code).toBe('bad_request');
+      expect(got.ok ? '' : got.error.message).toMatch(/already used .* for (a browser_click call|another browser_click call \(other arguments\)).*new key for each call/);
+    }
+    expect(run).toHaveBeenCalledTimes(1);
+  });
+
+  it('lets a read claim its key: a later click with it is refused', async () => {
+    const { runOnce } = await load();
+    const run = vi.fn(async () => clicked);
+    await runOnce(req('read_url', { url: 'https://a/' }, 'k1', 'browser_read_url'), run);
+    await runOnce(req('read_url', { url: 'https://a/' }, 'k1', 'browser_read_url'), run); // a read of the same call runs again
+    expect(run).toHaveBeenCalledTimes(2);
+    const got = await runOnce(click('k1'), run);
+    expect(got.ok ? '' : got.error.message).toMatch(/a browser_read_url call/);
+    expect(run).toHaveBeenCalledTimes(2);
+  });
+
+  it('runs each step of one call once: a repeat of the call is answered step by step', async () => {
+    const { runOnce } = await load();
+    const opened: Outcome = { ok: true, value: { tab: 2 } };
+    const navigated: Outcome = { ok: true, value: { url: 'https://a/' } };
+    const openRun = vi.fn(async () => opened);
+    const navRun = vi.fn(async () => navigated);
+    const readRun = vi.fn(async () => clicked);
+    const steps = () => [
+      req('tab_new', { url: 'about:blank' }, 'k1', 'browser_tabs', 'fp-new'),
+      req('navigate', { tab: 2, url: 'https://a/' }, 'k1', 'browser_tabs', 'fp-new'),
+      req('snapshot', { tab: 2 }, 'k1', 'browser_tabs', 'fp-new'),
+    ];
+    for (let i = 0; i < 2; i++) {
+      const [open, nav, snap] = steps();
+      expect(await runOnce(open!, openRun)).toEqual(opened);
+      expect(await runOnce(nav!, navRun)).toEqual(navigated);
+      expect(await runOnce(snap!, readRun)).toEqual(clicked);
+    }
+    expect(openRun).toHaveBeenCalledTimes(1);
+    expect(navRun).toHaveBeenCalledTimes(1);
+    expect(readRun).toHaveBeenCalledTimes(2);
+  });
+
+  it('keeps one step per method for a daemon that sends no call identity', async () => {
+    const { runOnce } = await load();
+    const run = vi.fn(async () => clicked);
+    await runOnce(req('click', { ref: 'e1' }, 'k1'), run);
+    await runOnce(req('click', { ref: 'e1' }, 'k1'), run);
+    await runOnce(req('navigate', { url: 'https://a/' }, 'k1'), run);
+    expect(run).toHaveBeenCalledTimes(2);
   });
 });

@@ -335,3 +335,102 @@ func TestKilledDaemonMidNavigateActsOnce(t *testing.T) {
 		t.Fatalf("the slow page was requested %d times (want 1); after:\n%s", page.count(), after)
 	}
 }
+
+// TestIdempotencyKeyBelongsToOneCall: an HTTP client clicks with a key,
+// repeats the click (answered from the record), then reuses the key for
+// browser_navigate, browser_navigate_back, browser_read_url,
+// browser_reload and a click with other arguments: each is refused and
+// nothing acts (the page's counter and its state are unchanged). Then the
+// same after a daemon restart, with keys of clicks made before it, one key
+// per tool so that the new daemon has never seen any of them: the real
+// extension alone refuses them.
+func TestIdempotencyKeyBelongsToOneCall(t *testing.T) {
+	RequireChromium(t)
+	d := StartDaemon(t, Binary(t), "--auto-approve-profiles")
+	page := newCounter(t)
+	StartBrowser(t, d)
+	ctx := Context(t, 4*time.Minute)
+	c := httpClient(t, ctx, d, d.Token)
+	snap := mustCall(t, ctx, c, "browser_navigate", map[string]any{"url": page.URL})
+	button := ref(t, snap, "button", "Count")
+	withKey := func(key string) *mcp.Meta {
+		return &mcp.Meta{AdditionalFields: map[string]any{protocol.MetaIdempotencyKey: key}}
+	}
+	others := []struct {
+		tool string
+		args map[string]any
+	}{
+		{"browser_navigate", map[string]any{"url": page.URL + "slow"}},
+		{"browser_navigate_back", nil},
+		{"browser_read_url", map[string]any{"url": page.URL + "slow"}},
+		{"browser_reload", nil},
+		{"browser_click", map[string]any{"ref": "e999"}},
+	}
+
+	// reuse calls the other tools, each with keyFor(tool), and checks that
+	// each is refused (by the extension when byExtension) and that nothing
+	// acted: runs stays the page's count, and the page still shows want (no
+	// navigation, back or reload happened).
+	reuse := func(c *client.Client, keyFor func(tool string) string, runs int, want string, byExtension bool) {
+		t.Helper()
+		for _, tc := range others {
+			text, isErr, err := mcpclient.Call(ctx, c, tc.tool, tc.args, withKey(keyFor(tc.tool)))
+			if err != nil {
+				t.Fatalf("%s: %v", tc.tool, err)
+			}
+			t.Logf("%s with a click's key: %s", tc.tool, text)
+			if !isErr || !strings.Contains(text, "already used") || !strings.Contains(text, "new key for each call") {
+				t.Fatalf("%s with a click's key was not refused: error %v, %q", tc.tool, isErr, text)
+			}
+			if byExtension && !strings.Contains(text, "nothing was done") {
+				t.Fatalf("%s: refused by the daemon, not the extension: %q", tc.tool, text)
+			}
+			if page.count() != runs {
+				t.Fatalf("%s with a click's key acted: %d runs, want %d", tc.tool, page.count(), runs)
+			}
+		}
+		after := mustCall(t, ctx, c, "browser_snapshot", nil)
+		if !strings.Contains(after, want) || !strings.Contains(after, page.URL) {
+			t.Fatalf("the page changed (want %q at %s):\n%s", want, page.URL, after)
+		}
+	}
+	// click clicks the button with key, times times; the first acts.
+	click := func(c *client.Client, key string, times, runs int) {
+		t.Helper()
+		var first string
+		for i := 0; i < times; i++ {
+			text, isErr, err := mcpclient.Call(ctx, c, "browser_click", map[string]any{"ref": button}, withKey(key))
+			if err != nil || isErr {
+				t.Fatalf("click %d with %q: %v %s", i+1, key, err, text)
+			}
+			if i == 0 {
+				first = text
+			} else if text != first {
+				t.Fatalf("the repeated click answered otherwise:\nfirst:\n%s\nrepeat:\n%s", first, text)
+			}
+			if page.count() != runs {
+				t.Fatalf("click %d with %q: %d runs, want %d", i+1, key, page.count(), runs)
+			}
+		}
+	}
+
+	click(c, "e2e-one-call", 2, 1)
+	reuse(c, func(string) string { return "e2e-one-call" }, 1, "Clicks: 1", false)
+
+	// Before a restart, one click per key; after it only the extension
+	// remembers them.
+	runs := 1
+	for _, tc := range others {
+		runs++
+		click(c, "e2e-before-restart-"+tc.tool, 1, runs)
+	}
+	click(c, "e2e-repeat-after-restart", 1, runs+1)
+	runs++
+	d2 := d.Restart(t)
+	if _, _, err := d2.Log.WaitFor(0, 60*time.Second, "extension connected"); err != nil {
+		t.Fatal(err)
+	}
+	c2 := httpClient(t, ctx, d2, d2.Token)
+	click(c2, "e2e-repeat-after-restart", 1, runs) // the extension answers from its record
+	reuse(c2, func(tool string) string { return "e2e-before-restart-" + tool }, runs, fmt.Sprintf("Clicks: %d", runs), true)
+}

@@ -1,16 +1,22 @@
 // At most once: a daemon request that carries an idempotency key (the
 // agent's call, see Request.idempotencyKey) acts at most once per key, even
-// across a daemon restart or a service-worker restart. The key is recorded
-// in chrome.storage.session BEFORE the handler runs; a repeat is answered
-// from the record: the first answer when it was kept, else a "duplicate"
-// error telling the agent to look with browser_snapshot, never by acting.
+// across a daemon restart or a service-worker restart, and a key belongs to
+// one call. The key is recorded in chrome.storage.session, with the call it
+// belongs to (its tool and arguments' fingerprint, Request.tool and
+// callFingerprint), BEFORE the handler runs. A request of another call with
+// that key (another tool or other arguments) is refused without running. A
+// call may send several requests: reads just run; each method that acts is
+// a step of the call, recorded before it runs, and a repeat of that step is
+// answered from the record: the first answer when it was kept, else a
+// "duplicate" error telling the agent to look with browser_snapshot, never
+// by acting.
 //
-// Records live 10 minutes. The store is bounded: at most MAX_ENTRIES
-// records and MAX_TOTAL_CHARS characters of JSON in all (oldest dropped
-// first); an answer longer than MAX_ANSWER_CHARS is not kept (a repeat then
-// gets "already done"). Each record is its own storage item (IDEM_PREFIX +
-// method + key) so one write never rewrites the others; IDEM_INDEX lists
-// them with their time and size.
+// Records live 10 minutes from the call's first request. The store is
+// bounded: at most MAX_ENTRIES keys and MAX_TOTAL_CHARS characters of JSON
+// in all (oldest dropped first); an answer longer than MAX_ANSWER_CHARS is
+// not kept (a repeat then gets "already done"). Each key is its own storage
+// item (IDEM_PREFIX + key) so one write never rewrites the others;
+// IDEM_INDEX lists them with their time and size.
 import type { Request } from '../protocol.gen';
 import type { Outcome } from '../shared/messages';
 
@@ -21,16 +27,34 @@ export const MAX_ANSWER_CHARS = 200_000;
 export const IDEM_PREFIX = 'idem:';
 export const IDEM_INDEX = 'idemIndex';
 
-interface IdemRecord {
-  /** Fingerprint of the request's params: a key reused for other arguments is refused. */
+/** One step of a call: a request for a method that acts. */
+interface IdemStep {
+  /** Fingerprint of the request's params: the same step with other params is refused. */
   params: string;
-  /** Date.now() when the first request arrived. */
-  at: number;
-  /** The first request's answer once it finished; absent while it runs (or if it died, or was too long to keep). */
+  /** The step's answer once it finished; absent while it runs (or if it died, or was too long to keep). */
   outcome?: Outcome;
-  /** True once the first request finished. */
+  /** True once the step finished. */
   done?: boolean;
 }
+
+/** A key's record: the call it belongs to and the steps of that call that act. */
+interface IdemRecord {
+  /** The call's tool, e.g. "browser_click" ("" from a daemon that does not send it). */
+  tool: string;
+  /** Fingerprint of the call's arguments ("" from a daemon that does not send it). */
+  call: string;
+  /** Date.now() when the call's first request arrived. */
+  at: number;
+  /** The steps that act, by method. */
+  steps: Record<string, IdemStep>;
+}
+
+/**
+ * The methods that change nothing (the daemon's Method.Mutates is false):
+ * they claim the key for their call but keep no step, and run again when
+ * the call is repeated.
+ */
+export const READ_METHODS: ReadonlySet<string> = new Set(['snapshot', 'tabs_list', 'find', 'read', 'console', 'screenshot', 'read_url']);
 
 interface IndexEntry {
   /** Storage item name. */
@@ -84,9 +108,23 @@ async function save(name: string, rec: IdemRecord, now: number): Promise<void> {
 
 const SNAPSHOT_HINT = 'Do not repeat it: call browser_snapshot to see whether it happened, then decide.';
 
-/** The answer to a repeated key, from the first request's record. */
-function repeatAnswer(req: Request, rec: IdemRecord, params: string): Outcome {
-  if (rec.params !== params) {
+/** The refusal of a request of another call than the one its key belongs to. */
+function otherCall(req: Request, rec: IdemRecord): Outcome {
+  const tool = req.tool || req.method;
+  const earlier = rec.tool ? (rec.tool === req.tool ? `another ${rec.tool} call (other arguments)` : `a ${rec.tool} call`) : 'another call';
+  const age = Math.round((Date.now() - rec.at) / 1000);
+  return {
+    ok: false,
+    error: {
+      code: 'bad_request',
+      message: `${tool} was not run: its idempotency key ${JSON.stringify(req.idempotencyKey)} was already used ${age}s ago for ${earlier}; nothing was done. A key belongs to one call: use a new key for each call, and the same key only to repeat that very call.`,
+    },
+  };
+}
+
+/** The answer to a repeated step, from its record. */
+function repeatAnswer(req: Request, rec: IdemRecord, step: IdemStep, params: string): Outcome {
+  if (step.params !== params) {
     return {
       ok: false,
       error: {
@@ -95,47 +133,72 @@ function repeatAnswer(req: Request, rec: IdemRecord, params: string): Outcome {
       },
     };
   }
-  if (rec.outcome) return rec.outcome;
+  if (step.outcome) return step.outcome;
   const age = Math.round((Date.now() - rec.at) / 1000);
   return {
     ok: false,
     error: {
       code: 'duplicate',
-      message: rec.done
+      message: step.done
         ? `This ${req.method} call (idempotency key ${JSON.stringify(req.idempotencyKey)}) already ran ${age}s ago; it was not run again. ${SNAPSHOT_HINT}`
         : `This ${req.method} call (idempotency key ${JSON.stringify(req.idempotencyKey)}) is still running, or was interrupted by an extension restart, since ${age}s ago; it was not run again. ${SNAPSHOT_HINT}`,
     },
   };
 }
 
+/** A record from storage, or undefined when it is missing, expired or of an older layout. */
+function current(v: unknown, now: number): IdemRecord | undefined {
+  const rec = v as IdemRecord | undefined;
+  if (!rec || typeof rec !== 'object' || typeof rec.steps !== 'object' || rec.steps === null) return undefined;
+  return now - rec.at < IDEM_TTL_MS ? rec : undefined;
+}
+
 /**
- * Runs req through run at most once per (method, idempotency key): a request
- * without a key just runs; the first with a key is recorded, then run, then
- * its answer is kept; a repeat within IDEM_TTL_MS gets the kept answer or a
- * "duplicate" error and run is not called. Never throws for store failures
- * of the final write (the answer still goes back).
+ * Runs req through run at most once per (idempotency key, method that
+ * acts), for the one call the key belongs to: a request without a key just
+ * runs; the first request of a key records the call (tool, arguments'
+ * fingerprint); a request of another call with that key is refused; a read
+ * of the same call runs; the first request of a method that acts is
+ * recorded as a step, then run, then its answer is kept; a repeat of the
+ * step within IDEM_TTL_MS gets the kept answer or a "duplicate" error and
+ * run is not called. Never throws for store failures of the final write
+ * (the answer still goes back).
  */
 export async function runOnce(req: Request, run: () => Promise<Outcome>): Promise<Outcome> {
   const key = req.idempotencyKey;
   if (typeof key !== 'string' || key === '') return run();
-  const name = `${IDEM_PREFIX}${req.method}:${key}`;
+  const name = `${IDEM_PREFIX}${key}`;
+  const tool = typeof req.tool === 'string' ? req.tool : '';
+  const call = typeof req.callFingerprint === 'string' ? req.callFingerprint : '';
+  const acts = !READ_METHODS.has(req.method);
   const params = fingerprint(req.params);
-  const repeat = await locked(async () => {
+  const refusal = await locked(async (): Promise<Outcome | undefined> => {
     const now = Date.now();
     const got = await chrome.storage.session.get(name);
-    const rec = got[name] as IdemRecord | undefined;
-    if (rec && now - rec.at < IDEM_TTL_MS) return rec;
-    await save(name, { params, at: now }, now);
+    let rec = current(got[name], now);
+    if (rec && (rec.tool !== tool || rec.call !== call)) return otherCall(req, rec);
+    const fresh = !rec;
+    rec ??= { tool, call, at: now, steps: {} };
+    if (acts) {
+      const step = rec.steps[req.method];
+      if (step) return repeatAnswer(req, rec, step, params);
+      rec.steps[req.method] = { params };
+    } else if (!fresh) {
+      return undefined; // a read of a call already recorded
+    }
+    await save(name, rec, now);
     return undefined;
   });
-  if (repeat) return repeatAnswer(req, repeat, params);
+  if (refusal) return refusal;
   const outcome = await run();
+  if (!acts) return outcome;
   await locked(async () => {
     const got = await chrome.storage.session.get(name);
-    const rec = got[name] as IdemRecord | undefined;
-    if (!rec) return; // dropped for room meanwhile
-    rec.done = true;
-    if (JSON.stringify(outcome).length <= MAX_ANSWER_CHARS) rec.outcome = outcome;
+    const rec = current(got[name], Number.NEGATIVE_INFINITY); // even if it expired while the step ran
+    const step = rec?.tool === tool && rec.call === call ? rec.steps[req.method] : undefined;
+    if (!rec || !step) return; // dropped for room meanwhile (or replaced)
+    step.done = true;
+    if (JSON.stringify(outcome).length <= MAX_ANSWER_CHARS) step.outcome = outcome;
     await save(name, rec, Date.now());
   }).catch((err: unknown) => console.warn('tether: could not keep the answer of an idempotent call', err));
   return outcome;
