@@ -57,6 +57,11 @@ func newFlaky(t *testing.T, fault func(n int) string) *flaky {
 			case "drain":
 				http.Error(w, "restarting", http.StatusServiceUnavailable)
 				return
+			case "404":
+				// What the daemon answers a request built while another
+				// set up a new session: no session id yet, or a gone one.
+				http.Error(w, "Invalid session ID", http.StatusNotFound)
+				return
 			case "kill":
 				f.ran.Add(1) // the daemon acted, then died before answering
 				panic(http.ErrAbortHandler)
@@ -294,5 +299,27 @@ func TestInterruptedHandshakeReplayIsNotTheCall(t *testing.T) {
 	}
 	if n := ran.Load(); n != 1 {
 		t.Fatalf("ran %d times, want 1", n)
+	}
+}
+
+// A 404 means the daemon did not handle the call (it did not know the
+// session the request named): it is sent again on a new session, even an
+// action, and runs once. (post treats a 404 the same when the request named
+// no session, as one built while a reconnect had cleared it does:
+// TestTwoProfiles once got "daemon answered 404" there.)
+func TestSessionNotFoundIsSentAgain(t *testing.T) {
+	f := newFlaky(t, func(n int) string {
+		if n == 1 {
+			return "404"
+		}
+		return ""
+	})
+	h := f.session(t, true)
+	h.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"act","arguments":{}}}`)
+	if text, isErr := toolResult(t, h.next(byID(2))); isErr || text != "done act" {
+		t.Fatalf("got %q (error %v), want the action's result", text, isErr)
+	}
+	if n := f.ran.Load(); n != 1 {
+		t.Fatalf("the action ran %d times, want 1", n)
 	}
 }

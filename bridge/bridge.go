@@ -537,7 +537,11 @@ func (b *Bridge) post(ctx context.Context, msg []byte, m message, write bool) (e
 		return fmt.Errorf("%w: %v", errInterrupted, err)
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode == http.StatusNotFound && hadSession {
+	// 404 is the daemon not knowing the session the request named, or
+	// none, when it was built while another request set up a new session
+	// (reconnect clears it first): refused before any handling, so it is
+	// sent again on the new session.
+	if resp.StatusCode == http.StatusNotFound && (hadSession || m.Method != "initialize") {
 		return errSessionLost
 	}
 	if resp.StatusCode == http.StatusServiceUnavailable {
