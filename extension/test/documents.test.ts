@@ -21,7 +21,7 @@ describe('documents are numbered per profile', () => {
   it('never gives two documents of any tabs or frames the same number, and routes refs to their tab', async () => {
     fakeChrome({ 10: 1, 11: 2 });
     vi.resetModules();
-    const st = await import('../src/background/shared-tabs');
+    const st = { ...(await import('../src/background/shared-tabs')), ...(await import('../src/background/documents')) };
     const mr = await import('../src/background/methods-read');
     expect(await st.nextDocument(10, 0)).toBe(1);
     expect(await st.nextDocument(11, 0)).toBe(2);

@@ -21,7 +21,8 @@ import type { ContentReply, PageSnapshot, SnapshotShape } from '../shared/messag
 import { callContent, isRestrictedUrl } from './content-bridge';
 import { NavigationWatcher } from './navigation';
 import { consoleOf, pushArmed, takeDialogs } from './page-records';
-import { documentOwner, documentsIssued, forgetTab, requireTab, share, touch, type SharedTab } from './shared-tabs';
+import { documentOwner, documentsIssued } from './documents';
+import { forgetTab, requireTab, share, touch, type SharedTab } from './shared-tabs';
 import { readState, updateState } from './state';
 import { actOn, loadOrBlocked, pageReady } from './tab-hooks';
 

@@ -16,7 +16,8 @@ import { runOnce } from './idempotency';
 import { handleRequest } from './methods';
 import { ensureOffscreen } from './offscreen-doc';
 import { onPageHooks } from './page-records';
-import { nextDocument, share, tabsChanged, unshare } from './shared-tabs';
+import { nextDocument } from './documents';
+import { share, tabsChanged, unshare } from './shared-tabs';
 import { readState } from './state';
 
 export function onRuntimeMessage(msg: unknown, sender: chrome.runtime.MessageSender, sendResponse: (r: unknown) => void): boolean {
