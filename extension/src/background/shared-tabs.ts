@@ -124,6 +124,7 @@ export async function forgetTab(tabId: number): Promise<void> {
     delete s.shared[tabId];
     delete s.numbers[tabId];
     delete s.docs[tabId];
+    delete s.issued[tabId];
     delete s.dialogs[tabId];
     delete s.armed[tabId];
     delete s.open[tabId];
@@ -147,7 +148,7 @@ export async function replaceTab(addedTabId: number, removedTabId: number): Prom
       s.numbers[addedTabId] = s.numbers[removedTabId]!;
       delete s.numbers[removedTabId];
     }
-    for (const key of ['docs', 'dialogs', 'armed', 'open'] as const) {
+    for (const key of ['docs', 'issued', 'dialogs', 'armed', 'open'] as const) {
       if (s[key][removedTabId] !== undefined) {
         (s[key] as Record<string, unknown>)[addedTabId] = s[key][removedTabId];
         delete s[key][removedTabId];
