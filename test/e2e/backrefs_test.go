@@ -4,8 +4,10 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -98,6 +100,44 @@ func TestRefsAfterBackForwardCache(t *testing.T) {
 	userHistory(t, devtools, "back-a.html", +1)
 	requireRestored(t, devtools, "back-b.html")
 	usable(t, ctx, c, devtools, refB, "back-b.html", "Press B", "B clicked 2")
+}
+
+// The refs of a cross-origin frame of a page restored from the back/forward
+// cache work too (the frame's content script answers for itself).
+func TestFrameRefsAfterBackForwardCache(t *testing.T) {
+	RequireChromium(t)
+	d := StartDaemon(t, Binary(t), "--auto-approve-profiles")
+	fixtures := httptest.NewServer(http.FileServer(http.Dir("testdata")))
+	defer fixtures.Close()
+	// Another port is another origin.
+	other := httptest.NewServer(http.FileServer(http.Dir("testdata")))
+	defer other.Close()
+	b := StartBrowser(t, d)
+	devtools := b.DevTools(t)
+	ctx := Context(t, 4*time.Minute)
+	c := stdioClient(t, ctx, d)
+
+	snap := mustCall(t, ctx, c, "browser_navigate", map[string]any{"url": fixtures.URL + "/back-c.html?frame=" + url.QueryEscape(other.URL+"/back-frame.html")})
+	press := ref(t, snap, "button", "Press F")
+	if !strings.HasPrefix(press, "f") {
+		t.Fatalf("the frame's button has ref %s, want a cross-origin frame's (f…):\n%s", press, snap)
+	}
+	if text := mustCall(t, ctx, c, "browser_click", map[string]any{"ref": press}); !strings.Contains(text, "F clicked 1") {
+		t.Fatalf("click %s:\n%s", press, text)
+	}
+	left := mustCall(t, ctx, c, "browser_click", map[string]any{"ref": ref(t, snap, "link", "To page B")})
+	if !strings.Contains(left, "Title: Back B") {
+		t.Fatalf("the link did not lead to page B:\n%s", left)
+	}
+	back := mustCall(t, ctx, c, "browser_navigate_back", nil)
+	requireRestored(t, devtools, "back-c.html")
+	t.Logf("after back:\n%s", back)
+	for i, r := range []string{press, ref(t, back, "button", "Press F"), ref(t, mustCall(t, ctx, c, "browser_snapshot", nil), "button", "Press F")} {
+		want := fmt.Sprintf("F clicked %d", i+2)
+		if text := mustCall(t, ctx, c, "browser_click", map[string]any{"ref": r}); !strings.Contains(text, want) {
+			t.Fatalf("click %s: the result lacks %q:\n%s", r, want, text)
+		}
+	}
 }
 
 // userHistory goes back (step -1) or forward (+1) in the history of the tab
