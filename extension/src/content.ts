@@ -7,14 +7,19 @@ import { DEFAULT_SETTLE } from './content/actions';
 import { controlPageHooks, relayPageHooks, type HookRelay } from './content/hook-relay';
 import { isContentMessage, type BackgroundMessage } from './shared/messages';
 
-// The isolated world's own global (the page cannot see it): this document's
-// relay, so a second injection starts it again instead of running twice.
+// The isolated world's own globals (the page cannot see them): this
+// document's relay and agent, so a second injection starts them again
+// instead of running twice.
 const GUARD = '__tetherContentScript';
+const AGENT = '__tetherContentAgent';
 const scope = globalThis as unknown as Record<string, unknown>;
 
 if (scope[GUARD]) {
-  // Injected again: the tab is shared again, so the relay listens again.
+  // Injected again: the tab is shared again, or the back/forward cache
+  // restored this document (a commit of a shared tab): the relay listens
+  // again, and the document is its frame's current one again, refs and all.
   (scope[GUARD] as HookRelay).start();
+  (scope[AGENT] as ContentAgent | undefined)?.reclaim();
 } else {
   const frameIdOf = (iframe: Element): number | undefined => {
     try {
@@ -27,8 +32,9 @@ if (scope[GUARD]) {
   };
   const agent = new ContentAgent(
     document,
-    async () => {
+    async (claim?: number) => {
       const msg: BackgroundMessage = { target: 'background', kind: 'register-document' };
+      if (claim !== undefined) msg.doc = claim;
       const reply = (await chrome.runtime.sendMessage(msg)) as { doc?: number; frame?: number } | undefined;
       if (typeof reply?.doc !== 'number') throw new Error('the service worker did not number this document');
       return { doc: reply.doc, frame: reply.frame ?? 0 };
@@ -53,5 +59,6 @@ if (scope[GUARD]) {
     const msg: BackgroundMessage = { target: 'background', kind: 'page-hooks', batch };
     chrome.runtime.sendMessage(msg).catch(() => undefined);
   });
+  scope[AGENT] = agent;
   scope[GUARD] = relay;
 }

@@ -136,6 +136,65 @@ describe('ContentAgent', () => {
 
     document.getElementById('b')!.remove();
     const stale = await agent.handle({ target: 'content', kind: 'click', ref: 'e1', docsIssued: 1 });
-    expect(stale).toEqual({ ok: false, error: expect.objectContaining({ code: 'stale_ref' }) });
+    // Every answer names the document, so the service worker routes its refs here.
+    expect(stale).toEqual({ ok: false, error: expect.objectContaining({ code: 'stale_ref' }), doc: 1 });
+  });
+
+  it('says nothing of a document number before it has one', async () => {
+    const agent = new ContentAgent(document, vi.fn(async () => 3));
+    expect(await agent.handle({ target: 'content', kind: 'ping' })).toEqual({ ok: true, pong: true });
+    await agent.handle({ target: 'content', kind: 'snapshot', docsIssued: 3 });
+    expect(await agent.handle({ target: 'content', kind: 'ping' })).toEqual({ ok: true, pong: true, doc: 3 });
+  });
+
+  it('keeps its number and refs when a restored document claims them back', async () => {
+    document.body.innerHTML = '<button id="b">Save</button>';
+    let clicks = 0;
+    document.getElementById('b')!.addEventListener('click', () => clicks++);
+    const register = vi.fn(async (claim?: number) => ({ doc: claim ?? 4, frame: 0 }));
+    const agent = new ContentAgent(document, register, { quietMs: 10, maxMs: 500 });
+    const first = await agent.handle({ target: 'content', kind: 'snapshot', docsIssued: 4 });
+    expect(first.ok && 'page' in first && first.page.snapshot).toBe('- button "Save" [ref=d4e1]');
+    agent.reclaim();
+    const clicked = await agent.handle({ target: 'content', kind: 'click', ref: 'd4e1', docsIssued: 6 });
+    expect(clicked).toMatchObject({ ok: true, doc: 4 });
+    expect(clicks).toBe(1);
+    expect(register.mock.calls).toEqual([[], [4]]);
+  });
+
+  it('takes a new number when the service worker no longer knows the old one: old refs are stale, new ones work', async () => {
+    document.body.innerHTML = '<button id="b">Save</button>';
+    let clicks = 0;
+    document.getElementById('b')!.addEventListener('click', () => clicks++);
+    const register = vi.fn(async (claim?: number) => ({ doc: claim === undefined ? 4 : 9, frame: 0 }));
+    const agent = new ContentAgent(document, register, { quietMs: 10, maxMs: 500 });
+    await agent.handle({ target: 'content', kind: 'snapshot', docsIssued: 4 });
+    agent.reclaim();
+    const old = await agent.handle({ target: 'content', kind: 'click', ref: 'd4e1', docsIssued: 9 });
+    expect(old).toEqual({ ok: false, error: expect.objectContaining({ code: 'stale_ref' }), doc: 9 });
+    const snap = await agent.handle({ target: 'content', kind: 'snapshot', docsIssued: 9 });
+    expect(snap.ok && 'page' in snap && snap.page.snapshot).toBe('- button "Save" [ref=d9e1]');
+    expect(await agent.handle({ target: 'content', kind: 'click', ref: 'd9e1', docsIssued: 9 })).toMatchObject({ ok: true, doc: 9 });
+    expect(clicks).toBe(1);
+  });
+
+  it('keeps its refs when the service worker does not answer a claim', async () => {
+    document.body.innerHTML = '<button id="b">Save</button>';
+    let calls = 0;
+    const register = vi.fn(async () => {
+      if (calls++ > 0) throw new Error('no worker');
+      return 4;
+    });
+    const agent = new ContentAgent(document, register, { quietMs: 10, maxMs: 500 });
+    await agent.handle({ target: 'content', kind: 'snapshot', docsIssued: 4 });
+    agent.reclaim();
+    expect(await agent.handle({ target: 'content', kind: 'click', ref: 'd4e1', docsIssued: 4 })).toMatchObject({ ok: true, doc: 4 });
+  });
+
+  it('does not claim anything before it has a number', async () => {
+    const register = vi.fn(async () => 2);
+    const agent = new ContentAgent(document, register);
+    agent.reclaim();
+    expect(register).not.toHaveBeenCalled();
   });
 });

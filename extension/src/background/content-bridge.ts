@@ -6,6 +6,7 @@ import { TetherError, isWireError, restrictedPage } from '../shared/errors';
 import type { ContentMessage, ContentReply } from '../shared/messages';
 import { hookInit, installPageHooks } from '../content/page-hooks';
 import { actingUntil } from './acting';
+import { claimDocument } from './documents';
 import { readState } from './state';
 
 const RESTRICTED_URL = /^(chrome|chrome-extension|chrome-search|chrome-untrusted|devtools|edge|view-source|about:(?!blank)|chrome-error|brave|opera)|^https:\/\/(chromewebstore\.google\.com|chrome\.google\.com\/webstore)/i;
@@ -32,6 +33,9 @@ export function busyWithUs(tabId: number): boolean {
  * Sends msg to the content script of the tab's frame frameId (0: the top
  * frame); on "no receiver", injects the scripts into that frame and retries
  * once. A subframe that cannot be injected is gone: its refs are stale.
+ * The document that answers counts as the one the frame shows from then on
+ * (claimDocument): one restored from the back/forward cache answers with its
+ * old number and refs, and those refs must reach it.
  */
 export async function callContent(tabId: number, msg: ContentMessage, deadline: number, frameId = 0): Promise<ContentReply> {
   const tab = await chrome.tabs.get(tabId);
@@ -40,16 +44,22 @@ export async function callContent(tabId: number, msg: ContentMessage, deadline: 
   const long = LONG_READS.has(msg.kind);
   if (long) inFlight.set(tabId, (inFlight.get(tabId) ?? 0) + 1);
   try {
+    let reply: ContentReply | undefined;
     try {
-      return check(await withDeadline(chrome.tabs.sendMessage(tabId, msg, { frameId }), deadline));
+      reply = check(await withDeadline(chrome.tabs.sendMessage(tabId, msg, { frameId }), deadline));
     } catch (err) {
       if (!isNoReceiver(err)) throw err;
     }
-    if (frameId === 0) await injectTop(tabId, url);
-    else if (!(await injectScripts({ tabId, frameIds: [frameId] }))) {
-      throw new TetherError('stale_ref', 'The frame that element was in is gone (it navigated or was removed). Call browser_snapshot again and use a fresh ref.');
+    if (!reply) {
+      if (frameId === 0) await injectTop(tabId, url);
+      else if (!(await injectScripts({ tabId, frameIds: [frameId] }))) {
+        throw new TetherError('stale_ref', 'The frame that element was in is gone (it navigated or was removed). Call browser_snapshot again and use a fresh ref.');
+      }
+      reply = check(await withDeadline(chrome.tabs.sendMessage(tabId, msg, { frameId }), deadline));
     }
-    return check(await withDeadline(chrome.tabs.sendMessage(tabId, msg, { frameId }), deadline));
+    // A failure to record it fails no call: the ref is then stale, and a snapshot tries again.
+    if (typeof reply.doc === 'number') await claimDocument(tabId, frameId, reply.doc).catch(() => false);
+    return reply;
   } finally {
     if (long) {
       const n = (inFlight.get(tabId) ?? 1) - 1;

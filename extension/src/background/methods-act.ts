@@ -11,7 +11,8 @@ import { act, bool, loadDeadline, pageResult, str, tabParams } from './methods';
 import { routeRef, snapShape } from './methods-read';
 import { NavigationWatcher } from './navigation';
 import { captureScreenshot } from './screenshot';
-import { documentsIssued, requireTab, touch, type SharedTab } from './shared-tabs';
+import { documentsIssued } from './documents';
+import { requireTab, touch, type SharedTab } from './shared-tabs';
 import { actOn, loadOrBlocked, pageReady } from './tab-hooks';
 import { requireTrusted, trustedClick, trustedHover, trustedKey, withDebugger } from './trusted';
 

@@ -21,7 +21,8 @@ import type { ContentReply, PageSnapshot, SnapshotShape } from '../shared/messag
 import { callContent, isRestrictedUrl } from './content-bridge';
 import { NavigationWatcher } from './navigation';
 import { consoleOf, pushArmed, takeDialogs } from './page-records';
-import { documentOwner, documentsIssued, forgetTab, requireTab, share, touch, type SharedTab } from './shared-tabs';
+import { documentOwner, documentsIssued } from './documents';
+import { forgetTab, requireTab, share, touch, type SharedTab } from './shared-tabs';
 import { readState, updateState } from './state';
 import { actOn, loadOrBlocked, pageReady } from './tab-hooks';
 
@@ -176,23 +177,52 @@ async function stitchFrames(tabId: number, parentFrameId: number, page: PageSnap
   return { text: lines.join('\n'), omitted };
 }
 
+/** How long the frames webNavigation does not list get to say their URL, in ms. */
+const UNLISTED_MS = 1000;
+
 /**
  * Turns a frame placeholder into a frameId: a number is one already; "u<url>"
- * is the next child frame of parentFrameId showing that URL.
+ * is the next child frame of parentFrameId showing that URL. The frames of a
+ * page restored from the back/forward cache are missing from
+ * webNavigation.getAllFrames (only the top frame is listed, and
+ * runtime.getFrameId knows none of them: seen on Chromium 156), though
+ * their content scripts answer: those frames are asked for their URLs
+ * instead (scripting, in the isolated world of a shared tab), and one
+ * showing the URL is taken (its parent is not known then).
  */
-function frameResolver(tabId: number, parentFrameId: number): (key: number | string) => Promise<number | undefined> {
-  let children: Promise<chrome.webNavigation.GetAllFrameResultDetails[]> | undefined;
+export function frameResolver(tabId: number, parentFrameId: number): (key: number | string) => Promise<number | undefined> {
+  let all: Promise<chrome.webNavigation.GetAllFrameResultDetails[]> | undefined;
+  let unlisted: Promise<Array<{ frameId: number; url: string }>> | undefined;
   const used = new Set<number>();
+  const matches = (u: string, url: string) => u === url || stripHash(u) === stripHash(url);
   return async (key) => {
     if (typeof key === 'number') return key;
     if (!key.startsWith('u')) return undefined;
     const url = key.slice(1);
-    children ??= chrome.webNavigation.getAllFrames({ tabId }).then((all) => (all ?? []).filter((f) => f.parentFrameId === parentFrameId));
-    const hit = (await children).find((f) => !used.has(f.frameId) && (f.url === url || stripHash(f.url) === stripHash(url)));
+    all ??= chrome.webNavigation.getAllFrames({ tabId }).then((frames) => frames ?? [], () => []);
+    const listed = await all;
+    let hit: { frameId: number } | undefined = listed.find((f) => f.parentFrameId === parentFrameId && !used.has(f.frameId) && matches(f.url, url));
+    if (!hit) {
+      unlisted ??= unlistedFrames(tabId, new Set(listed.map((f) => f.frameId)));
+      hit = (await unlisted).find((f) => !used.has(f.frameId) && matches(f.url, url));
+    }
     if (!hit) return undefined;
     used.add(hit.frameId);
     return hit.frameId;
   };
+}
+
+/** The frames of the tab that webNavigation does not list, with their URLs (those that answer within UNLISTED_MS). */
+async function unlistedFrames(tabId: number, listed: ReadonlySet<number>): Promise<Array<{ frameId: number; url: string }>> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<chrome.scripting.InjectionResult<string>[]>((resolve) => (timer = setTimeout(() => resolve([]), UNLISTED_MS)));
+  const asked = chrome.scripting.executeScript({ target: { tabId, allFrames: true }, injectImmediately: true, func: () => location.href }).catch(() => []);
+  try {
+    const results = await Promise.race([asked, late]);
+    return results.filter((r) => !listed.has(r.frameId) && typeof r.result === 'string').map((r) => ({ frameId: r.frameId, url: r.result as string }));
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function stripHash(url: string): string {

@@ -6,7 +6,8 @@ import type { ContentMessage, ContentReply, Method, Outcome, SnapshotShape } fro
 import { READ_HANDLERS, finishPage, pageResultFor, routeRef, snapShape } from './methods-read';
 import { callContent, isChannelClosed, isRestrictedUrl } from './content-bridge';
 import { NavigationWatcher, OpenedTabsWatcher } from './navigation';
-import { documentsIssued, forgetTab, listTabs, requireTab, resolveTab, share, tabInfo, touch, type SharedTab } from './shared-tabs';
+import { documentsIssued } from './documents';
+import { forgetTab, listTabs, requireTab, resolveTab, share, tabInfo, touch, type SharedTab } from './shared-tabs';
 import { setActingUntil } from './acting';
 import { actOn, actionOrBlocked, loadOrBlocked } from './tab-hooks';
 import { dragAct, evaluateAct, fileUploadAct, historyAct, hoverAct, pressKeyAct, screenshotAct, scriptableFirst, selectOptionAct, trustedClickAct, waitForAct } from './methods-act';

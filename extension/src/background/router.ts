@@ -16,7 +16,8 @@ import { runOnce } from './idempotency';
 import { handleRequest } from './methods';
 import { ensureOffscreen } from './offscreen-doc';
 import { onPageHooks } from './page-records';
-import { nextDocument, share, tabsChanged, unshare } from './shared-tabs';
+import { claimDocument, nextDocument } from './documents';
+import { share, tabsChanged, unshare } from './shared-tabs';
 import { readState } from './state';
 
 export function onRuntimeMessage(msg: unknown, sender: chrome.runtime.MessageSender, sendResponse: (r: unknown) => void): boolean {
@@ -48,7 +49,7 @@ function route(msg: BackgroundMessage, sender: chrome.runtime.MessageSender): Pr
     const tabId = sender.tab?.id;
     const frameId = sender.frameId ?? 0;
     if (tabId === undefined) return undefined;
-    return nextDocument(tabId, frameId).then((doc) => ({ doc, frame: frameId }));
+    return registerDocument(tabId, frameId, msg.doc).then((doc) => ({ doc, frame: frameId }));
   }
   if (msg.kind === 'page-hooks') {
     const tabId = sender.tab?.id;
@@ -86,6 +87,16 @@ function route(msg: BackgroundMessage, sender: chrome.runtime.MessageSender): Pr
     default:
       return undefined;
   }
+}
+
+/**
+ * The number of the document in frameId of tabId: claim when it asks for the
+ * number it had back (restored from the back/forward cache) and that number
+ * was given to this very tab and frame, else a new one.
+ */
+async function registerDocument(tabId: number, frameId: number, claim: unknown): Promise<number> {
+  if (typeof claim === 'number' && Number.isSafeInteger(claim) && (await claimDocument(tabId, frameId, claim))) return claim;
+  return nextDocument(tabId, frameId);
 }
 
 async function saveStatus(status: ConnectionStatus): Promise<void> {

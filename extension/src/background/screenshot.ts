@@ -6,7 +6,8 @@ import type { ScreenshotResult } from '../protocol.gen';
 import { TetherError, restrictedPage } from '../shared/errors';
 import type { ContentMessage, ViewportInfo } from '../shared/messages';
 import { callContent, isRestrictedUrl } from './content-bridge';
-import { documentsIssued, touch, type SharedTab } from './shared-tabs';
+import { documentsIssued } from './documents';
+import { touch, type SharedTab } from './shared-tabs';
 
 export interface ScreenshotOptions {
   fullPage: boolean;

@@ -124,6 +124,7 @@ export async function forgetTab(tabId: number): Promise<void> {
     delete s.shared[tabId];
     delete s.numbers[tabId];
     delete s.docs[tabId];
+    delete s.issued[tabId];
     delete s.dialogs[tabId];
     delete s.armed[tabId];
     delete s.open[tabId];
@@ -147,7 +148,7 @@ export async function replaceTab(addedTabId: number, removedTabId: number): Prom
       s.numbers[addedTabId] = s.numbers[removedTabId]!;
       delete s.numbers[removedTabId];
     }
-    for (const key of ['docs', 'dialogs', 'armed', 'open'] as const) {
+    for (const key of ['docs', 'issued', 'dialogs', 'armed', 'open'] as const) {
       if (s[key][removedTabId] !== undefined) {
         (s[key] as Record<string, unknown>)[addedTabId] = s[key][removedTabId];
         delete s[key][removedTabId];
@@ -213,39 +214,12 @@ export async function refreshMenu(tabId?: number): Promise<void> {
   }
 }
 
-
 /** Marks a shared tab as the one used last. */
 export function touch(tabId: number): Promise<void> {
   return updateState((s) => {
     if (s.shared[tabId] === undefined) return;
     s.recent = [tabId, ...s.recent.filter((id) => id !== tabId)];
   });
-}
-
-/**
- * Numbers a document that asks for refs, with one counter for the whole
- * profile (1 for the very first), and records it as what frameId of tabId shows.
- */
-export function nextDocument(tabId: number, frameId = 0): Promise<number> {
-  return updateState((s) => {
-    const doc = s.nextDoc++;
-    (s.docs[tabId] ??= {})[frameId] = doc;
-    return doc;
-  });
-}
-
-/** How many documents the profile has numbered so far (the argument is ignored: numbers are per profile). */
-export async function documentsIssued(_tabId?: number): Promise<number> {
-  return (await readState()).nextDoc - 1;
-}
-
-/** The tab and frame that show document doc, if it is still the frame's current one. */
-export async function documentOwner(doc: number): Promise<{ tabId: number; frameId: number } | undefined> {
-  const s = await readState();
-  for (const [tab, frames] of Object.entries(s.docs)) {
-    for (const [frame, d] of Object.entries(frames)) if (d === doc) return { tabId: Number(tab), frameId: Number(frame) };
-  }
-  return undefined;
 }
 
 /**

@@ -22,8 +22,14 @@ export interface TabState {
   recent: number[];
   /** The number of the next document that asks for refs; one counter for the whole profile. */
   nextDoc: number;
-  /** Tab id → frameId → the number of the document the frame shows (last registered). */
+  /**
+   * Tab id → frameId → the number of the document the frame shows: the last
+   * one numbered there, or one restored from the back/forward cache that
+   * answered since (documents.ts).
+   */
   docs: Record<string, Record<string, number>>;
+  /** Tab id → document number → frameId: the documents numbered in the tab (the newest DOCS_KEPT). */
+  issued: Record<string, Record<string, number>>;
   /** Tab id → dialogs not yet reported in a result (oldest first, bounded). */
   dialogs: Record<string, DialogEvent[]>;
   /** Tab id → answers armed by handle_dialog for the tab's next dialogs. */
@@ -47,7 +53,7 @@ export interface OpenDialog {
 const KEY = 'tabState';
 
 function empty(): TabState {
-  return { nextNumber: 1, shared: {}, numbers: {}, recent: [], nextDoc: 1, docs: {}, dialogs: {}, armed: {}, open: {} };
+  return { nextNumber: 1, shared: {}, numbers: {}, recent: [], nextDoc: 1, docs: {}, issued: {}, dialogs: {}, armed: {}, open: {} };
 }
 
 let cache: Promise<TabState> | undefined;

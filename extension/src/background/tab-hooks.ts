@@ -81,6 +81,8 @@ export async function onNavigationCommitted(d: { tabId: number; frameId: number;
   const s = await readState();
   // A top document restored from the back/forward cache brings its frames
   // along without a commit of their own: a top commit covers all frames.
+  // Their content scripts are still there: injected again, they restart and
+  // ask for their documents' numbers back, so their refs work (content.ts).
   const top = d.frameId === 0;
   if (s.shared[d.tabId] !== undefined) {
     // A new top document: the old one's dialog went with it.

@@ -1,6 +1,8 @@
 // The content script's request handler: one instance per document, owning the
-// document's refs. It learns the document's number in its tab from the
-// service worker the first time it needs refs.
+// document's refs. It learns the document's number in the profile from the
+// service worker the first time it needs refs, and tells it with every answer
+// from then on: a document restored from the back/forward cache keeps its
+// number and refs, and the service worker must route them here again.
 import { TetherError, toWireError } from '../shared/errors';
 import type { ContentMessage, ContentReply, PageSnapshot, SnapshotShape } from '../shared/messages';
 import { DEFAULT_SETTLE, click, performAction, settle, typeFocused, typeText, type SettleOptions } from './actions';
@@ -9,22 +11,56 @@ import { find } from './find';
 import { readDocument } from './read';
 import { snapshotPage } from './snapshot';
 
+type Registered = number | { doc: number; frame: number };
+
 export class ContentAgent {
   private refs?: Promise<RefRegistry>;
+  /** The document's number, once the service worker gave one. */
+  private docNumber?: number;
   /** The snapshot shape of the request being handled (snapshot options ride on every request). */
   private snap: SnapshotShape = {};
 
   constructor(
     private readonly doc: Document,
-    /** Asks the service worker for this document's number in the profile (and its frameId). */
-    private readonly registerDocument: () => Promise<number | { doc: number; frame: number }>,
+    /**
+     * Asks the service worker for this document's number in the profile (and
+     * its frameId); claim: the number it had, asked back after a restore.
+     */
+    private readonly registerDocument: (claim?: number) => Promise<Registered>,
     private readonly settleOptions: SettleOptions = DEFAULT_SETTLE,
     /** The Chrome frameId of a cross-origin iframe (chrome.runtime.getFrameId). */
     private readonly frameIdOf?: (iframe: Element) => number | undefined,
   ) {}
 
-  /** Handles every content message but page-state (content.ts passes that to the page-world hooks). */
+  /** Handles every content message but page-state (content.ts passes that to the page-world hooks); the answer says the document's number once it has one. */
   async handle(msg: Exclude<ContentMessage, { kind: 'page-state' }>): Promise<ContentReply> {
+    const reply = await this.answer(msg);
+    return this.docNumber === undefined ? reply : { ...reply, doc: this.docNumber };
+  }
+
+  /**
+   * The document is shown again (the back/forward cache restored it, or its
+   * tab is shared again): asks the service worker to count it as its frame's
+   * document once more, under the number it has. Requests wait for the
+   * answer. A number it no longer knows is replaced by a new one, and the old
+   * refs are stale; when the service worker does not answer, they are kept.
+   */
+  reclaim(): void {
+    const before = this.refs;
+    if (!before) return;
+    const after = before.then(async (refs) => {
+      const got = await this.registerDocument(refs.doc).catch(() => undefined);
+      if (got === undefined) return refs;
+      const { doc, frame } = typeof got === 'number' ? { doc: got, frame: refs.frame } : got;
+      return doc === refs.doc && frame === refs.frame ? refs : this.registered(new RefRegistry(doc, frame));
+    });
+    this.refs = after;
+    after.catch(() => {
+      if (this.refs === after) this.refs = undefined;
+    });
+  }
+
+  private async answer(msg: Exclude<ContentMessage, { kind: 'page-state' }>): Promise<ContentReply> {
     this.snap = (msg as { snap?: SnapshotShape }).snap ?? {};
     try {
       switch (msg.kind) {
@@ -89,9 +125,19 @@ export class ContentAgent {
   }
 
   private registry(): Promise<RefRegistry> {
-    this.refs ??= this.registerDocument().then((r) => (typeof r === 'number' ? new RefRegistry(r) : new RefRegistry(r.doc, r.frame)));
-    // A failed registration is retried on the next request.
-    this.refs.catch(() => (this.refs = undefined));
+    if (!this.refs) {
+      const refs = this.registerDocument().then((r) => this.registered(typeof r === 'number' ? new RefRegistry(r) : new RefRegistry(r.doc, r.frame)));
+      this.refs = refs;
+      // A failed registration is retried on the next request.
+      refs.catch(() => {
+        if (this.refs === refs) this.refs = undefined;
+      });
+    }
     return this.refs;
+  }
+
+  private registered(refs: RefRegistry): RefRegistry {
+    this.docNumber = refs.doc;
+    return refs;
   }
 }

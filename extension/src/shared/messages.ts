@@ -93,7 +93,8 @@ export type BackgroundMessage =
   | { target: 'background'; kind: 'connection-status'; status: ConnectionStatus }
   | { target: 'background'; kind: 'hello-ack'; ack: HelloAck }
   | { target: 'background'; kind: 'daemon-request'; request: Request; deadline: number }
-  | { target: 'background'; kind: 'register-document' }
+  // doc: the number the document had, asked back after a restore (answered with it, or with a new one).
+  | { target: 'background'; kind: 'register-document'; doc?: number }
   | { target: 'background'; kind: 'page-hooks'; batch: HookBatch }
   | { target: 'background'; kind: 'popup-tabs' }
   | { target: 'background'; kind: 'popup-share'; tabId: number; shared: boolean }
@@ -187,15 +188,20 @@ export interface ViewportInfo {
   box?: { x: number; y: number; width: number; height: number };
 }
 
-/** A content script's answer. navigating: the action started a navigation of the page. */
-export type ContentReply =
+/**
+ * A content script's answer. navigating: the action started a navigation of
+ * the page. doc: the number of the document that answered, once it has one
+ * (the service worker then knows the frame shows it: see claimDocument).
+ */
+export type ContentReply = (
   | { ok: true; page: PageSnapshot; navigating?: boolean }
   | { ok: true; pong: true }
   | { ok: true; found: FindMatch[]; frames: Array<number | string>; url: string; title: string }
   | { ok: true; html: string; url: string; title: string }
   | { ok: true; point: { x: number; y: number } }
   | { ok: true; viewport: ViewportInfo }
-  | { ok: false; error: WireError };
+  | { ok: false; error: WireError }
+) & { doc?: number };
 
 export function isBackgroundMessage(m: unknown): m is BackgroundMessage {
   return typeof m === 'object' && m !== null && (m as { target?: unknown }).target === 'background';
