@@ -123,9 +123,13 @@ type Broker struct {
 	mu      sync.Mutex
 	records map[string]*record         // by profile id
 	pending map[string]*pendingPairing // by profile id
-	silent  []*silentSocket            // sockets waiting for hello, oldest first
-	changed chan struct{}              // closed and replaced on every change
-	closed  bool
+	// remembered are entries that left pending without a decision, and
+	// decided the user's answers about them (see pairing.go); by profile id.
+	remembered map[string]*rememberedPairing
+	decided    map[string]*decision
+	silent     []*silentSocket // sockets waiting for hello, oldest first
+	changed    chan struct{}   // closed and replaced on every change
+	closed     bool
 }
 
 // New returns a Broker for cfg, loading the persisted registry and pruning
@@ -133,12 +137,14 @@ type Broker struct {
 func New(cfg Config) (*Broker, error) {
 	cfg.setDefaults()
 	b := &Broker{
-		cfg:     cfg,
-		log:     cfg.Logger,
-		origins: make(map[string]bool),
-		records: make(map[string]*record),
-		pending: make(map[string]*pendingPairing),
-		changed: make(chan struct{}),
+		cfg:        cfg,
+		log:        cfg.Logger,
+		origins:    make(map[string]bool),
+		records:    make(map[string]*record),
+		pending:    make(map[string]*pendingPairing),
+		remembered: make(map[string]*rememberedPairing),
+		decided:    make(map[string]*decision),
+		changed:    make(chan struct{}),
 	}
 	for _, id := range cfg.ExtensionIDs {
 		b.origins["chrome-extension://"+id] = true
