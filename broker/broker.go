@@ -9,6 +9,7 @@ package broker
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -127,9 +128,11 @@ type Broker struct {
 	// decided the user's answers about them (see pairing.go); by profile id.
 	remembered map[string]*rememberedPairing
 	decided    map[string]*decision
-	silent     []*silentSocket // sockets waiting for hello, oldest first
-	changed    chan struct{}   // closed and replaced on every change
-	closed     bool
+	// codeKey derives pairing codes from profile ids (codeFor).
+	codeKey [32]byte
+	silent  []*silentSocket // sockets waiting for hello, oldest first
+	changed chan struct{}   // closed and replaced on every change
+	closed  bool
 }
 
 // New returns a Broker for cfg, loading the persisted registry and pruning
@@ -145,6 +148,9 @@ func New(cfg Config) (*Broker, error) {
 		remembered: make(map[string]*rememberedPairing),
 		decided:    make(map[string]*decision),
 		changed:    make(chan struct{}),
+	}
+	if _, err := rand.Read(b.codeKey[:]); err != nil {
+		return nil, fmt.Errorf("pairing code key: %w", err)
 	}
 	for _, id := range cfg.ExtensionIDs {
 		b.origins["chrome-extension://"+id] = true

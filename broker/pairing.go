@@ -4,7 +4,7 @@
 // Any local process can open the extension socket with the extension's
 // Origin and claim to be a new profile, so the user must be able to tell
 // the real browser's entry from a forged one. Each waiting socket gets a
-// random code that the daemon sends only to that socket; the extension's
+// code (unguessable: see codeFor) that the daemon sends only to that socket; the extension's
 // popup shows it, and the window, the tray and `tether profiles` show it
 // next to the entry. Approval names the code or the full id, never a
 // prefix, so an entry whose id is a prefix of another's cannot be approved
@@ -12,10 +12,13 @@
 //
 // A flood of forged hellos can push the real entry out of the waiting list
 // (MaxPendingPairings) again and again, so the user must not have to catch
-// it there: an entry pushed out, or whose socket went away, is remembered
-// (its code, label and first hello) until PairingTTL after that first
-// hello, at most MaxRememberedPairings of them. A hello from a remembered
-// id gets its code back, so the popup shows one code throughout; approving
+// it there. An id's code is derived from it with a key only the daemon
+// knows (codeFor), so a profile gets the same code at every hello however
+// many others came in between, and the popup shows one code throughout.
+// An entry pushed out, or whose socket went away, is remembered (its code,
+// label and first hello) until PairingTTL after that first hello, at most
+// MaxRememberedPairings of them, least recently seen forgotten first;
+// approving
 // or denying that code (or full id) works while the entry is remembered and
 // is kept as a decision (at most MaxDecisions, for PairingTTL) that the
 // id's next hello meets: paired at once, or refused. Only the real
@@ -25,7 +28,10 @@
 package broker
 
 import (
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
 	"math/big"
 	"slices"
@@ -134,11 +140,32 @@ func NormalizeCode(s string) string {
 	}, s)
 }
 
-// newCodeLocked returns a code that no waiting entry has and that no known
-// or waiting id spells, so a name given to Approve matches one entry only.
-func (b *Broker) newCodeLocked() string {
-	for {
-		code := newCode()
+// codeFor derives id's pairing code from the daemon's codeKey (HMAC-SHA256,
+// CodeLength base-31 digits): the same id gets the same code for as long as
+// the daemon runs, however many other hellos came in between, and nobody
+// without the key can tell an id's code.
+func (b *Broker) codeFor(id string) string {
+	mac := hmac.New(sha256.New, b.codeKey[:])
+	mac.Write([]byte(id))
+	n := binary.BigEndian.Uint64(mac.Sum(nil))
+	var sb strings.Builder
+	for range CodeLength {
+		sb.WriteByte(CodeAlphabet[n%uint64(len(CodeAlphabet))])
+		n /= uint64(len(CodeAlphabet))
+	}
+	return sb.String()
+}
+
+// newCodeLocked returns id's code (codeFor), or a random one should that
+// clash: a code that no waiting or remembered entry has and that no known,
+// waiting or remembered id spells, so a name given to Approve matches one
+// entry only.
+func (b *Broker) newCodeLocked(id string) string {
+	for try := 0; ; try++ {
+		code := b.codeFor(id)
+		if try > 0 {
+			code = newCode()
+		}
 		clash := false
 		for id, p := range b.pending {
 			if p.code == code || NormalizeCode(id) == code {
@@ -247,7 +274,7 @@ func (b *Broker) decideLocked(id string, approved bool, now time.Time) {
 	}
 }
 
-// holdLocked puts c on the waiting list with a new code and queues its
+// holdLocked puts c on the waiting list with its code and queues its
 // pairing frame. A waiting socket with the same id is replaced (returned
 // as replaced: only the real extension knows its full id), and c takes over
 // its code and expiry; a remembered id gets its code and expiry back. At
@@ -288,14 +315,15 @@ func (b *Broker) holdLocked(c *conn, now time.Time) (replaced *conn, dropped []*
 		dropped = append(dropped, p.conn)
 	}
 	if code == "" {
-		code = b.newCodeLocked()
+		code = b.newCodeLocked(id)
 	}
 	p := &pendingPairing{conn: c, since: since, joined: joined, code: code}
 	p.expiry = time.AfterFunc(since.Add(b.cfg.PairingTTL).Sub(now), func() { b.expire(id, c) })
 	b.pending[id] = p
 	c.queueFirst(protocol.Pairing{Type: protocol.TypePairing, Code: code, Message: fmt.Sprintf(
 		"Waiting for approval in Tether. This browser's code is %s: approve the entry showing this code in the Tether window, "+
-			"or run: tether profiles approve %s. It keeps this code until %s after its first request, even if it has to reconnect meanwhile.",
+			"or run: tether profiles approve %s. If nobody approves it within %s, Tether lets it go and the extension asks again later; "+
+			"this code stays the same when it reconnects.",
 		code, code, humanDuration(b.cfg.PairingTTL))})
 	b.notifyLocked()
 	return replaced, dropped
@@ -336,7 +364,7 @@ func (b *Broker) expire(id string, c *conn) {
 	b.mu.Unlock()
 	b.log.Info("browser profile waiting for approval expired", "profile", shortID(id), "code", p.code, "after", ttl)
 	letGo(c, protocol.CodePairingExpired, fmt.Sprintf("Nobody approved this browser in Tether within %s, so Tether let it go. "+
-		"The extension asks again when it reconnects, with a new code.", humanDuration(ttl)))
+		"The extension asks again when it reconnects, in 30 seconds.", humanDuration(ttl)))
 }
 
 // Pending lists the new profiles waiting for approval, oldest first.
@@ -382,7 +410,8 @@ func (b *Broker) findPendingLocked(name string) (id string, live bool, err error
 	case 1:
 		return ids[0], b.pending[ids[0]] != nil, nil
 	case 0:
-		hint := "give the code the Tether extension's popup shows in that browser (or the full profile id)"
+		hint := "give the code the Tether extension's popup shows in that browser (or the full profile id); " +
+			"if it shows one, the browser may be between two attempts (many programs asking at once push it out): try again in a few seconds"
 		if prefixOf > 0 {
 			hint = "a prefix of a profile id is not enough: " + hint
 		}

@@ -520,10 +520,39 @@ func TestDenyOutlivesHelloFlood(t *testing.T) {
 		t.Fatalf("got %+v, want pairing_denied", r)
 	}
 	// The denial is used up: asking again (the popup's Reconnect) waits
-	// for approval anew, with a new code.
+	// for approval anew.
 	f = hello(t, url, id, "Work")
-	if c := f.readPairing().Code; c == code {
-		t.Fatalf("the denied code %s came back", code)
+	f.readPairing()
+}
+
+// An id's code is derived from it (codeFor), so it stays the same even when
+// a flood made the daemon forget the entry it pushed out: more than
+// MaxRememberedPairings other entries pushed out after it.
+func TestCodeStableBeyondMemory(t *testing.T) {
+	b, url := newTestBroker(t, Config{})
+	const id = "ad6e3f5b-4e7a-4b1c-8d9e-8fa0b1c2d3e4"
+	f := hello(t, url, id, "Work")
+	code := f.readPairing().Code
+	for i := range MaxRememberedPairings + 2*MaxPendingPairings {
+		hello(t, url, fmt.Sprintf("f%07x-stable", i), "Flood").readPairing()
+	}
+	if r := f.readRefused(); r.Code != protocol.CodePairingDisplaced {
+		t.Fatalf("got %+v", r)
+	}
+	b.mu.Lock()
+	_, remembered := b.remembered[id]
+	n := len(b.remembered)
+	b.mu.Unlock()
+	if remembered || n > MaxRememberedPairings {
+		t.Fatalf("remembered %v, %d entries: want it forgotten, at most %d", remembered, n, MaxRememberedPairings)
+	}
+	if c := hello(t, url, id, "Work").readPairing().Code; c != code {
+		t.Fatalf("code %s after being forgotten, was %s", c, code)
+	}
+	// Another daemon (another key) gives other codes.
+	b2, _ := newTestBroker(t, Config{})
+	if b2.codeFor(id) == b.codeFor(id) && b2.codeFor("x") == b.codeFor("x") {
+		t.Fatal("two daemons derive the same codes")
 	}
 }
 

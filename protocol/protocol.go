@@ -108,8 +108,7 @@ type HelloAck struct {
 // Pairing tells an extension that the user must approve this profile before
 // it can be used. The socket stays open; hello_ack or refused follows
 // (refused with "pairing_expired" when nobody approved it within 10
-// minutes: the extension then asks again when it reconnects, with a new
-// code; or with "pairing_displaced" when newer profiles pushed it out of the
+// minutes: the extension then asks again when it reconnects; or with "pairing_displaced" when newer profiles pushed it out of the
 // waiting list: it keeps its code, and an approval given meanwhile, and
 // reconnects within seconds).
 type Pairing struct {

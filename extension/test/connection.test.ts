@@ -220,7 +220,7 @@ describe('DaemonConnection', () => {
     expect(sockets).toHaveLength(2);
   });
 
-  it('asks again, with a new code, 30 s after its pairing expired', async () => {
+  it('asks again 30 s after its pairing expired', async () => {
     const { conn, sockets, statuses } = setup();
     conn.start();
     await flush();

@@ -41,7 +41,7 @@ export const HALTING_CODES: readonly string[] = ['protocol_mismatch', 'unauthori
 /**
  * Refusal codes after which the extension retries slowly: too many profiles
  * connected, or a pairing nobody approved in time (pairing_expired: the
- * extension asks again, with a new code, when it reconnects).
+ * extension asks again when it reconnects).
  */
 export const SLOW_RETRY_CODES: readonly string[] = ['too_many_profiles', 'pairing_expired'];
 /**
