@@ -47,7 +47,9 @@ func runProfiles(ctx context.Context, args []string) error {
 		if err := daemon.Control(ctx, paths, http.MethodPost, daemon.PathProfiles+"/"+action, map[string]string{"name": name}, out); err != nil {
 			return err
 		}
-		if action == "approve" {
+		if action == "approve" && p.Status == "approved" {
+			fmt.Printf("approved %q; it pairs when its extension reconnects (within %d seconds)\n", p.Label, int(broker.ReconnectWithin/time.Second))
+		} else if action == "approve" {
 			fmt.Printf("approved %q: its slug is %q\n", p.Label, p.Slug)
 		} else {
 			fmt.Println("denied")

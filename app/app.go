@@ -442,6 +442,11 @@ func (a *App) ApproveProfile(id string) error {
 	if err != nil {
 		return fmt.Errorf("approve profile: %w", err)
 	}
+	if p.PairsOnReconnect {
+		a.log.Info("profile approved in the window; it pairs when it reconnects", "label", p.Label)
+		a.notify("info", fmt.Sprintf("Approved %q; it pairs when its extension reconnects (within %d seconds).", p.Label, int(broker.ReconnectWithin/time.Second)))
+		return nil
+	}
 	a.log.Info("profile approved in the window", "slug", p.Slug)
 	return nil
 }

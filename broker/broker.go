@@ -9,6 +9,7 @@ package broker
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -123,8 +124,14 @@ type Broker struct {
 	mu      sync.Mutex
 	records map[string]*record         // by profile id
 	pending map[string]*pendingPairing // by profile id
-	silent  []*silentSocket            // sockets waiting for hello, oldest first
-	changed chan struct{}              // closed and replaced on every change
+	// remembered are entries that left pending without a decision, and
+	// decided the user's answers about them (see pairing.go); by profile id.
+	remembered map[string]*rememberedPairing
+	decided    map[string]*decision
+	// codeKey derives pairing codes from profile ids (codeFor).
+	codeKey [32]byte
+	silent  []*silentSocket // sockets waiting for hello, oldest first
+	changed chan struct{}   // closed and replaced on every change
 	closed  bool
 }
 
@@ -133,12 +140,17 @@ type Broker struct {
 func New(cfg Config) (*Broker, error) {
 	cfg.setDefaults()
 	b := &Broker{
-		cfg:     cfg,
-		log:     cfg.Logger,
-		origins: make(map[string]bool),
-		records: make(map[string]*record),
-		pending: make(map[string]*pendingPairing),
-		changed: make(chan struct{}),
+		cfg:        cfg,
+		log:        cfg.Logger,
+		origins:    make(map[string]bool),
+		records:    make(map[string]*record),
+		pending:    make(map[string]*pendingPairing),
+		remembered: make(map[string]*rememberedPairing),
+		decided:    make(map[string]*decision),
+		changed:    make(chan struct{}),
+	}
+	if _, err := rand.Read(b.codeKey[:]); err != nil {
+		return nil, fmt.Errorf("pairing code key: %w", err)
 	}
 	for _, id := range cfg.ExtensionIDs {
 		b.origins["chrome-extension://"+id] = true

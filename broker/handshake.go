@@ -163,9 +163,10 @@ func (b *Broker) handshake(ws *websocket.Conn, presented bool, heard func() bool
 		adm.replaced.close()
 	}
 	for _, d := range adm.dropped {
-		b.log.Info("browser profile waiting for approval let go to make room", "profile", shortID(d.hello.ProfileID), "limit", MaxPendingPairings)
-		go letGo(d, fmt.Sprintf("More than %d browsers asked Tether for approval at once, and this one had waited longest, so Tether let it go. "+
-			"The extension asks again when it reconnects, with a new code.", MaxPendingPairings))
+		b.log.Info("browser profile waiting for approval pushed out to make room; its code is kept", "profile", shortID(d.hello.ProfileID), "limit", MaxPendingPairings)
+		go letGo(d, protocol.CodePairingDisplaced, fmt.Sprintf("More than %d browsers asked Tether for approval at once (any program on this computer can ask), "+
+			"so Tether made room. This browser keeps its code, and the extension asks again within a few seconds; "+
+			"approving the code in Tether meanwhile still counts: it then pairs when it reconnects.", MaxPendingPairings))
 	}
 	go c.writeLoop()
 	if adm.ack != nil { // already queued by admit
@@ -192,7 +193,9 @@ type admission struct {
 }
 
 // admit decides about c's hello, in this order: a known id must present its
-// secret (and is then admitted whatever the counts); a new id must not
+// secret (and is then admitted whatever the counts); an id the user
+// approved or denied while it was out of the waiting list is paired or
+// refused (pairing_denied) at once; a new id must not
 // collide with another's (collisionLocked); fewer than MaxProfiles may be
 // connected; then it is paired at once (AutoApprove) or held for approval.
 func (b *Broker) admit(c *conn) admission {
@@ -218,6 +221,31 @@ func (b *Broker) admit(c *conn) admission {
 		}
 		adm.ack = b.ackLocked(rec, "")
 		b.attachLocked(rec, c, now, adm.ack)
+		return adm
+	}
+	b.pruneLocked(now)
+	if d := b.decided[h.ProfileID]; d != nil {
+		// The user answered while this profile was out of the waiting list
+		// (see Approve): only its extension knows this full id.
+		if !d.approved {
+			delete(b.decided, h.ProfileID)
+			return admission{refuseCode: protocol.CodePairingDenied, refuseMsg: deniedMessage}
+		}
+		if n := b.connectedLocked(); n >= MaxProfiles {
+			return admission{refuseCode: protocol.CodeTooManyProfiles, refuseMsg: fmt.Sprintf(
+				"You approved this browser in Tether, but %d browser profiles are connected, the maximum; close Chrome in a profile you do not need, then this one connects by itself", n)}
+		}
+		delete(b.decided, h.ProfileID)
+		var adm admission
+		if old := b.pending[h.ProfileID]; old != nil {
+			old.expiry.Stop()
+			delete(b.pending, h.ProfileID)
+			adm.replaced = old.conn
+		}
+		rec, secret := b.createLocked(h, now)
+		adm.ack = b.ackLocked(rec, secret)
+		b.attachLocked(rec, c, now, adm.ack)
+		b.log.Info("browser profile approved earlier paired on reconnect", "profile", shortID(h.ProfileID), "code", d.code, "slug", rec.stored.Slug)
 		return adm
 	}
 	if b.pending[h.ProfileID] == nil {

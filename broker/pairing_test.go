@@ -227,7 +227,8 @@ func TestPairingExpires(t *testing.T) {
 
 // Issue 12: sixteen forged hellos with random ids filled the waiting list
 // for good and a genuine new profile got too_many_profiles. Now the oldest
-// waiting entry is let go instead, and entries expire.
+// waiting entry is pushed out instead (pairing_displaced), and entries
+// expire.
 func TestForgedHellosDoNotLockOutANewProfile(t *testing.T) {
 	b, url := newTestBroker(t, Config{})
 	var forged []*fakeExt
@@ -237,7 +238,7 @@ func TestForgedHellosDoNotLockOutANewProfile(t *testing.T) {
 		forged = append(forged, f)
 	}
 	for i := range 4 { // the four oldest made room
-		if r := forged[i].readRefused(); r.Code != protocol.CodePairingExpired || !strings.Contains(r.Message, "asks again") {
+		if r := forged[i].readRefused(); r.Code != protocol.CodePairingDisplaced || !strings.Contains(r.Message, "keeps its code") {
 			t.Fatalf("forged %d got %+v", i, r)
 		}
 	}
@@ -404,5 +405,198 @@ func TestNewProfileGetsThroughSilentSocketChurn(t *testing.T) {
 	}
 	if codes := pendingCodes(b); len(codes) != 1 || codes[id] == "" {
 		t.Fatalf("pending %v", codes)
+	}
+}
+
+// flood says hello with a new random profile id from each of n goroutines,
+// again and again (each socket is read until the daemon closes it), until
+// the test ends (with n > MaxPendingPairings, each new hello pushes an
+// older one out): the security tester's attack on a browser waiting for
+// approval. It returns how many hellos it sent so far.
+func flood(t *testing.T, url string, n int) *atomic.Int64 {
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	var sent atomic.Int64
+	for g := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ctx.Err() == nil; i++ {
+				ws, _, err := websocket.DefaultDialer.DialContext(ctx, url, map[string][]string{"Origin": {testOrigin}})
+				if err != nil {
+					continue
+				}
+				id := fmt.Sprintf("f%03x%04x-%s", g, i%0x10000, newCode())
+				if ws.WriteJSON(protocol.Hello{Type: protocol.TypeHello, Protocol: protocol.Version, ProfileID: id, Label: "Work"}) == nil {
+					sent.Add(1)
+				}
+				go func() { <-ctx.Done(); ws.Close() }()
+				for {
+					if _, _, err := ws.ReadMessage(); err != nil {
+						break
+					}
+				}
+				ws.Close()
+			}
+		}()
+	}
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	return &sent
+}
+
+// The security tester's lockout: while a real new browser waited for
+// approval, forged hellos with random ids pushed its entry out of the
+// waiting list within a second of each reconnect, each time with a new
+// code, so the user could never approve it. Now it keeps its code across
+// pushes, and approving that code while it is out pairs it at its next
+// hello, at once.
+func TestApprovalOutlivesHelloFlood(t *testing.T) {
+	b, url := newTestBroker(t, Config{})
+	sent := flood(t, url, 41)
+	for sent.Load() < 4*MaxPendingPairings {
+		time.Sleep(time.Millisecond)
+	}
+	const id = "7a3f0c2e-1b4d-4e8f-9a6b-5c7d8e9f0a1b"
+	code := ""
+	// Pushed out and back, three times: always the same code, read from
+	// its own socket as the popup does.
+	for round := range 3 {
+		f := hello(t, url, id, "Work")
+		got := f.readPairing().Code
+		if code == "" {
+			code = got
+		} else if got != code {
+			t.Fatalf("round %d: code %s, was %s", round, got, code)
+		}
+		r := f.readRefused()
+		if r.Code != protocol.CodePairingDisplaced || !strings.Contains(r.Message, "keeps its code") {
+			t.Fatalf("round %d: got %+v, want pairing_displaced", round, r)
+		}
+	}
+	// The user types the code the popup shows while the entry is out of
+	// the list.
+	p, err := b.Approve(strings.ToLower(code))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.PairsOnReconnect || p.ID != id || p.Slug != "" {
+		t.Fatalf("approve returned %+v, want PairsOnReconnect for %s", p, id)
+	}
+	if _, err := b.Approve(code); !errors.Is(err, ErrUnknownProfile) {
+		t.Fatalf("the code approves twice: %v", err)
+	}
+	// Its next hello is paired at once, flood or not.
+	f, ack := connect(t, b, url, id, "Work")
+	if ack.Secret == "" || ack.AssignedSlug != "work" {
+		t.Fatalf("ack %+v", ack)
+	}
+	f.ws.Close()
+	waitChange(t, b, func() bool { p, _ := profileBySlug(b, "work"); return !p.Connected })
+	// And it reconnects with its secret like any paired profile.
+	connect(t, b, url, id, "Work")
+	t.Logf("%d forged hellos", sent.Load())
+}
+
+// Approval by code also works while the entry is in the list, under the
+// same flood; and a remembered entry the user denies is refused
+// (pairing_denied) at its next hello.
+func TestDenyOutlivesHelloFlood(t *testing.T) {
+	b, url := newTestBroker(t, Config{})
+	sent := flood(t, url, 41)
+	for sent.Load() < 4*MaxPendingPairings {
+		time.Sleep(time.Millisecond)
+	}
+	const id = "8b4e1d3f-2c5e-4f9a-8b7c-6d8e9fab1c2d"
+	f := hello(t, url, id, "Work")
+	code := f.readPairing().Code
+	if r := f.readRefused(); r.Code != protocol.CodePairingDisplaced {
+		t.Fatalf("got %+v", r)
+	}
+	if err := b.Deny(code); err != nil {
+		t.Fatal(err)
+	}
+	f = hello(t, url, id, "Work")
+	if r := f.readRefused(); r.Code != protocol.CodePairingDenied {
+		t.Fatalf("got %+v, want pairing_denied", r)
+	}
+	// The denial is used up: asking again (the popup's Reconnect) waits
+	// for approval anew.
+	f = hello(t, url, id, "Work")
+	f.readPairing()
+}
+
+// An id's code is derived from it (codeFor), so it stays the same even when
+// a flood made the daemon forget the entry it pushed out: more than
+// MaxRememberedPairings other entries pushed out after it.
+func TestCodeStableBeyondMemory(t *testing.T) {
+	b, url := newTestBroker(t, Config{})
+	const id = "ad6e3f5b-4e7a-4b1c-8d9e-8fa0b1c2d3e4"
+	f := hello(t, url, id, "Work")
+	code := f.readPairing().Code
+	for i := range MaxRememberedPairings + 2*MaxPendingPairings {
+		hello(t, url, fmt.Sprintf("f%07x-stable", i), "Flood").readPairing()
+	}
+	if r := f.readRefused(); r.Code != protocol.CodePairingDisplaced {
+		t.Fatalf("got %+v", r)
+	}
+	b.mu.Lock()
+	_, remembered := b.remembered[id]
+	n := len(b.remembered)
+	b.mu.Unlock()
+	if remembered || n > MaxRememberedPairings {
+		t.Fatalf("remembered %v, %d entries: want it forgotten, at most %d", remembered, n, MaxRememberedPairings)
+	}
+	if c := hello(t, url, id, "Work").readPairing().Code; c != code {
+		t.Fatalf("code %s after being forgotten, was %s", c, code)
+	}
+	// Another daemon (another key) gives other codes.
+	b2, _ := newTestBroker(t, Config{})
+	if b2.codeFor(id) == b.codeFor(id) && b2.codeFor("x") == b.codeFor("x") {
+		t.Fatal("two daemons derive the same codes")
+	}
+}
+
+// A socket that goes away while waiting (the extension's offscreen document
+// restarted) gets the same code when it says hello again.
+func TestCodeKeptAcrossReconnect(t *testing.T) {
+	b, url := newTestBroker(t, Config{})
+	const id = "9c5f2e4a-3d6f-4a0b-9c8d-7e9fa0b1c2d3"
+	f := hello(t, url, id, "Home")
+	code := f.readPairing().Code
+	f.ws.Close()
+	waitChange(t, b, func() bool { return len(b.Pending()) == 0 })
+	f = hello(t, url, id, "Home")
+	if c := f.readPairing().Code; c != code {
+		t.Fatalf("code %s after reconnecting, was %s", c, code)
+	}
+	if _, err := b.Approve(code); err != nil {
+		t.Fatal(err)
+	}
+	var ack protocol.HelloAck
+	f.read(&ack)
+	if ack.Type != protocol.TypeHelloAck || ack.Secret == "" {
+		t.Fatalf("got %+v", ack)
+	}
+}
+
+// Profile ids are shown in terminals: a forged id with escape sequences,
+// CR/LF or a bidirectional override is refused (bad_request) and never
+// listed; an id that differs from a waiting one only in case (so shares its
+// displayed prefix, case aside) is refused too.
+func TestForgedProfileIDs(t *testing.T) {
+	b, url := newTestBroker(t, Config{})
+	const real = "abcdef12-5d1e-4b7a-9c3e-2f1a7b8c9d0e"
+	hello(t, url, real, "Work").readPairing()
+	for _, forged := range []string{
+		"abcdef12\x1b[1A\x1b[2K", "x\x1b]0;title\x07", "x\r\napproved", "x\u202eevil", "x y", "é",
+		strings.ToUpper(real), "ABCDEF12-0000", "ABCDEF1",
+	} {
+		f := hello(t, url, forged, "Work")
+		if r := f.readRefused(); r.Code != protocol.CodeBadRequest {
+			t.Errorf("forged id %q: got %+v, want bad_request", forged, r)
+		}
+	}
+	if p := b.Pending(); len(p) != 1 || p[0].ID != real {
+		t.Fatalf("pending %+v, want only the real profile", p)
 	}
 }

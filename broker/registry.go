@@ -29,6 +29,11 @@ type Profile struct {
 	LastSeen time.Time
 	// Tabs are the profile's shared tabs, as of the extension's last report.
 	Tabs []protocol.TabInfo
+	// PairsOnReconnect is set only in what Approve returns for a profile
+	// that was not connected when approved (pushed out of the waiting list,
+	// or reconnecting): it is paired at its next hello, within
+	// ReconnectWithin; Slug is empty until then.
+	PairsOnReconnect bool
 }
 
 // record is one known profile: its persisted part and its live state.
@@ -166,6 +171,9 @@ func (b *Broker) detach(c *conn) {
 	if p := b.pending[id]; p != nil && p.conn == c {
 		p.expiry.Stop()
 		delete(b.pending, id)
+		// Remembered, so that the extension's next socket (its offscreen
+		// document restarted, or the network blinked) gets the same code.
+		b.rememberLocked(id, p, b.cfg.Now())
 		b.notifyLocked()
 		b.log.Info("profile waiting for approval went away", "profile", shortID(id))
 		return

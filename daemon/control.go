@@ -40,10 +40,13 @@ func (a browserAdapter) Profiles() []tmcp.Profile {
 
 // ProfileJSON is one profile in the control API. Secrets never appear.
 type ProfileJSON struct {
-	ID         string    `json:"id"`
-	Label      string    `json:"label"`
-	Slug       string    `json:"slug,omitempty"`
-	Status     string    `json:"status"` // connected, disconnected or pending
+	ID    string `json:"id"`
+	Label string `json:"label"`
+	Slug  string `json:"slug,omitempty"`
+	// Status is connected, disconnected or pending; or approved, in what
+	// approve returns for a profile that pairs when its extension
+	// reconnects (it had been pushed out of the waiting list).
+	Status     string    `json:"status"`
 	ExtVersion string    `json:"extVersion,omitempty"`
 	LastSeen   time.Time `json:"lastSeen,omitzero"`
 	Since      time.Time `json:"since,omitzero"`
@@ -71,6 +74,8 @@ func profileJSON(p broker.Profile) ProfileJSON {
 	status := "disconnected"
 	if p.Connected {
 		status = "connected"
+	} else if p.PairsOnReconnect {
+		status = "approved"
 	}
 	return ProfileJSON{ID: p.ID, Label: p.Label, Slug: p.Slug, Status: status,
 		ExtVersion: p.ExtVersion, LastSeen: p.LastSeen, Tabs: p.Tabs}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gorilla/websocket"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 
@@ -208,6 +210,51 @@ func TestPairingThroughTheControlAPI(t *testing.T) {
 	if d := <-res; !errors.Is(d.err, fakeext.ErrRefused) || !strings.Contains(d.err.Error(), "pairing_denied") {
 		t.Fatalf("after deny: %v", d.err)
 	}
+}
+
+// TestApproveWhileOutOfTheList: a browser whose socket went away while it
+// waited (pushed out by a flood, or reconnecting) is approved by its code
+// through the control API, which answers status "approved"; its next hello
+// is paired at once, with a secret.
+func TestApproveWhileOutOfTheList(t *testing.T) {
+	p, addr := startDaemon(t, false)
+	url := "ws://" + addr + PathExtension
+	ws, _, err := websocket.DefaultDialer.Dial(url, http.Header{"Origin": {"chrome-extension://" + broker.DefaultExtensionID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hello := protocol.Hello{Type: protocol.TypeHello, Protocol: protocol.Version, ProfileID: "5eed0000-1", Label: "Work", Tabs: []protocol.TabInfo{}}
+	if err := ws.WriteJSON(hello); err != nil {
+		t.Fatal(err)
+	}
+	var pf protocol.Pairing
+	if err := ws.ReadJSON(&pf); err != nil || pf.Code == "" {
+		t.Fatalf("pairing: %v %+v", err, pf)
+	}
+	ws.Close()
+	ctx := context.Background()
+	for { // the daemon notices the socket went away
+		var list ProfilesJSON
+		if err := Control(ctx, p, "GET", PathProfiles, nil, &list); err != nil {
+			t.Fatal(err)
+		}
+		if len(list.Pending) == 0 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	var approved ProfileJSON
+	if err := Control(ctx, p, "POST", PathProfiles+"/approve", map[string]string{"name": pf.Code}, &approved); err != nil {
+		t.Fatal(err)
+	}
+	if approved.Status != "approved" || approved.Slug != "" || approved.Label != "Work" {
+		t.Fatalf("approve answered %+v, want status approved", approved)
+	}
+	e, err := fakeext.Dial(url, protocol.Hello{ProfileID: "5eed0000-1", Label: "Work"})
+	if err != nil || e.Ack.Secret == "" || e.Ack.AssignedSlug != "work" {
+		t.Fatalf("next hello: %v %+v", err, e)
+	}
+	e.Close()
 }
 
 // pairingCode takes the code out of a pairing message ("… tether profiles approve K7M4PX …").

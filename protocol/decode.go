@@ -74,8 +74,29 @@ func unmarshal(what string, data []byte, v any) error {
 	return nil
 }
 
+// MaxProfileIDLen is the longest profile id a hello may claim, in bytes.
+const MaxProfileIDLen = 128
+
+// ValidProfileID reports whether id is 1 to MaxProfileIDLen ASCII letters,
+// digits, '-' and '_' (the extension's ids are crypto.randomUUID()s). Any
+// local process may claim an id, and ids are printed in terminals and
+// logs: nothing else (no escape sequences, control or bidirectional
+// characters, spaces) may reach them.
+func ValidProfileID(id string) bool {
+	if id == "" || len(id) > MaxProfileIDLen {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
 // DecodeHello decodes the first frame of a connection. It checks the
-// frame's type, that profileId has 1 to 128 bytes, and the shared tabs;
+// frame's type, that profileId is valid (ValidProfileID), and the shared tabs;
 // the protocol version is left to the caller, which names both versions
 // when they differ. Tabs is never nil in an accepted hello.
 func DecodeHello(data []byte) (Hello, error) {
@@ -86,8 +107,8 @@ func DecodeHello(data []byte) (Hello, error) {
 	if h.Type != TypeHello {
 		return Hello{}, decodeErr("hello", "the first frame must be a hello")
 	}
-	if h.ProfileID == "" || len(h.ProfileID) > 128 {
-		return Hello{}, decodeErr("hello", "needs a profileId of 1 to 128 characters")
+	if !ValidProfileID(h.ProfileID) {
+		return Hello{}, decodeErr("hello", "needs a profileId of 1 to 128 ASCII letters, digits, '-' or '_'")
 	}
 	if h.Tabs == nil {
 		h.Tabs = []TabInfo{}

@@ -148,7 +148,10 @@ func FuzzDecode(f *testing.F) {
 				mustBeClear(t, err, "hello")
 				return
 			}
-			if h.Type != TypeHello || h.ProfileID == "" || len(h.ProfileID) > 128 {
+			// The id's charset, written out again rather than trusting ValidProfileID.
+			if h.Type != TypeHello || h.ProfileID == "" || strings.ContainsFunc(h.ProfileID, func(r rune) bool {
+				return !(r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z')
+			}) || len(h.ProfileID) > 128 {
 				t.Fatalf("accepted hello %+v", h)
 			}
 			mustFitSchema(t, "Hello", h)
@@ -205,6 +208,21 @@ func TestDecodeResultCoversEveryMethod(t *testing.T) {
 	mustBeClear(t, err, "bogus result")
 }
 
+// TestValidProfileID: the extension's ids and the id charset pass; anything
+// that could move a terminal's cursor, recolor it or flip a line does not.
+func TestValidProfileID(t *testing.T) {
+	for _, id := range []string{"0721cbc6-1f7e-4f3b-9a52-0a7a2d4c9e11", "a", "A_b-9", strings.Repeat("z", 128)} {
+		if !ValidProfileID(id) {
+			t.Errorf("ValidProfileID(%q) = false", id)
+		}
+	}
+	for _, id := range []string{"", strings.Repeat("z", 129), "a\x1b[1A", "a\x1b]0;t\x07", "a\rb", "a\nb", "a\u202eb", "a b", "a.b", "a/b", "é", "a\x00"} {
+		if ValidProfileID(id) {
+			t.Errorf("ValidProfileID(%q) = true", id)
+		}
+	}
+}
+
 // Refusals a hostile socket meets, each with its reason.
 func TestDecodeRefusals(t *testing.T) {
 	long := strings.Repeat("9", 5000)
@@ -215,7 +233,14 @@ func TestDecodeRefusals(t *testing.T) {
 	}{
 		{true, `[]`, "hello: not a JSON object"},
 		{true, `{"type":"response","profileId":"x"}`, "hello: the first frame must be a hello"},
-		{true, `{"type":"hello","profileId":""}`, "hello: needs a profileId of 1 to 128 characters"},
+		{true, `{"type":"hello","profileId":""}`, "hello: needs a profileId of 1 to 128 ASCII letters"},
+		{true, `{"type":"hello","profileId":"` + strings.Repeat("a", 129) + `"}`, "hello: needs a profileId of 1 to 128 ASCII letters"},
+		{true, `{"type":"hello","profileId":"0721cbc6\u001b[1A\u001b[2K"}`, "hello: needs a profileId of 1 to 128 ASCII letters"},
+		{true, `{"type":"hello","profileId":"0721cbc6\u001b]0;pwned\u0007"}`, "hello: needs a profileId of 1 to 128 ASCII letters"},
+		{true, `{"type":"hello","profileId":"0721cbc6\r\nabc"}`, "hello: needs a profileId of 1 to 128 ASCII letters"},
+		{true, `{"type":"hello","profileId":"0721cbc6\u202eabc"}`, "hello: needs a profileId of 1 to 128 ASCII letters"},
+		{true, `{"type":"hello","profileId":"0721 cbc6"}`, "hello: needs a profileId of 1 to 128 ASCII letters"},
+		{true, `{"type":"hello","profileId":"0721cbc6é"}`, "hello: needs a profileId of 1 to 128 ASCII letters"},
 		{true, `{"type":"hello","profileId":"x","protocol":` + long + `}`, "hello: cannot unmarshal number"},
 		{false, `{"type":"response","result":{}}`, "response: no id"},
 		{false, `{"type":"response","id":"1"}`, "response: has neither result nor error"},

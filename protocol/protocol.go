@@ -18,7 +18,9 @@
 // shows), holds the socket, and sends hello_ack (with the profile's new
 // secret) once the user approves, or refused if the user denies
 // (pairing_denied) or nobody approves it within 10 minutes
-// (pairing_expired). Afterwards the daemon sends requests, each with a unique id,
+// (pairing_expired), or pairing_displaced when newer profiles pushed it out
+// of the daemon's full waiting list (it keeps its code and reconnects within
+// seconds). Afterwards the daemon sends requests, each with a unique id,
 // and the extension answers each with exactly one response carrying that id;
 // the extension pushes tabs_changed whenever its shared tabs change.
 package protocol
@@ -67,8 +69,10 @@ type Hello struct {
 	// Protocol is the extension's protocol Version.
 	Protocol int `json:"protocol"`
 	// ProfileID is a random UUID the extension keeps in chrome.storage.local;
-	// it identifies one Chrome profile across restarts.
-	ProfileID string `json:"profileId"`
+	// it identifies one Chrome profile across restarts. The daemon accepts
+	// 1 to 128 ASCII letters, digits, '-' and '_' (ValidProfileID): it is
+	// shown in terminals and any local process may claim one.
+	ProfileID string `json:"profileId" jsonschema:"minLength=1,maxLength=128,pattern=^[A-Za-z0-9_-]+$"`
 	// Label is a human name for the profile, e.g. "Work".
 	Label string `json:"label"`
 	// ExtVersion is the extension's manifest version string.
@@ -104,8 +108,9 @@ type HelloAck struct {
 // Pairing tells an extension that the user must approve this profile before
 // it can be used. The socket stays open; hello_ack or refused follows
 // (refused with "pairing_expired" when nobody approved it within 10
-// minutes, or when newer profiles pushed it out of the waiting list; the
-// extension then asks again when it reconnects, with a new code).
+// minutes: the extension then asks again when it reconnects; or with "pairing_displaced" when newer profiles pushed it out of the
+// waiting list: it keeps its code, and an approval given meanwhile, and
+// reconnects within seconds).
 type Pairing struct {
 	Type FrameType `json:"type" jsonschema:"enum=pairing"`
 	// Code is this profile's pairing code: 6 characters from
@@ -151,7 +156,7 @@ type TabsChanged struct {
 // "protocol_mismatch".
 type Refused struct {
 	Type    FrameType `json:"type" jsonschema:"enum=refused"`
-	Code    ErrorCode `json:"code" jsonschema:"enum=stale_ref,enum=unknown_ref,enum=no_shared_tab,enum=unknown_tab,enum=restricted_page,enum=not_interactable,enum=timeout,enum=navigation_failed,enum=bad_request,enum=protocol_mismatch,enum=unauthorized,enum=pairing_denied,enum=too_many_profiles,enum=pairing_expired,enum=dialog_open,enum=disabled,enum=internal"`
+	Code    ErrorCode `json:"code" jsonschema:"enum=stale_ref,enum=unknown_ref,enum=no_shared_tab,enum=unknown_tab,enum=restricted_page,enum=not_interactable,enum=timeout,enum=navigation_failed,enum=bad_request,enum=protocol_mismatch,enum=unauthorized,enum=pairing_denied,enum=too_many_profiles,enum=pairing_expired,enum=pairing_displaced,enum=dialog_open,enum=disabled,enum=internal"`
 	Message string    `json:"message"`
 }
 
@@ -288,9 +293,15 @@ const (
 	// CodeTooManyProfiles: the daemon already has its maximum of connected profiles.
 	CodeTooManyProfiles ErrorCode = "too_many_profiles"
 	// CodePairingExpired: a profile waiting for approval was let go (nobody
-	// approved it within 10 minutes, or newer ones pushed it out); the
+	// approved it within 10 minutes); the
 	// extension asks again when it reconnects.
 	CodePairingExpired ErrorCode = "pairing_expired"
+	// CodePairingDisplaced: a profile waiting for approval was pushed out of
+	// the daemon's full waiting list by newer ones (any local process can
+	// ask). The daemon keeps its code, and an approval given meanwhile, for
+	// 10 minutes: the extension keeps showing the code and reconnects within
+	// a few seconds.
+	CodePairingDisplaced ErrorCode = "pairing_displaced"
 	// CodeDialogOpen: a dialog blocks the page; the message says which and how to answer it.
 	CodeDialogOpen ErrorCode = "dialog_open"
 	// CodeDisabled: the feature is off in the user's settings (e.g. trusted input); the message says which setting.
@@ -310,12 +321,12 @@ const (
 var ErrorCodes = []ErrorCode{
 	CodeStaleRef, CodeUnknownRef, CodeNoSharedTab, CodeUnknownTab, CodeRestrictedPage, CodeNotInteractable,
 	CodeTimeout, CodeNavigationFailed, CodeBadRequest, CodeProtocolMismatch, CodeUnauthorized, CodePairingDenied,
-	CodeTooManyProfiles, CodePairingExpired, CodeDialogOpen, CodeDisabled, CodeDuplicate, CodeInternal,
+	CodeTooManyProfiles, CodePairingExpired, CodePairingDisplaced, CodeDialogOpen, CodeDisabled, CodeDuplicate, CodeInternal,
 }
 
 // Error is a failed request.
 type Error struct {
-	Code    ErrorCode `json:"code" jsonschema:"enum=stale_ref,enum=unknown_ref,enum=no_shared_tab,enum=unknown_tab,enum=restricted_page,enum=not_interactable,enum=timeout,enum=navigation_failed,enum=bad_request,enum=protocol_mismatch,enum=unauthorized,enum=pairing_denied,enum=too_many_profiles,enum=pairing_expired,enum=dialog_open,enum=disabled,enum=duplicate,enum=internal"`
+	Code    ErrorCode `json:"code" jsonschema:"enum=stale_ref,enum=unknown_ref,enum=no_shared_tab,enum=unknown_tab,enum=restricted_page,enum=not_interactable,enum=timeout,enum=navigation_failed,enum=bad_request,enum=protocol_mismatch,enum=unauthorized,enum=pairing_denied,enum=too_many_profiles,enum=pairing_expired,enum=pairing_displaced,enum=dialog_open,enum=disabled,enum=duplicate,enum=internal"`
 	Message string    `json:"message"`
 }
 

@@ -166,6 +166,7 @@ export interface Error {
     | 'pairing_denied'
     | 'too_many_profiles'
     | 'pairing_expired'
+    | 'pairing_displaced'
     | 'dialog_open'
     | 'disabled'
     | 'duplicate'
@@ -320,7 +321,9 @@ export interface Hello {
   protocol: number;
   /**
    * ProfileID is a random UUID the extension keeps in chrome.storage.local;
-   * it identifies one Chrome profile across restarts.
+   * it identifies one Chrome profile across restarts. The daemon accepts
+   * 1 to 128 ASCII letters, digits, '-' and '_' (ValidProfileID): it is
+   * shown in terminals and any local process may claim one.
    */
   profileId: string;
   /**
@@ -606,6 +609,7 @@ export interface Refused {
     | 'pairing_denied'
     | 'too_many_profiles'
     | 'pairing_expired'
+    | 'pairing_displaced'
     | 'dialog_open'
     | 'disabled'
     | 'internal';

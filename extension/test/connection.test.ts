@@ -179,7 +179,48 @@ describe('DaemonConnection', () => {
     expect(statuses.at(-1)).not.toHaveProperty('pairingCode');
   });
 
-  it('asks again, with a new code, 30 s after its pairing expired', async () => {
+  it('keeps its code and asks again within 5 s, every time, when pushed out of the waiting list (pairing_displaced)', async () => {
+    const { conn, sockets, statuses, acks } = setup();
+    conn.start();
+    await flush();
+    for (let round = 0; round < 4; round++) {
+      const s = sockets[round]!;
+      s.open();
+      expect(s.sent[0]).toMatchObject({ type: 'hello', profileId: 'p-1' });
+      s.receive({ type: 'pairing', code: 'K7M4PX', message: 'Approve it.' });
+      s.receive({ type: 'refused', code: 'pairing_displaced', message: 'This browser keeps its code.' });
+      // The popup keeps showing the code: no 'disconnected' in between.
+      expect(statuses.at(-1)).toMatchObject({ state: 'pairing', pairingCode: 'K7M4PX', pairing: 'This browser keeps its code.' });
+      expect(statuses.at(-1)).not.toHaveProperty('halted');
+      expect(s.readyState).toBe(3);
+      // random() = 1: the longest quick delay, 5 s, and it does not grow.
+      await vi.advanceTimersByTimeAsync(4_999);
+      expect(sockets).toHaveLength(round + 1);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(sockets).toHaveLength(round + 2);
+    }
+    expect(statuses.map((x) => x.state)).not.toContain('disconnected');
+    // Approved meanwhile: the next hello is paired at once.
+    sockets[4]!.open();
+    sockets[4]!.receive({ type: 'hello_ack', assignedLabel: 'Work', assignedSlug: 'work', secret: 's3cret' });
+    expect(statuses.at(-1)).toMatchObject({ state: 'connected' });
+    expect(acks).toHaveLength(1);
+  });
+
+  it('spreads the quick retry between 2 and 5 s', async () => {
+    const { conn, sockets } = setup();
+    (conn as unknown as { deps: { random: () => number } }).deps.random = () => 0;
+    conn.start();
+    await flush();
+    sockets[0]!.open();
+    sockets[0]!.receive({ type: 'refused', code: 'pairing_displaced', message: 'Pushed out.' });
+    await vi.advanceTimersByTimeAsync(1_999);
+    expect(sockets).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(sockets).toHaveLength(2);
+  });
+
+  it('asks again 30 s after its pairing expired', async () => {
     const { conn, sockets, statuses } = setup();
     conn.start();
     await flush();

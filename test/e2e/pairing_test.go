@@ -174,3 +174,115 @@ func TestPairedBrowserConnectsWhileSilentSocketsChurn(t *testing.T) {
 	}
 	t.Logf("%d silent sockets opened during the test", opened.Load())
 }
+
+// TestPairingUnderHelloFlood: the security tester's lockout, against real
+// Chromium. A local program sends forged hellos with random ids, 20 a
+// second, each socket kept open until the daemon lets it go (about 40 open
+// at a time), so the real browser's entry is pushed out of the waiting list
+// within a second of each of its hellos. The browser keeps one code
+// throughout (the popup's code is the one the daemon gives back after a
+// push), and approving that code pairs it within seconds, flood or not.
+func TestPairingUnderHelloFlood(t *testing.T) {
+	RequireChromium(t)
+	d := StartDaemon(t, Binary(t))
+	url := fmt.Sprintf("ws://127.0.0.1:%d/extension", d.Record.Port)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	var sent, displaced atomic.Int64
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ws, _, err := websocket.DefaultDialer.DialContext(ctx, url, http.Header{"Origin": {"chrome-extension://" + broker.DefaultExtensionID}})
+				if err != nil {
+					return
+				}
+				defer ws.Close()
+				go func() { <-ctx.Done(); ws.Close() }()
+				if ws.WriteJSON(protocol.Hello{Type: protocol.TypeHello, Protocol: protocol.Version, ProfileID: randomID(),
+					Label: "Flood", ExtVersion: "0.2.0", Tabs: []protocol.TabInfo{}}) != nil {
+					return
+				}
+				sent.Add(1)
+				for {
+					_, data, err := ws.ReadMessage()
+					if err != nil {
+						return
+					}
+					if strings.Contains(string(data), string(protocol.CodePairingDisplaced)) {
+						displaced.Add(1)
+					}
+				}
+			}()
+		}
+	}()
+	defer func() { cancel(); wg.Wait() }()
+	// The flood is under way once forged entries are pushed out.
+	if _, _, err := d.Log.WaitFor(0, 30*time.Second, "pushed out to make room"); err != nil {
+		t.Fatal(err)
+	}
+
+	from := d.Log.Len()
+	b := StartBrowser(t, d, BrowserOptions{Label: "Work", WaitFor: "-"})
+	line, _, err := d.Log.WaitFor(from, 30*time.Second, "new browser profile waiting for approval", "label=Work")
+	if err != nil {
+		t.Fatal(err)
+	}
+	code := logCode(t, line)
+	prefix := regexp.MustCompile(`profile=([0-9a-f]{8})`).FindStringSubmatch(line)
+	if prefix == nil {
+		t.Fatalf("no id prefix in %q", line)
+	}
+	// Pushed out by the flood, it asks again within seconds and gets the
+	// same code back, twice.
+	at := from
+	for round := range 2 {
+		_, i, err := d.Log.WaitFor(at, 30*time.Second, "pushed out to make room", "profile="+prefix[1])
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		line, i, err = d.Log.WaitFor(i+1, 30*time.Second, "new browser profile waiting for approval", "profile="+prefix[1])
+		if err != nil {
+			t.Fatalf("round %d: the browser did not ask again within 30 s of being pushed out: %v", round, err)
+		}
+		if got := logCode(t, line); got != code {
+			t.Fatalf("round %d: code %s after the push, was %s", round, got, code)
+		}
+		at = i + 1
+	}
+	// The user reads the code in the popup, which kept showing it, and
+	// approves it just after the flood pushed the browser out again (the
+	// approval waits for its next hello).
+	if shown := popupCode(t, b.DevTools(t)); shown != code {
+		t.Fatalf("the popup shows %s, the daemon gave %s", shown, code)
+	}
+	if _, _, err := d.Log.WaitFor(d.Log.Len(), 30*time.Second, "pushed out to make room", "profile="+prefix[1]); err != nil {
+		t.Fatal(err)
+	}
+	approvedAt := d.Log.Len()
+	out := tetherCLI(t, d, "profiles", "approve", code)
+	if !strings.Contains(out, `approved "Work"`) {
+		t.Fatalf("approve by code: %s", out)
+	}
+	// Paired at its next hello ("approved earlier paired on reconnect"), or
+	// at once if it was back in the list already ("browser profile approved").
+	if _, _, err := d.Log.WaitFor(approvedAt, 30*time.Second, "approved", "profile="+prefix[1], "slug=work"); err != nil {
+		t.Fatalf("approved (%s) but not paired within 30 s: %v", strings.TrimSpace(out), err)
+	}
+	callCtx := Context(t, 2*time.Minute)
+	c := stdioClient(t, callCtx, d)
+	if out := mustCall(t, callCtx, c, "browser_tabs", map[string]any{"profile": "work"}); !strings.Contains(out, "No tab is shared in this profile") {
+		t.Fatalf("browser_tabs on the approved browser: %s", out)
+	}
+	t.Logf("approve said %q; %d forged hellos, %d of them pushed out", strings.TrimSpace(out), sent.Load(), displaced.Load())
+}

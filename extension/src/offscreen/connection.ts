@@ -2,7 +2,8 @@
 // hello, then pairing (a new profile waits for the user's approval on the same
 // socket), hello_ack / refused, then one response per request and a
 // tabs_changed push whenever the shared tabs change. It reconnects with capped
-// exponential backoff (slowly after too_many_profiles, not at all after a
+// exponential backoff (slowly after too_many_profiles, within seconds and
+// still showing its pairing code after pairing_displaced, not at all after a
 // refusal that needs the user) and relays requests to the service worker.
 import type { Error as WireError, HelloAck, Hello, Pairing, Refused, Request, Response, TabsChanged } from '../protocol.gen';
 import { toWireError } from '../shared/errors';
@@ -12,6 +13,9 @@ import {
   isMethod,
   METHODS,
   PROTOCOL_VERSION,
+  QUICK_RETRY_CODES,
+  QUICK_RETRY_MAX_MS,
+  QUICK_RETRY_MIN_MS,
   SLOW_RETRY_CODES,
   SLOW_RETRY_MS,
   SUBPROTOCOL,
@@ -245,6 +249,20 @@ export class DaemonConnection {
         return;
       case 'refused': {
         const code = String(frame.code);
+        if (QUICK_RETRY_CODES.includes(code)) {
+          // Pushed out of the daemon's waiting list by other hellos: the
+          // code stays valid (the daemon gives it back, and an approval
+          // given meanwhile pairs the next hello), so the popup keeps it.
+          const random = this.deps.random ?? Math.random;
+          this.nextDelay = Math.round(QUICK_RETRY_MIN_MS + (QUICK_RETRY_MAX_MS - QUICK_RETRY_MIN_MS) * random());
+          this.pairingMessage = String(frame.message);
+          this.socket = undefined;
+          this.acked = false;
+          this.report('pairing');
+          socket.close(1000, 'refused');
+          this.scheduleReconnect();
+          return;
+        }
         this.lastRefusal = { code, message: String(frame.message), at: Date.now() };
         this.pairingMessage = undefined;
         this.pairingCode = undefined;

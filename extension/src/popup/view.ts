@@ -25,7 +25,7 @@ export function popupView(status: ConnectionStatus | undefined, local: { assigne
   else if (status.state === 'pairing') stateText = `Waiting for approval… (port ${status.port})`;
   else if (status.state === 'connecting') stateText = `Connecting to Tether on port ${status.port}…`;
   else if (status.halted) stateText = `Not connected (port ${status.port}); press Reconnect to try again`;
-  else if (status.lastRefusal?.code === 'pairing_expired') stateText = `Not approved in time (port ${status.port}); the extension asks Tether again when it reconnects, in 30 seconds, with a new code`;
+  else if (status.lastRefusal?.code === 'pairing_expired') stateText = `Not approved in time (port ${status.port}); the extension asks Tether again when it reconnects, in 30 seconds`;
   else if (status.lastRefusal?.code === 'too_many_profiles') stateText = `Not connected (port ${status.port}); retrying every 30 seconds`;
   else if (status.lastRefusal) stateText = `Not connected (port ${status.port})`;
   else stateText = `Not connected — is Tether running? (port ${status.port})`;

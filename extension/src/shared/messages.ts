@@ -41,9 +41,20 @@ export const HALTING_CODES: readonly string[] = ['protocol_mismatch', 'unauthori
 /**
  * Refusal codes after which the extension retries slowly: too many profiles
  * connected, or a pairing nobody approved in time (pairing_expired: the
- * extension asks again, with a new code, when it reconnects).
+ * extension asks again when it reconnects).
  */
 export const SLOW_RETRY_CODES: readonly string[] = ['too_many_profiles', 'pairing_expired'];
+/**
+ * Refusal codes after which the extension asks again within seconds and
+ * keeps showing its pairing code: pairing_displaced, when other hellos (any
+ * program on the computer can send them) pushed this browser out of the
+ * daemon's waiting list. The daemon keeps its code, and an approval given
+ * meanwhile, for its next hello.
+ */
+export const QUICK_RETRY_CODES: readonly string[] = ['pairing_displaced'];
+/** The quick retry waits between these (uniformly at random), so that floods do not fall in step with it. */
+export const QUICK_RETRY_MIN_MS = 2_000;
+export const QUICK_RETRY_MAX_MS = 5_000;
 /** The WebSocket subprotocol the daemon selects (protocol.Subprotocol). */
 export const SUBPROTOCOL = 'tether';
 /** Starts the subprotocol that carries a paired profile's id and secret (protocol.AuthSubprotocolPrefix). */

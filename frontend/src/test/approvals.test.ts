@@ -104,6 +104,21 @@ describe('Approvals page', () => {
     expect(callsOf('ApproveProfile')).toEqual([['real-uuid']]);
   });
 
+  it('approves a typed code (a browser pushed out of the list by other requests is not shown)', async () => {
+    renderApp({
+      state: state({
+        pairing: [{ id: 'forged', label: 'Work', code: 'ZZ9Q2R', sinceMs: NOW - 1_000, expiresMs: NOW + 599_000 }],
+      }),
+    });
+    await open('Approvals');
+    const form = await screen.findByRole('form', { name: 'Approve by code' });
+    const button = within(form).getByRole('button', { name: 'Approve code' }) as HTMLButtonElement;
+    expect(button.disabled).toBe(true);
+    await fireEvent.input(within(form).getByRole('textbox'), { target: { value: ' k7m4px ' } });
+    await fireEvent.click(button);
+    expect(callsOf('ApproveProfile')).toEqual([['k7m4px']]);
+  });
+
   it('shows an empty state', async () => {
     renderApp();
     await open('Approvals');
