@@ -175,6 +175,9 @@ func Launch(ctx context.Context, opts Options) error {
 		}
 		opts.Browser = b
 	}
+	if err := NeedsDisplay(runtime.GOOS, opts.Headless, os.Getenv); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(opts.UserDataDir, 0o700); err != nil {
 		return fmt.Errorf("create browser profile dir: %w", err)
 	}
@@ -216,4 +219,18 @@ func Launch(ctx context.Context, opts Options) error {
 		return fmt.Errorf("browser %s: %w", opts.Browser, err)
 	}
 	return nil
+}
+
+// NeedsDisplay returns an error saying what to do when a browser with a
+// window is asked for on a Linux or BSD session without an X11 or Wayland
+// display (Chromium would fail with "Missing X server or $DISPLAY"); nil
+// when headless, on macOS and Windows, or when a display is named.
+func NeedsDisplay(goos string, headless bool, getenv func(string) string) error {
+	if headless || goos == "darwin" || goos == "windows" {
+		return nil
+	}
+	if getenv("DISPLAY") != "" || getenv("WAYLAND_DISPLAY") != "" {
+		return nil
+	}
+	return fmt.Errorf("no display to open a browser window on (neither DISPLAY nor WAYLAND_DISPLAY is set): pass --headless to run it without a window, or run it from your desktop session")
 }

@@ -63,3 +63,26 @@ func TestBrowserOutput(t *testing.T) {
 		t.Errorf("the file grew to %d bytes (cap %d)", file.Len(), MaxBrowserLog)
 	}
 }
+
+// A window needs a display: without one, the error says to pass --headless.
+func TestNeedsDisplay(t *testing.T) {
+	env := func(kv map[string]string) func(string) string { return func(k string) string { return kv[k] } }
+	for _, tc := range []struct {
+		goos     string
+		headless bool
+		env      map[string]string
+		fails    bool
+	}{
+		{"linux", false, nil, true},
+		{"linux", true, nil, false},
+		{"linux", false, map[string]string{"DISPLAY": ":0"}, false},
+		{"linux", false, map[string]string{"WAYLAND_DISPLAY": "wayland-0"}, false},
+		{"darwin", false, nil, false},
+		{"windows", false, nil, false},
+	} {
+		err := NeedsDisplay(tc.goos, tc.headless, env(tc.env))
+		if (err != nil) != tc.fails || err != nil && !strings.Contains(err.Error(), "--headless") {
+			t.Errorf("%s headless=%v env=%v: %v", tc.goos, tc.headless, tc.env, err)
+		}
+	}
+}
