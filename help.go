@@ -70,8 +70,12 @@ func newFlagSet(cmd string, args []string) *flag.FlagSet {
 	fs.SetOutput(helpOutput(args))
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), commandUsage(cmd))
-		fmt.Fprintln(fs.Output(), "\nFlags:")
-		fs.PrintDefaults()
+		n := 0
+		fs.VisitAll(func(*flag.Flag) { n++ })
+		if n > 0 {
+			fmt.Fprintln(fs.Output(), "\nFlags:")
+			fs.PrintDefaults()
+		}
 	}
 	return fs
 }

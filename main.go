@@ -39,7 +39,7 @@ const usage = `Tether lets AI apps drive your own Chrome through an extension.
 
 Usage:
   tether [--hidden]                                   run the daemon with the tray icon (--hidden: as at login)
-  tether serve [--port N] [--allow-extension ID]... [--auto-approve-profiles] [--unattended=deny|allow]
+  tether serve [--port N] [--allow-extension ID]... [--auto-approve-profiles] [--unattended=deny|allow] [--enable-tools=LIST]
                                                       run the daemon (no tray)
   tether mcp                                          MCP over stdio, for AI apps
   tether browser [--headless] [--label NAME] [--url URL] [--browser PATH] [--user-data-dir DIR] [--port N] [-- CHROME_ARGS...]
