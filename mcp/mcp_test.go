@@ -243,8 +243,8 @@ func TestTabsList(t *testing.T) {
 		`Work — profile "work" (3f2a1b2c…), connected`,
 		"  [1] (current) Inbox — https://mail.example/",
 		"  [2] Docs — https://docs.example/",
-		`Home — profile "home" (9c8d7e6f…), disconnected`,
-		"  no shared tabs",
+		`Home — profile "home" (9c8d7e6f…), disconnected (a call addressed to it waits up to 5 s for its extension to reconnect)`,
+		"  shared tabs unknown until it reconnects",
 	} {
 		if isErr || !strings.Contains(text, want) {
 			t.Fatalf("list lacks %q: (isError=%v)\n%s", want, isErr, text)

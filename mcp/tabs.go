@@ -105,14 +105,19 @@ func (h *handlers) profilesText(profiles []Profile) string {
 	for _, p := range profiles {
 		state := "connected"
 		if !p.Connected {
-			state = "disconnected"
+			// Right after a daemon restart every profile is briefly here:
+			// its extension reconnects by itself within seconds.
+			state = "disconnected (a call addressed to it waits up to 5 s for its extension to reconnect)"
 		}
 		id := p.ID
 		if len(id) > 8 {
 			id = id[:8] + "…"
 		}
 		lines = append(lines, fmt.Sprintf("%s — profile %q (%s), %s", p.Label, p.Slug, id, state))
-		if len(p.Tabs) == 0 {
+		switch {
+		case len(p.Tabs) == 0 && !p.Connected:
+			lines = append(lines, "  shared tabs unknown until it reconnects")
+		case len(p.Tabs) == 0:
 			lines = append(lines, "  no shared tabs")
 		}
 		lines = append(lines, tabLines(p.Tabs, "  ")...)
