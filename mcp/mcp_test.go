@@ -43,7 +43,7 @@ type fakeCall struct {
 func (f *fakeBrowser) Call(ctx context.Context, profile string, method protocol.Method, params, result any, timeout time.Duration) error {
 	p, _ := json.Marshal(params)
 	f.mu.Lock()
-	f.calls = append(f.calls, fakeCall{profile, method, string(p), timeout, protocol.IdempotencyKeyFrom(ctx), protocol.IdempotentCallFrom(ctx)})
+	f.calls = append(f.calls, fakeCall{profile, method, string(p), timeout, protocol.IdempotentCallFrom(ctx).Key, protocol.IdempotentCallFrom(ctx)})
 	f.mu.Unlock()
 	if f.err != nil {
 		return f.err

@@ -43,12 +43,6 @@ type IdempotentCall struct {
 
 type idempotencyKeyCtx struct{}
 
-// WithIdempotencyKey returns ctx carrying key, the idempotency key of the
-// agent's call that ctx serves (with no tool or fingerprint).
-func WithIdempotencyKey(ctx context.Context, key string) context.Context {
-	return WithIdempotentCall(ctx, IdempotentCall{Key: key})
-}
-
 // WithIdempotentCall returns ctx carrying call, the agent's call that ctx
 // serves.
 func WithIdempotentCall(ctx context.Context, call IdempotentCall) context.Context {
@@ -60,11 +54,6 @@ func WithIdempotentCall(ctx context.Context, call IdempotentCall) context.Contex
 func IdempotentCallFrom(ctx context.Context) IdempotentCall {
 	call, _ := ctx.Value(idempotencyKeyCtx{}).(IdempotentCall)
 	return call
-}
-
-// IdempotencyKeyFrom returns the key WithIdempotencyKey put in ctx, or "".
-func IdempotencyKeyFrom(ctx context.Context) string {
-	return IdempotentCallFrom(ctx).Key
 }
 
 // CallFingerprint is the fingerprint of a tool call's arguments: SHA-256,
