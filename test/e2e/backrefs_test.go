@@ -145,48 +145,34 @@ func TestFrameRefsAfterBackForwardCache(t *testing.T) {
 // waits until its top frame has navigated.
 func userHistory(t *testing.T, devtools context.Context, urlPart string, step int64) {
 	t.Helper()
-	bctx, cancel := chromedp.NewContext(devtools)
-	defer cancel()
-	targets, err := chromedp.Targets(bctx)
-	if err != nil {
-		t.Fatalf("list targets: %v", err)
-	}
-	for _, ti := range targets {
-		if ti.Type != "page" || !strings.Contains(ti.URL, urlPart) {
-			continue
-		}
-		tab, cancel := chromedp.NewContext(devtools, chromedp.WithTargetID(ti.TargetID), chromedp.WithDetachOnCancel())
-		defer cancel()
-		navigated := make(chan struct{}, 1)
-		if err := chromedp.Listen(tab, func(ev any) {
-			if e, ok := ev.(*page.EventFrameNavigated); ok && e.Frame.ParentID == "" {
-				select {
-				case navigated <- struct{}{}:
-				default:
-				}
+	tab, url := PageTab(t, devtools, urlPart)
+	navigated := make(chan struct{}, 1)
+	if err := chromedp.Listen(tab, func(ev any) {
+		if e, ok := ev.(*page.EventFrameNavigated); ok && e.Frame.ParentID == "" {
+			select {
+			case navigated <- struct{}{}:
+			default:
 			}
-		}); err != nil {
-			t.Fatalf("watch navigations: %v", err)
 		}
-		hist, err := chromedp.Call(tab, page.GetNavigationHistory, cdp.Empty{})
-		if err != nil {
-			t.Fatalf("history of %s: %v", ti.URL, err)
-		}
-		i := hist.CurrentIndex + step
-		if i < 0 || i >= int64(len(hist.Entries)) {
-			t.Fatalf("%s has no history entry %d (of %d)", ti.URL, i, len(hist.Entries))
-		}
-		if _, err := chromedp.Call(tab, page.NavigateToHistoryEntry, page.NavigateToHistoryEntryParams{EntryID: hist.Entries[i].ID}); err != nil {
-			t.Fatalf("history step %d in %s: %v", step, ti.URL, err)
-		}
-		select {
-		case <-navigated:
-		case <-time.After(20 * time.Second):
-			t.Fatalf("history step %d in %s: the top frame did not navigate", step, ti.URL)
-		}
-		return
+	}); err != nil {
+		t.Fatalf("watch navigations: %v", err)
 	}
-	t.Fatalf("no page whose URL contains %q", urlPart)
+	hist, err := chromedp.Call(tab, page.GetNavigationHistory, cdp.Empty{})
+	if err != nil {
+		t.Fatalf("history of %s: %v", url, err)
+	}
+	i := hist.CurrentIndex + step
+	if i < 0 || i >= int64(len(hist.Entries)) {
+		t.Fatalf("%s has no history entry %d (of %d)", url, i, len(hist.Entries))
+	}
+	if _, err := chromedp.Call(tab, page.NavigateToHistoryEntry, page.NavigateToHistoryEntryParams{EntryID: hist.Entries[i].ID}); err != nil {
+		t.Fatalf("history step %d in %s: %v", step, url, err)
+	}
+	select {
+	case <-navigated:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("history step %d in %s: the top frame did not navigate", step, url)
+	}
 }
 
 // clickAndCheck clicks ref and checks, in the result and in the page itself
@@ -232,33 +218,19 @@ func usable(t *testing.T, ctx context.Context, c *client.Client, devtools contex
 // the page is shown (pagehide marked it "hidden" when it was left).
 func requireRestored(t *testing.T, devtools context.Context, urlPart string) {
 	t.Helper()
-	bctx, cancel := chromedp.NewContext(devtools)
-	defer cancel()
-	targets, err := chromedp.Targets(bctx)
+	pctx, url := PageTab(t, devtools, urlPart)
+	wait, cancelWait := context.WithTimeout(pctx, 20*time.Second)
+	defer cancelWait()
+	const js = `new Promise((resolve) => {
+		const el = document.getElementById('shown');
+		const done = () => el.textContent !== 'hidden' && (resolve(el.textContent), true);
+		if (!done()) new MutationObserver(done).observe(el, { childList: true, characterData: true, subtree: true });
+	})`
+	got, err := chromedp.Run(wait, chromedp.Evaluate[string](js, chromedp.EvalAwaitPromise))
 	if err != nil {
-		t.Fatalf("list targets: %v", err)
+		t.Fatalf("wait for %s to be shown: %v", url, err)
 	}
-	for _, ti := range targets {
-		if ti.Type != "page" || !strings.Contains(ti.URL, urlPart) {
-			continue
-		}
-		pctx, cancel := chromedp.NewContext(devtools, chromedp.WithTargetID(ti.TargetID), chromedp.WithDetachOnCancel())
-		defer cancel()
-		wait, cancelWait := context.WithTimeout(pctx, 20*time.Second)
-		defer cancelWait()
-		const js = `new Promise((resolve) => {
-			const el = document.getElementById('shown');
-			const done = () => el.textContent !== 'hidden' && (resolve(el.textContent), true);
-			if (!done()) new MutationObserver(done).observe(el, { childList: true, characterData: true, subtree: true });
-		})`
-		got, err := chromedp.Run(wait, chromedp.Evaluate[string](js, chromedp.EvalAwaitPromise))
-		if err != nil {
-			t.Fatalf("wait for %s to be shown: %v", ti.URL, err)
-		}
-		if got != "restored" {
-			t.Fatalf("%s was not restored from the back/forward cache (pageshow: %q)", ti.URL, got)
-		}
-		return
+	if got != "restored" {
+		t.Fatalf("%s was not restored from the back/forward cache (pageshow: %q)", url, got)
 	}
-	t.Fatalf("no page whose URL contains %q", urlPart)
 }

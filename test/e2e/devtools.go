@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/serviceworker"
+	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/remote"
 )
@@ -74,39 +75,54 @@ func StopServiceWorkers(t testing.TB, page context.Context) {
 	}
 }
 
+// findPage returns the id and URL of the page whose URL contains urlPart,
+// or an error listing the browser's targets.
+func findPage(alloc context.Context, urlPart string) (target.ID, string, error) {
+	bctx, cancel := chromedp.NewContext(alloc)
+	defer cancel()
+	targets, err := chromedp.Targets(bctx)
+	if err != nil {
+		return "", "", fmt.Errorf("list targets: %w", err)
+	}
+	var urls []string
+	for _, ti := range targets {
+		if ti.Type == "page" && strings.Contains(ti.URL, urlPart) {
+			return ti.TargetID, ti.URL, nil
+		}
+		urls = append(urls, string(ti.Type)+" "+ti.URL)
+	}
+	return "", "", fmt.Errorf("no page whose URL contains %q; targets: %v", urlPart, urls)
+}
+
+// PageTab attaches the harness to the page whose URL contains urlPart (it
+// stays attached until the test ends) and returns its chromedp context and
+// URL; it fails the test when there is no such page.
+func PageTab(t testing.TB, alloc context.Context, urlPart string) (context.Context, string) {
+	t.Helper()
+	id, url, err := findPage(alloc, urlPart)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab, cancel := chromedp.NewContext(alloc, chromedp.WithTargetID(id), chromedp.WithDetachOnCancel())
+	t.Cleanup(cancel)
+	return tab, url
+}
+
 // PageText returns textContent of selector in the top document of the page
 // whose URL contains urlPart, read over CDP by the harness (the page's own
 // state proves its handlers ran).
 func PageText(t testing.TB, alloc context.Context, urlPart, selector string) string {
 	t.Helper()
-	bctx, cancel := chromedp.NewContext(alloc)
-	defer cancel()
-	targets, err := chromedp.Targets(bctx)
+	pctx, url := PageTab(t, alloc, urlPart)
+	js := fmt.Sprintf(`(() => { const el = document.querySelector(%q); return el ? el.textContent : null; })()`, selector)
+	v, err := chromedp.Run(pctx, chromedp.Evaluate[*string](js))
 	if err != nil {
-		t.Fatalf("list targets: %v", err)
+		t.Fatalf("read %s in %s: %v", selector, url, err)
 	}
-	for _, ti := range targets {
-		if ti.Type != "page" || !strings.Contains(ti.URL, urlPart) {
-			continue
-		}
-		pctx, cancel := chromedp.NewContext(alloc, chromedp.WithTargetID(ti.TargetID), chromedp.WithDetachOnCancel())
-		defer cancel()
-		js := fmt.Sprintf(`(() => { const el = document.querySelector(%q); return el ? el.textContent : null; })()`, selector)
-		v, err := chromedp.Run(pctx, chromedp.Evaluate[*string](js))
-		if err != nil {
-			t.Fatalf("read %s in %s: %v", selector, ti.URL, err)
-		}
-		if v == nil {
-			t.Fatalf("no element %s in %s", selector, ti.URL)
-		}
-		return *v
+	if v == nil {
+		t.Fatalf("no element %s in %s", selector, url)
 	}
-	var urls []string
-	for _, ti := range targets {
-		urls = append(urls, string(ti.Type)+" "+ti.URL)
-	}
-	t.Fatalf("no page whose URL contains %q; targets: %v", urlPart, urls)
-	return ""
+	return *v
 }
 
 // AnswerDialogsAsUser accepts, for as long as the test runs, every dialog
@@ -125,41 +141,33 @@ func AnswerDialogsAsUser(t testing.TB, alloc context.Context, urlPart string) {
 // AcceptDialogs attaches to the page whose URL contains urlPart and accepts
 // every dialog the browser shows there until ctx ends.
 func AcceptDialogs(ctx, alloc context.Context, urlPart string) error {
-	bctx, cancel := chromedp.NewContext(alloc)
-	defer cancel()
-	targets, err := chromedp.Targets(bctx)
+	id, _, err := findPage(alloc, urlPart)
 	if err != nil {
-		return fmt.Errorf("list targets: %w", err)
+		return err
 	}
-	for _, ti := range targets {
-		if ti.Type != "page" || !strings.Contains(ti.URL, urlPart) {
-			continue
+	tab, cancelTab := chromedp.NewContext(alloc, chromedp.WithTargetID(id), chromedp.WithDetachOnCancel())
+	opened := make(chan struct{}, 16)
+	if err := chromedp.Listen(tab, func(ev any) {
+		if _, ok := ev.(*page.EventJavascriptDialogOpening); ok {
+			opened <- struct{}{}
 		}
-		tab, cancelTab := chromedp.NewContext(alloc, chromedp.WithTargetID(ti.TargetID), chromedp.WithDetachOnCancel())
-		opened := make(chan struct{}, 16)
-		if err := chromedp.Listen(tab, func(ev any) {
-			if _, ok := ev.(*page.EventJavascriptDialogOpening); ok {
-				opened <- struct{}{}
-			}
-		}); err != nil {
-			cancelTab()
-			return fmt.Errorf("watch dialogs: %w", err)
-		}
-		go func() {
-			defer cancelTab()
-			for {
-				select {
-				case <-opened:
-					// Not from the listener itself: it runs on the connection's reader.
-					_, _ = chromedp.Call(tab, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true})
-				case <-ctx.Done():
-					return
-				case <-tab.Done():
-					return
-				}
-			}
-		}()
-		return nil
+	}); err != nil {
+		cancelTab()
+		return fmt.Errorf("watch dialogs: %w", err)
 	}
-	return fmt.Errorf("no page whose URL contains %q", urlPart)
+	go func() {
+		defer cancelTab()
+		for {
+			select {
+			case <-opened:
+				// Not from the listener itself: it runs on the connection's reader.
+				_, _ = chromedp.Call(tab, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true})
+			case <-ctx.Done():
+				return
+			case <-tab.Done():
+				return
+			}
+		}
+	}()
+	return nil
 }

@@ -54,41 +54,33 @@ func ourNodes(snapshot string) map[string]int {
 // chromiumNodes reads Chromium's own tree over CDP (the harness only).
 func chromiumNodes(t *testing.T, alloc context.Context, urlPart string) map[string]int {
 	t.Helper()
-	bctx, cancel := chromedp.NewContext(alloc)
-	defer cancel()
-	targets, err := chromedp.Targets(bctx)
+	// Detached again at once: the fidelity test reads every corpus page.
+	id, _, err := findPage(alloc, urlPart)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, ti := range targets {
-		if ti.Type != "page" || !strings.Contains(ti.URL, urlPart) {
+	pctx, cancel := chromedp.NewContext(alloc, chromedp.WithTargetID(id), chromedp.WithDetachOnCancel())
+	defer cancel()
+	res, err := chromedp.Call(pctx, accessibility.GetFullAXTree, accessibility.GetFullAXTreeParams{})
+	if err != nil {
+		t.Fatalf("getFullAXTree: %v", err)
+	}
+	out := map[string]int{}
+	for _, n := range res.Nodes {
+		if n.Ignored || n.Role == nil {
 			continue
 		}
-		pctx, cancel := chromedp.NewContext(alloc, chromedp.WithTargetID(ti.TargetID), chromedp.WithDetachOnCancel())
-		defer cancel()
-		res, err := chromedp.Call(pctx, accessibility.GetFullAXTree, accessibility.GetFullAXTreeParams{})
-		if err != nil {
-			t.Fatalf("getFullAXTree: %v", err)
+		var role, name string
+		_ = json.Unmarshal(n.Role.Value, &role)
+		if !comparedRoles[role] {
+			continue
 		}
-		out := map[string]int{}
-		for _, n := range res.Nodes {
-			if n.Ignored || n.Role == nil {
-				continue
-			}
-			var role, name string
-			_ = json.Unmarshal(n.Role.Value, &role)
-			if !comparedRoles[role] {
-				continue
-			}
-			if n.Name != nil {
-				_ = json.Unmarshal(n.Name.Value, &name)
-			}
-			out[role+"|"+norm(name)]++
+		if n.Name != nil {
+			_ = json.Unmarshal(n.Name.Value, &name)
 		}
-		return out
+		out[role+"|"+norm(name)]++
 	}
-	t.Fatalf("no page with %q", urlPart)
-	return nil
+	return out
 }
 
 // matchCount is the multiset intersection size, with names compared after

@@ -229,25 +229,12 @@ func TestWorkerStopNoFalseDialog(t *testing.T) {
 	mustCall(t, ctx, c, "browser_snapshot", nil)
 }
 
-// pageTab attaches the harness to the page whose URL starts with url.
+// pageTab attaches the harness to the page at url, at once.
 func pageTab(t *testing.T, alloc context.Context, url string) context.Context {
 	t.Helper()
-	bctx, cancel := chromedp.NewContext(alloc)
-	defer cancel()
-	targets, err := chromedp.Targets(bctx)
-	if err != nil {
+	tab, _ := PageTab(t, alloc, url)
+	if _, err := chromedp.Run(tab, chromedp.Evaluate[int]("1")); err != nil { // attach now
 		t.Fatal(err)
 	}
-	for _, ti := range targets {
-		if ti.Type == "page" && strings.HasPrefix(ti.URL, url) {
-			tab, cancel := chromedp.NewContext(alloc, chromedp.WithTargetID(ti.TargetID), chromedp.WithDetachOnCancel())
-			t.Cleanup(cancel)
-			if _, err := chromedp.Run(tab, chromedp.Evaluate[int]("1")); err != nil { // attach now
-				t.Fatal(err)
-			}
-			return tab
-		}
-	}
-	t.Fatalf("no page at %s", url)
-	return nil
+	return tab
 }
