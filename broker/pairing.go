@@ -231,14 +231,20 @@ func (b *Broker) collisionLocked(id string) string {
 func (b *Broker) rememberLocked(id string, p *pendingPairing, now time.Time) {
 	b.pruneLocked(now)
 	b.remembered[id] = &rememberedPairing{code: p.code, label: cleanLabel(p.conn.hello.Label), since: p.since, seen: now}
-	for len(b.remembered) > MaxRememberedPairings {
-		stale := ""
-		for rid, r := range b.remembered {
-			if stale == "" || r.seen.Before(b.remembered[stale].seen) {
-				stale = rid
+	dropOldest(b.remembered, MaxRememberedPairings, func(r *rememberedPairing) time.Time { return r.seen })
+}
+
+// dropOldest deletes from m the entries with the earliest time (at) until
+// at most max are left.
+func dropOldest[V any](m map[string]V, max int, at func(V) time.Time) {
+	for len(m) > max {
+		oldest := ""
+		for k, v := range m {
+			if oldest == "" || at(v).Before(at(m[oldest])) {
+				oldest = k
 			}
 		}
-		delete(b.remembered, stale)
+		delete(m, oldest)
 	}
 }
 
@@ -263,15 +269,7 @@ func (b *Broker) decideLocked(id string, approved bool, now time.Time) {
 	r := b.remembered[id]
 	delete(b.remembered, id)
 	b.decided[id] = &decision{approved: approved, code: r.code, at: now}
-	for len(b.decided) > MaxDecisions {
-		oldest := ""
-		for did, d := range b.decided {
-			if oldest == "" || d.at.Before(b.decided[oldest].at) {
-				oldest = did
-			}
-		}
-		delete(b.decided, oldest)
-	}
+	dropOldest(b.decided, MaxDecisions, func(d *decision) time.Time { return d.at })
 }
 
 // holdLocked puts c on the waiting list with its code and queues its
