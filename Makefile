@@ -4,7 +4,7 @@
 
 GO        ?= go
 BIN       := bin/tether
-# The build with the window; bare bin/tether execs it (build_split.go).
+# The build with the window; bare bin/tether execs it (cli/build_split.go).
 DESKTOP   := bin/tether-desktop
 EXT       := extension
 FE        := frontend

@@ -60,7 +60,7 @@ func TestDependencyDirection(t *testing.T) {
 
 // The build without the window (go build ., what `tether serve` and every
 // AI app's `tether mcp` run) must not link Wails, GTK or WebKit: they alone
-// nearly tripled the daemon's idle RSS (build_split.go).
+// nearly tripled the daemon's idle RSS (cli/build_split.go).
 func TestLeanBuildHasNoWindow(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", ".").Output()
 	if err != nil {
@@ -68,7 +68,7 @@ func TestLeanBuildHasNoWindow(t *testing.T) {
 	}
 	for _, dep := range strings.Fields(string(out)) {
 		if strings.HasPrefix(dep, "github.com/wailsapp/") || dep == module+"/app" || dep == module+"/frontend" {
-			t.Errorf("the build without the window depends on %s; only window.go (build tag desktop) may", dep)
+			t.Errorf("the build without the window depends on %s; only cli/window.go (build tag desktop) may", dep)
 		}
 	}
 }

@@ -97,7 +97,7 @@ func TestMCPStartsTheDaemon(t *testing.T) {
 
 func TestStaleDaemonIsReplaced(t *testing.T) {
 	bin := Binary(t)
-	old := BuildBinary(t, "-X main.version=0.0.1-stale")
+	old := BuildBinary(t, "-X github.com/tether-browser/tether/cli.version=0.0.1-stale")
 	if versionOf(t, old) == versionOf(t, bin) {
 		t.Fatal("test binaries have the same version")
 	}

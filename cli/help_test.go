@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"errors"
@@ -53,13 +53,12 @@ func TestHelpExitsZero(t *testing.T) {
 	}
 }
 
-// TestMainProcess is main() itself, run by TestHelpExitsZero in a child.
+// TestMainProcess is Main itself, run by TestHelpExitsZero in a child.
 func TestMainProcess(t *testing.T) {
 	args := os.Getenv("TETHER_TEST_MAIN")
 	if args == "" {
 		t.Skip("only run as a child of TestHelpExitsZero")
 	}
-	os.Args = append([]string{"tether"}, strings.Split(args, "\x1f")...)
-	main()
+	Main(append([]string{"tether"}, strings.Split(args, "\x1f")...))
 	os.Exit(0)
 }

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"crypto/sha256"
@@ -10,7 +10,7 @@ import (
 )
 
 // version is the release version; the Makefile may override it with
-// -ldflags "-X main.version=…".
+// -ldflags "-X github.com/tether-browser/tether/cli.version=…".
 var version = "0.3.0"
 
 // versionString is version plus a build id: the first 12 hex digits of the

@@ -1,6 +1,6 @@
 //go:build desktop
 
-package main
+package cli
 
 import (
 	"context"

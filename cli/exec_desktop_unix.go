@@ -1,6 +1,6 @@
 //go:build !desktop && !windows
 
-package main
+package cli
 
 import (
 	"fmt"

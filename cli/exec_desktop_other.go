@@ -1,6 +1,6 @@
 //go:build desktop || windows
 
-package main
+package cli
 
 // execDesktop does nothing here: this build has the window (or, on
 // Windows, cannot exec; tether.exe is built with the window there).
