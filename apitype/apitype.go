@@ -1,0 +1,456 @@
+// Package apitype is the wire contract of the daemon's local API: its
+// routes and the JSON bodies and events they carry. The CLI, the tray and
+// the window reach the daemon only through it (package localclient), never
+// through the daemon's objects; the daemon serves it (package localapi).
+//
+// It is a leaf: it imports nothing of Tether, so that the tray and the
+// window depend on no broker, policy or timeline code.
+//
+// # Credential and checks
+//
+// Every route takes the control token (`control-token` in the config dir,
+// mode 0600) as "Authorization: Bearer <token>". The MCP token (which
+// `tether connect --http` writes into other apps' configs) is refused with
+// 403; a missing or wrong token with 401 (read the file again: `tether
+// token rotate` replaces it). A Host that is not loopback (127.0.0.1,
+// localhost, [::1], with the daemon's port or none) gets 421 and any
+// Origin header (a browser page) gets 403. Errors are JSON Error bodies
+// saying what to do next.
+//
+// # Events
+//
+// GET /api/events is a Server-Sent Events stream (the WHATWG HTML
+// "server-sent events" format): each event is
+//
+//	id: <Event.Seq>
+//	event: <Event.Kind>
+//	data: <Event as JSON, one line>
+//
+// A client that reconnects sends the last id it saw as Last-Event-ID and
+// gets what it missed from the daemon's ring of recent events, or, when
+// those are gone, a KindResync event: it should then read GET /api/state
+// and reload the timeline. A client too slow to keep up is never waited
+// for: its events are dropped, counted, and followed by a KindResync event
+// carrying the count once it catches up. A comment line (": ping") is sent
+// every PingInterval so that dead connections are noticed.
+package apitype
+
+import "time"
+
+// Routes of the local API. Paths with {x} take a path value.
+const (
+	// PathPrefix is where every local API route lives.
+	PathPrefix = "/api/"
+
+	// GET → State.
+	PathState = "/api/state"
+	// GET → Server-Sent Events of Event (see the package doc).
+	PathEvents = "/api/events"
+
+	// GET → ProfileList.
+	PathProfiles = "/api/profiles"
+	// POST NameRequest{pairing code or full id} → Profile.
+	PathProfileApprove = "/api/profiles/approve"
+	// POST NameRequest{pairing code or full id} → 204.
+	PathProfileDeny = "/api/profiles/deny"
+	// POST NameRequest{slug, label or id prefix} → Profile.
+	PathProfileForget = "/api/profiles/forget"
+
+	// GET → Pause; POST Pause → Pause.
+	PathPause = "/api/pause"
+
+	// GET → []Approval, oldest first.
+	PathApprovals = "/api/approvals"
+	// POST AnswerRequest → 204; 409 when the call was already decided.
+	PathApprovalAnswer = "/api/approvals/answer"
+
+	// GET ?client=&profile=&outcome=&before=&limit= → []TimelineEntry,
+	// newest first (TimelineFilter as query parameters).
+	PathTimeline = "/api/timeline"
+	// GET → TimelineFacets.
+	PathTimelineFacets = "/api/timeline/facets"
+	// GET with the same query → JSON Lines of the daemon's timeline rows,
+	// oldest first; limit 0 exports every matching row.
+	PathTimelineExport = "/api/timeline/export"
+
+	// GET → []Client.
+	PathClients = "/api/clients"
+	// POST ClientRequest → ClientOutcome.
+	PathClientConnect = "/api/clients/connect"
+	// POST ClientRequest → ClientOutcome.
+	PathClientDisconnect = "/api/clients/disconnect"
+
+	// GET → ExtensionState.
+	PathExtension = "/api/extension"
+	// POST → ExtensionState: writes the unpacked extension.
+	PathExtensionWrite = "/api/extension/write"
+	// POST → 204: opens its folder in the file manager (writing it first).
+	PathExtensionReveal = "/api/extension/reveal"
+
+	// POST → 204: starts `tether browser`, a separate Chromium profile with
+	// the extension loaded.
+	PathTestBrowser = "/api/browser"
+
+	// POST → 204: opens the window (starts its process, or tells the
+	// running one to show itself). 409 under `tether serve`.
+	PathWindowOpen = "/api/window/open"
+	// POST WindowPainted → 204: the window reports its first painted frame;
+	// the daemon sends it on as a KindWindow event.
+	PathWindowPainted = "/api/window/painted"
+
+	// POST → 204: stops the daemon (in-flight MCP calls finish first).
+	PathShutdown = "/api/shutdown"
+)
+
+// PingInterval is how often the event stream sends a comment line.
+const PingInterval = 15 * time.Second
+
+// Error is the body of every failed request.
+type Error struct {
+	// Error says what went wrong and what to do next.
+	Error string `json:"error"`
+}
+
+// NameRequest names a browser profile.
+type NameRequest struct {
+	Name string `json:"name"`
+}
+
+// AnswerRequest answers a held call.
+type AnswerRequest struct {
+	// ID is the Approval's ID (the call's id).
+	ID string `json:"id"`
+	// Answer is AllowOnce, AlwaysAllowSite or Deny.
+	Answer string `json:"answer"`
+	// By says where the user answered, for the timeline and the event
+	// stream: "window" or "cli" ("" reads as "cli").
+	By string `json:"by,omitempty"`
+}
+
+// The answers to a held call.
+const (
+	AllowOnce       = "allow_once"
+	AlwaysAllowSite = "always_allow_site"
+	Deny            = "deny"
+)
+
+// ClientRequest names an MCP client (Client.ID, e.g. "claude-code").
+type ClientRequest struct {
+	ID string `json:"id"`
+}
+
+// Pause is the kill switch: while Paused, every tool call is refused.
+type Pause struct {
+	Paused bool `json:"paused"`
+}
+
+// WindowPainted reports the window's first painted frame.
+type WindowPainted struct {
+	// SinceStartMs is how long after its process started the window
+	// painted its first frame, in milliseconds.
+	SinceStartMs float64 `json:"sinceStartMs"`
+}
+
+// State is everything the tray and the window show besides the timeline.
+type State struct {
+	// Version is the daemon's version.
+	Version string `json:"version"`
+	// Paused is the kill switch: every tool call is refused while it is on.
+	Paused bool `json:"paused"`
+	// Profiles are the known browser profiles, connected ones first, then
+	// by slug.
+	Profiles []ProfileView `json:"profiles"`
+	// Pairing are new profiles waiting for the user's approval.
+	Pairing []PairingView `json:"pairing"`
+	// Approvals are the held calls, oldest first.
+	Approvals []Approval `json:"approvals"`
+	// Running are the tool calls running now, oldest first.
+	Running []RunningCall `json:"running"`
+	// Window is true when the daemon can open a window (bare tether in a
+	// desktop session); false under `tether serve`.
+	Window bool `json:"window"`
+	// EventsDropped is how many events the daemon has dropped, over all
+	// subscribers, because they read too slowly.
+	EventsDropped int64 `json:"eventsDropped"`
+}
+
+// ProfileView is one browser profile in State.
+type ProfileView struct {
+	ID    string `json:"id"`
+	Label string `json:"label"`
+	Slug  string `json:"slug"`
+	// Status is "connected" or "disconnected".
+	Status     string `json:"status"`
+	ExtVersion string `json:"extVersion"`
+	// LastSeenMs is when it was last connected, in Unix milliseconds (0:
+	// never; now while connected).
+	LastSeenMs int64 `json:"lastSeenMs"`
+	// Tabs are its shared tabs.
+	Tabs []TabView `json:"tabs"`
+}
+
+// TabView is one shared tab.
+type TabView struct {
+	// Number is the tab's stable number in tool calls.
+	Number int    `json:"number"`
+	Title  string `json:"title"`
+	URL    string `json:"url"`
+	// Current is the tab a call without a tab number addresses.
+	Current bool `json:"current"`
+}
+
+// PairingView is a new browser profile waiting for approval.
+type PairingView struct {
+	ID    string `json:"id"`
+	Label string `json:"label"`
+	// Code is its pairing code (6 characters), the one the extension's
+	// popup shows in that browser: the user approves the entry whose code
+	// matches, since any local process can claim a label.
+	Code    string `json:"code"`
+	SinceMs int64  `json:"sinceMs"`
+	// ExpiresMs is when it is let go unless approved (Unix ms).
+	ExpiresMs int64 `json:"expiresMs"`
+}
+
+// Approval is a held call waiting for the user's answer.
+type Approval struct {
+	// ID is the call's id (CallEvent.ID), also what AnswerRequest names.
+	ID      string   `json:"id"`
+	Tool    string   `json:"tool"`
+	Class   string   `json:"class"`
+	Client  string   `json:"client"`
+	Profile string   `json:"profile"`
+	Tab     int      `json:"tab"`
+	Sites   []string `json:"sites"`
+	// Summary is the arguments, secrets redacted (paths for uploads).
+	Summary string `json:"summary"`
+	// SinceMs and DeadlineMs are Unix milliseconds; at the deadline the
+	// call is denied unanswered.
+	SinceMs    int64 `json:"sinceMs"`
+	DeadlineMs int64 `json:"deadlineMs"`
+}
+
+// RunningCall is a tool call that has started and not finished.
+type RunningCall struct {
+	ID     string `json:"id"`
+	Tool   string `json:"tool"`
+	Client string `json:"client"`
+	// Profile is its profile's slug and Tab its tab number, when the call
+	// named them (0: the profile's current tab).
+	Profile string `json:"profile"`
+	Tab     int    `json:"tab"`
+	SinceMs int64  `json:"sinceMs"`
+}
+
+// ProfileList is GET /api/profiles: every profile with its details.
+type ProfileList struct {
+	Profiles []Profile `json:"profiles"`
+	Pending  []Profile `json:"pending"`
+}
+
+// Profile is one browser profile in ProfileList and in what approve and
+// forget return. Secrets never appear.
+type Profile struct {
+	ID    string `json:"id"`
+	Label string `json:"label"`
+	Slug  string `json:"slug,omitempty"`
+	// Status is connected, disconnected or pending; or approved, in what
+	// approve returns for a profile that pairs when its extension
+	// reconnects (it had been pushed out of the waiting list).
+	Status     string    `json:"status"`
+	ExtVersion string    `json:"extVersion,omitempty"`
+	LastSeen   time.Time `json:"lastSeen,omitzero"`
+	Since      time.Time `json:"since,omitzero"`
+	// Code is a pending profile's pairing code.
+	Code string `json:"code,omitempty"`
+	// Expires is when a pending profile is let go unless approved.
+	Expires time.Time `json:"expires,omitzero"`
+	Tabs    []Tab     `json:"tabs,omitempty"`
+}
+
+// Tab is one shared tab in Profile.
+type Tab struct {
+	Tab     int    `json:"tab"`
+	Title   string `json:"title,omitempty"`
+	URL     string `json:"url,omitempty"`
+	Current bool   `json:"current,omitempty"`
+}
+
+// TimelineEntry is one tool call on the timeline.
+type TimelineEntry struct {
+	// ID is the row's id (paging: TimelineFilter.BeforeID).
+	ID int64 `json:"id"`
+	// CallID is the call's id, as in CallEvent ("" for rows recorded
+	// before call ids existed).
+	CallID string `json:"callId"`
+	// TimeMs is when the call arrived, in Unix milliseconds.
+	TimeMs int64 `json:"timeMs"`
+	// Client is the MCP client's name from its clientInfo, e.g. "claude-ai".
+	Client  string `json:"client"`
+	Profile string `json:"profile"`
+	Tab     int    `json:"tab"`
+	Tool    string `json:"tool"`
+	// Args summarizes the arguments, secrets and typed passwords redacted.
+	Args     string `json:"args"`
+	Class    string `json:"class"`
+	Site     string `json:"site"`
+	Decision string `json:"decision"`
+	// DurationMs is how long the call took, approval wait included.
+	DurationMs float64 `json:"durationMs"`
+	// Outcome is "ok", "error", "refused", "denied" or "paused"; "" for a
+	// call still running; "ignored" for a dialog answered after its call
+	// was decided.
+	Outcome string `json:"outcome"`
+	Error   string `json:"error"`
+}
+
+// TimelineFilter selects timeline rows; empty fields match everything. As
+// query parameters: client, profile, outcome, before, limit.
+type TimelineFilter struct {
+	Client  string `json:"client"`
+	Profile string `json:"profile"`
+	// Outcome is one of TimelineEntry's outcomes.
+	Outcome string `json:"outcome"`
+	// BeforeID pages: rows older than this ID, when > 0.
+	BeforeID int64 `json:"beforeId"`
+	// Limit caps the rows (100 when 0, at most 1000; export: 0 is all).
+	Limit int `json:"limit"`
+}
+
+// TimelineFacets are the values the timeline's filters offer.
+type TimelineFacets struct {
+	Clients  []string `json:"clients"`
+	Profiles []string `json:"profiles"`
+	Outcomes []string `json:"outcomes"`
+}
+
+// Client is one MCP client Tether can connect.
+type Client struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// Path is the config file Connect writes (the first, when several).
+	Path string `json:"path"`
+	// Installed is true when the client's config folder exists.
+	Installed bool `json:"installed"`
+	// Connected is true when every config file has Tether's entry.
+	Connected bool `json:"connected"`
+	// Mode is the entry's transport, "stdio" or "http", when connected.
+	Mode string `json:"mode"`
+	// Reload tells what makes the client pick a change up.
+	Reload string `json:"reload"`
+	// Error is set when a config file cannot be read or parsed; Connect
+	// will refuse to touch it until the user fixes it.
+	Error string `json:"error"`
+}
+
+// ClientOutcome is what Connect or Disconnect did.
+type ClientOutcome struct {
+	// Message describes it for the user, a line per file and the next step.
+	Message string `json:"message"`
+	// Changed is true when a file changed.
+	Changed bool `json:"changed"`
+	// Client is the client's state afterwards.
+	Client Client `json:"client"`
+}
+
+// ExtensionState is the window's Extension page: whether an extension
+// ever connected, and how to install one in the user's own Chrome.
+type ExtensionState struct {
+	// Connected is true while at least one profile's extension is connected.
+	Connected bool `json:"connected"`
+	// Known is how many browser profiles have ever connected.
+	Known int `json:"known"`
+	// Dir is the folder the unpacked extension is written to.
+	Dir string `json:"dir"`
+	// Written is true when Dir holds an extension; WrittenVersion is its
+	// version and Version the version built into the daemon. When they
+	// differ, write it again, then reload it in chrome://extensions.
+	Written        bool   `json:"written"`
+	WrittenVersion string `json:"writtenVersion"`
+	Version        string `json:"version"`
+	// ID is the extension's ID in Chrome (fixed by the manifest's key).
+	ID string `json:"id"`
+	// Steps say how to load it in chrome://extensions.
+	Steps []string `json:"steps"`
+}
+
+// Event kinds (Event.Kind, the SSE "event:" field).
+const (
+	// KindState carries State after a change of the profiles, the pause
+	// switch or the approval queue.
+	KindState = "state"
+	// KindCall carries a CallEvent: one phase of one tool call.
+	KindCall = "call"
+	// KindNotice carries a Notice: the outcome of an action (a Connect
+	// from the tray) or of a background task, for the window's status bar.
+	KindNotice = "notice"
+	// KindWindow carries a WindowEvent.
+	KindWindow = "window"
+	// KindResync carries only Dropped: events were missed; read State and
+	// reload the timeline.
+	KindResync = "resync"
+)
+
+// Event is one event of GET /api/events. Exactly the field its Kind names
+// is set.
+type Event struct {
+	// Seq increases by one per event the daemon sends; it is the SSE id.
+	Seq    uint64       `json:"seq"`
+	Kind   string       `json:"kind"`
+	State  *State       `json:"state,omitempty"`
+	Call   *CallEvent   `json:"call,omitempty"`
+	Notice *Notice      `json:"notice,omitempty"`
+	Window *WindowEvent `json:"window,omitempty"`
+	// Dropped, on KindResync, is how many events this client missed.
+	Dropped int `json:"dropped,omitempty"`
+}
+
+// The phases of a tool call (CallEvent.Phase). Each call's id appears once
+// per phase it goes through: started, then held and answered for a call
+// that waited for the user, then finished. A call refused before it
+// started (paused, a deny rule) has only finished.
+const (
+	PhaseStarted  = "started"
+	PhaseHeld     = "held"
+	PhaseAnswered = "answered"
+	PhaseFinished = "finished"
+)
+
+// CallEvent is one phase of one tool call.
+type CallEvent struct {
+	// ID is the call's id, the same in every phase.
+	ID    string `json:"id"`
+	Phase string `json:"phase"`
+	// Entry is the call as known at this phase; on PhaseFinished, the row
+	// recorded on the timeline.
+	Entry TimelineEntry `json:"entry"`
+	// Approval, on PhaseHeld, is the held call.
+	Approval *Approval `json:"approval,omitempty"`
+	// Answer, on PhaseAnswered, is AllowOnce, AlwaysAllowSite or Deny, or
+	// "timeout" and "cancelled"; AnsweredBy says where: "window", "dialog",
+	// "cli", "timeout", "pause" or "cancelled".
+	Answer     string `json:"answer,omitempty"`
+	AnsweredBy string `json:"answeredBy,omitempty"`
+}
+
+// Notice is a message for the window's status bar.
+type Notice struct {
+	// Kind is "info" or "error".
+	Kind string `json:"kind"`
+	Text string `json:"text"`
+}
+
+// Window event actions (WindowEvent.Action).
+const (
+	// WindowShow asks the running window process to show and raise itself.
+	WindowShow = "show"
+	// WindowPaintedAction reports the window's first painted frame.
+	WindowPaintedAction = "painted"
+)
+
+// WindowEvent concerns the window process.
+type WindowEvent struct {
+	Action string `json:"action"`
+	// SinceStartMs, on WindowPaintedAction, is WindowPainted's figure.
+	SinceStartMs float64 `json:"sinceStartMs,omitempty"`
+}
