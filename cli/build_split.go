@@ -5,7 +5,6 @@ import (
 	"runtime"
 
 	"github.com/tether-browser/tether/clients"
-	"github.com/tether-browser/tether/daemon"
 )
 
 // Tether ships as two executables from this one source on Linux and macOS:
@@ -34,10 +33,6 @@ func exeName(base string) string {
 	}
 	return base
 }
-
-// newWindow opens bare tether's window; nil in the build without it
-// (window.go sets it).
-var newWindow func(s daemon.Services, c windowConfig) appWindow
 
 // commandExecutable is the executable that client configs, the login item
 // and `tether browser` should run: this one, or, from the build with the

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
 	"runtime"
@@ -16,6 +15,7 @@ import (
 	"github.com/tether-browser/tether/clients"
 	"github.com/tether-browser/tether/config"
 	"github.com/tether-browser/tether/daemon"
+	"github.com/tether-browser/tether/localclient"
 	"github.com/tether-browser/tether/policy"
 	"github.com/tether-browser/tether/tray"
 	"github.com/tether-browser/tether/tray/native"
@@ -75,21 +75,20 @@ func runTray(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	windowed := hasDisplay(runtime.GOOS, os.Getenv)
-	if windowed && newWindow == nil {
-		windowed = false
-		log.Warn("this tether is built without the window: running with the tray only", "window_build", desktopName)
+	opts := clients.Options{Executable: exe}
+	var loginEnv []string // what the login item must set to start this same daemon
+	if !paths.IsDefault() {
+		opts.ConfigDir = paths.Dir
+		loginEnv = append(loginEnv, config.EnvConfigDir+"="+paths.Dir)
 	}
-	var window appWindow // set before the daemon listens; read by ShowWindow
-	var showWindow func()
-	if windowed {
-		showWindow = func() { window.Show() }
+	if os.Getenv(config.EnvPort) != "" {
+		loginEnv = append(loginEnv, config.EnvPort+"="+strconv.Itoa(port))
 	}
+	_ = host
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	services := make(chan daemon.Services, 1)
-	listen := make(chan struct{}) // closed once the window is wired
+	ready := make(chan struct{})
 	daemonDone := make(chan error, 1)
 	go func() {
 		err := daemon.Run(ctx, daemon.Config{
@@ -100,38 +99,21 @@ func runTray(ctx context.Context, args []string) error {
 			UI:         true,
 			Unattended: policy.Deny,
 			Logger:     log,
-			Services:   func(s daemon.Services) { services <- s; <-listen },
-			ShowWindow: showWindow,
+			Ready:      func(string) { close(ready) },
 		})
 		daemonDone <- err
-		cancel() // the tray and window go when the daemon does (/shutdown, errors)
+		cancel() // the tray goes when the daemon does (/api/shutdown, errors)
 	}()
-	var s daemon.Services
 	select {
 	case err := <-daemonDone:
 		return err // it never started: another daemon runs, the port is taken…
-	case s = <-services:
-	}
-	opts := clients.Options{Executable: exe}
-	var loginEnv []string // what the login item must set to start this same daemon
-	var browserEnv []string
-	if !paths.IsDefault() {
-		opts.ConfigDir = paths.Dir
-		loginEnv = append(loginEnv, config.EnvConfigDir+"="+paths.Dir)
-		browserEnv = []string{config.EnvConfigDir + "=" + paths.Dir}
-	}
-	if os.Getenv(config.EnvPort) != "" {
-		loginEnv = append(loginEnv, config.EnvPort+"="+strconv.Itoa(port))
+	case <-ready:
 	}
 	trayCfg := tray.Config{
-		Profiles:       s.Broker,
-		Guard:          s.Guard,
-		Activity:       s.Timeline,
-		Clients:        host,
-		ConnectOptions: opts,
-		LoginItem:      native.LoginItem(exe, loginEnv),
-		Linger:         actingLinger,
-		Logger:         log,
+		Client:    localclient.New(paths),
+		LoginItem: native.LoginItem(exe, loginEnv),
+		Linger:    actingLinger,
+		Logger:    log,
 		// Quit means quit: AI apps' bridges must not start Tether again.
 		OnQuit: func() {
 			if err := paths.MarkQuit(); err != nil {
@@ -139,60 +121,9 @@ func runTray(ctx context.Context, args []string) error {
 			}
 		},
 	}
-	if !windowed {
-		close(listen)
-		if newWindow != nil {
-			log.Warn("no display: running with the tray only (the window needs X11, Wayland, macOS or Windows)")
-		}
-		trayErr := native.Run(ctx, trayCfg)
-		cancel()
-		return errors.Join(trayErr, <-daemonDone)
-	}
-	window = newWindow(s, windowConfig{
-		Paths: paths, Port: port, Clients: host, ConnectOptions: opts,
-		Executable: exe, BrowserEnv: browserEnv, Logger: log,
-	})
-	s.Guard.SetApprover(window)
-	close(listen) // the daemon listens now, with the window as its approver
-	trayCfg.Window = window
-	// The tray first (systray's start must precede the window's loop on
-	// macOS), then the window owns the main thread until ctx ends.
-	trayLoop := native.Start(trayCfg)
-	trayDone := make(chan error, 1)
-	go func() {
-		trayDone <- trayLoop(ctx)
-		cancel() // Quit in the tray stops everything
-	}()
-	if err := window.Run(ctx, *hidden); err != nil && ctx.Err() == nil {
-		// The daemon and tray still serve; held calls wait in the queue
-		// for the timeout, then are denied.
-		log.Error("no window: Tether keeps running in the tray", "err", err)
-		<-ctx.Done()
-	}
+	trayErr := native.Run(ctx, trayCfg)
 	cancel()
-	return errors.Join(<-trayDone, <-daemonDone)
-}
-
-// appWindow is the window of bare tether (app.Window in a build with the
-// window): the tray's "Open Tether", the daemon's approver, and the main
-// thread's event loop.
-type appWindow interface {
-	tray.Window
-	policy.Approver
-	// Run shows the window (unless hidden) and runs its event loop on the
-	// main goroutine until ctx ends.
-	Run(ctx context.Context, hidden bool) error
-}
-
-// windowConfig is what the window needs besides the daemon's services.
-type windowConfig struct {
-	Paths          config.Paths
-	Port           int
-	Clients        clients.Host
-	ConnectOptions clients.Options
-	Executable     string
-	BrowserEnv     []string
-	Logger         *slog.Logger
+	return errors.Join(trayErr, <-daemonDone)
 }
 
 // showRunning finds a `tether` already running for this config dir and,

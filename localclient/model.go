@@ -19,6 +19,12 @@ type View struct {
 	Connected bool
 	// Err, while not Connected, says why (e.g. ErrNotRunning's text).
 	Err string
+	// Ended counts the calls that started and finished since the model
+	// began: a call too fast to be seen in Running still moves it (the
+	// tray lingers on "acting" for it).
+	Ended int
+	// LastTool is the tool of the last call that started.
+	LastTool string
 }
 
 // Acting reports whether a call runs now on the profile's tab: one naming
@@ -197,7 +203,7 @@ func (m *Model) sync(ctx context.Context) error {
 	for _, c := range st.Running {
 		m.running[c.ID] = c
 	}
-	m.view = View{State: st, Connected: true}
+	m.view = View{State: st, Connected: true, Ended: m.view.Ended, LastTool: m.view.LastTool}
 	m.notify()
 	return nil
 }
@@ -223,10 +229,12 @@ func (m *Model) apply(ev apitype.Event) {
 		case apitype.PhaseStarted:
 			m.running[c.ID] = apitype.RunningCall{ID: c.ID, Tool: c.Entry.Tool, Client: c.Entry.Client,
 				Profile: c.Entry.Profile, Tab: c.Entry.Tab, SinceMs: c.Entry.TimeMs}
+			m.view.LastTool = c.Entry.Tool
 			m.notify()
 		case apitype.PhaseFinished:
 			if _, ok := m.running[c.ID]; ok {
 				delete(m.running, c.ID)
+				m.view.Ended++
 				m.notify()
 			}
 		}

@@ -1,59 +1,28 @@
 // Package tray is Tether's tray menu: the icon that says what the daemon is
 // doing (no extension, connected, AI acting now, approval waiting, paused)
-// and the menu that connects MCP clients, pauses AI access, turns on
-// start-at-login and quits.
+// and the menu that opens the window, connects MCP clients, pauses AI
+// access, turns on start-at-login and quits.
 //
-// It is a thin client of the daemon's in-process API, the way tailscale's
-// client/systray is: it reads and changes state only through the small
-// interfaces below (which *broker.Broker, *policy.Guard, *timeline.Store
-// and clients.Host satisfy), and one event loop (Run) selects over the
-// menu's clicks, the broker's and guard's change channels, the timeline's
-// live events and the context. It draws nothing itself: a UI (package
-// tray/native, fyne.io/systray) applies the View that Render computes and
-// delivers clicks, so tests drive the loop with fakes.
+// It is a client of the daemon's local API, the way tailscale's
+// client/systray is: it reads state only from a localclient.Model (the
+// same model the window uses, built from the API's event stream) and
+// changes it only through localclient.Client, and one event loop (Run)
+// selects over the menu's clicks, the model's changes and the context. It
+// draws nothing itself: a UI (package tray/native, fyne.io/systray)
+// applies the View that Render computes and delivers clicks, so tests
+// drive the loop with a fake UI and the one fake daemon
+// (localclient/localclienttest).
 package tray
 
 import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
-	"github.com/tether-browser/tether/broker"
-	"github.com/tether-browser/tether/clients"
-	"github.com/tether-browser/tether/policy"
-	"github.com/tether-browser/tether/timeline"
+	"github.com/tether-browser/tether/apitype"
+	"github.com/tether-browser/tether/localclient"
 )
-
-// Profiles is the registry of browser profiles (*broker.Broker).
-type Profiles interface {
-	Profiles() []broker.Profile
-	Pending() []broker.PendingProfile
-	// Changed is closed at the next change of the registry.
-	Changed() <-chan struct{}
-}
-
-// Guard is the pause switch and the approval queue (*policy.Guard).
-type Guard interface {
-	Paused() bool
-	SetPaused(paused bool) error
-	Pending() []policy.Request
-	// Changed is closed at the next change of the queue or the switch.
-	Changed() <-chan struct{}
-}
-
-// Activity is the timeline's live stream (*timeline.Store).
-type Activity interface {
-	Subscribe(buffer int) *timeline.Subscription
-}
-
-// Clients edits MCP clients' config files (clients.Host).
-type Clients interface {
-	List() []clients.Status
-	Connect(id string, o clients.Options) (clients.Outcome, error)
-	Disconnect(id string) (clients.Outcome, error)
-}
 
 // LoginItem is the start-at-login entry (*autostart.App).
 type LoginItem interface {
@@ -75,7 +44,7 @@ const (
 	ClickLogin
 	// ClickQuit: "Quit".
 	ClickQuit
-	// ClickOpen: "Open Tether" shows the window.
+	// ClickOpen: "Open Tether" opens the window (its own process).
 	ClickOpen
 	// MenuOpened: the user opened the menu; files the tray does not watch
 	// (client configs, the login item) are read again.
@@ -98,29 +67,13 @@ type UI interface {
 	Clicks() <-chan Click
 }
 
-// Window is Tether's window (*app.Window), as the tray sees it.
-type Window interface {
-	// Show shows and raises the window.
-	Show()
-	// Notify shows a notice in the window; kind is "info" or "error".
-	Notify(kind, text string)
-}
-
 // Config configures Run.
 type Config struct {
-	// Profiles, Guard and Activity are the daemon's in-process API.
-	Profiles Profiles
-	Guard    Guard
-	Activity Activity
-	// Clients edits MCP clients' configs; Connect writes ConnectOptions
-	// (normally a stdio entry running this binary with "mcp").
-	Clients        Clients
-	ConnectOptions clients.Options
+	// Client is the daemon's local API: the tray changes state through it
+	// and Run builds its Model from it.
+	Client *localclient.Client
 	// LoginItem is the start-at-login entry; nil hides "Start at login".
 	LoginItem LoginItem
-	// Window is the window "Open Tether" shows, where the outcome of a
-	// Connect click is also shown; nil hides "Open Tether".
-	Window Window
 	// OnQuit, if set, runs when the user clicks Quit, before Run returns.
 	OnQuit func()
 	// Linger keeps the "AI acting now" icon this long after the last call
@@ -130,29 +83,40 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// Run is the tray's event loop. It shows the current view, then waits for
-// a click, a change of the broker or the guard, a timeline event or the end
-// of ctx, and shows the new view. It returns nil when the user clicks Quit
-// (the caller then stops the daemon) or ctx ends.
+// requestTimeout bounds one request of a click.
+const requestTimeout = 10 * time.Second
+
+// Run is the tray's event loop. It runs a localclient.Model of the
+// daemon, shows the current view, then waits for a click, a change of the
+// model or the end of ctx, and shows the new view. It returns nil when the
+// user clicks Quit (the caller then stops the daemon) or ctx ends.
 func Run(ctx context.Context, cfg Config, ui UI) error {
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	t := &loop{cfg: cfg, log: log}
-	sub := cfg.Activity.Subscribe(256)
-	defer sub.Unsubscribe()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	model := localclient.NewModel(cfg.Client, localclient.ModelOptions{Logger: log})
+	go model.Run(ctx)
+	t := &loop{cfg: cfg, log: log, ctx: ctx}
 	t.readClients()
 	t.readLogin()
 	linger := time.NewTimer(time.Hour)
 	linger.Stop()
 	lingering := false
+	ended := 0
 	for {
-		// Take the change channels before reading the state they guard,
-		// so that no change between the two is missed.
-		profilesChanged := cfg.Profiles.Changed()
-		guardChanged := cfg.Guard.Changed()
-		snap := t.snapshot()
+		// Take the change channel before reading the view it guards, so
+		// that no change between the two is missed.
+		changed := model.Changed()
+		view := model.View()
+		if view.Ended > ended && len(view.Running) == 0 && cfg.Linger > 0 {
+			linger.Reset(cfg.Linger)
+			lingering = true
+		}
+		ended = view.Ended
+		snap := t.snapshot(view)
 		if lingering && snap.Running == 0 {
 			snap.Running = 1
 		}
@@ -160,16 +124,7 @@ func Run(ctx context.Context, cfg Config, ui UI) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-profilesChanged:
-		case <-guardChanged:
-		case ev, ok := <-sub.C:
-			if !ok {
-				return fmt.Errorf("the timeline closed its event stream")
-			}
-			if t.event(ev) && t.running == 0 && cfg.Linger > 0 {
-				linger.Reset(cfg.Linger)
-				lingering = true
-			}
+		case <-changed:
 		case <-linger.C:
 			lingering = false
 		case c := <-ui.Clicks():
@@ -180,71 +135,55 @@ func Run(ctx context.Context, cfg Config, ui UI) error {
 				}
 				return nil
 			}
-			t.click(c)
+			t.click(c, view)
 		}
 	}
 }
 
-// loop is the event loop's state.
+// loop is the event loop's state besides the model.
 type loop struct {
 	cfg     Config
 	log     *slog.Logger
-	running int    // calls started and not yet recorded
-	tool    string // the last started call's tool
+	ctx     context.Context
 	clients []ClientItem
 	login   bool
 	notice  string
 }
 
-func (t *loop) snapshot() Snapshot {
-	pairing := t.cfg.Profiles.Pending()
-	return Snapshot{
-		Profiles:        t.cfg.Profiles.Profiles(),
-		PendingProfiles: len(pairing),
-		Pairing:         pairing,
-		PendingCalls:    len(t.cfg.Guard.Pending()),
-		Paused:          t.cfg.Guard.Paused(),
-		Running:         t.running,
-		Tool:            t.tool,
+func (t *loop) snapshot(v localclient.View) Snapshot {
+	s := Snapshot{
+		Profiles:        v.Profiles,
+		PendingProfiles: len(v.Pairing),
+		Pairing:         v.Pairing,
+		PendingCalls:    len(v.Approvals),
+		Paused:          v.Paused,
+		Running:         len(v.Running),
 		Clients:         t.clients,
 		LoginItem:       t.login,
 		LoginAvailable:  t.cfg.LoginItem != nil,
-		WindowAvailable: t.cfg.Window != nil,
+		WindowAvailable: v.Window,
 		Notice:          t.notice,
+		Tool:            v.LastTool,
 	}
+	return s
 }
 
-// event counts running calls; it reports whether a running call ended.
-// Only calls that ran were announced as started: refused, denied and
-// paused calls are recorded without a start.
-func (t *loop) event(ev timeline.Event) bool {
-	if ev.Dropped > 0 {
-		t.running = 0 // missed events: don't leave the icon stuck on "acting"
-	}
-	switch ev.Kind {
-	case timeline.CallStarted:
-		t.running++
-		t.tool = ev.Entry.Tool
-	case timeline.CallRecorded:
-		if ev.Entry.Outcome == timeline.OK || ev.Entry.Outcome == timeline.Error {
-			if t.running > 0 {
-				t.running--
-				return true
-			}
-		}
-	}
-	return false
+// request is a context for one request of a click.
+func (t *loop) request() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(t.ctx, requestTimeout)
 }
 
 func (t *loop) readClients() {
-	list := t.cfg.Clients.List()
+	ctx, cancel := t.request()
+	defer cancel()
+	list, err := t.cfg.Client.Clients(ctx)
+	if err != nil {
+		t.log.Warn("tray: could not list the MCP clients", "err", err)
+		return
+	}
 	items := make([]ClientItem, 0, len(list))
-	for _, s := range list {
-		it := ClientItem{ID: s.Client.ID, Name: s.Client.Name, Connected: s.Connected && len(s.Files) > 0}
-		if len(s.Files) > 0 {
-			it.Path = s.Files[0].Path
-		}
-		items = append(items, it)
+	for _, c := range list {
+		items = append(items, ClientItem{ID: c.ID, Name: c.Name, Connected: c.Connected, Path: c.Path})
 	}
 	t.clients = items
 }
@@ -255,14 +194,16 @@ func (t *loop) readLogin() {
 	}
 }
 
-func (t *loop) click(c Click) {
+func (t *loop) click(c Click, v localclient.View) {
 	switch c.Kind {
 	case ClickConnect:
 		t.connect(c.Client)
 		t.readClients()
 	case ClickPause:
-		paused := !t.cfg.Guard.Paused()
-		if err := t.cfg.Guard.SetPaused(paused); err != nil {
+		ctx, cancel := t.request()
+		defer cancel()
+		paused, err := t.cfg.Client.SetPaused(ctx, !v.Paused)
+		if err != nil {
 			t.fail("could not change the pause switch", err)
 			return
 		}
@@ -287,8 +228,10 @@ func (t *loop) click(c Click) {
 		t.log.Info("start at login set from the tray", "enabled", t.login)
 		t.notice = ""
 	case ClickOpen:
-		if t.cfg.Window != nil {
-			t.cfg.Window.Show()
+		ctx, cancel := t.request()
+		defer cancel()
+		if err := t.cfg.Client.OpenWindow(ctx); err != nil {
+			t.fail("could not open the window", err)
 		}
 	case MenuOpened:
 		t.readClients()
@@ -297,7 +240,8 @@ func (t *loop) click(c Click) {
 }
 
 // connect connects a client, or disconnects it when already connected, and
-// reports the outcome as the notice and in the log.
+// reports the outcome as the notice and in the log (the daemon tells the
+// window).
 func (t *loop) connect(id string) {
 	var item ClientItem
 	for _, it := range t.clients {
@@ -309,41 +253,33 @@ func (t *loop) connect(id string) {
 		t.fail("unknown client "+id, nil)
 		return
 	}
+	ctx, cancel := t.request()
+	defer cancel()
 	var (
-		o   clients.Outcome
+		o   apitype.ClientOutcome
 		err error
 	)
 	if item.Connected {
-		o, err = t.cfg.Clients.Disconnect(id)
+		o, err = t.cfg.Client.Disconnect(ctx, id)
 	} else {
-		o, err = t.cfg.Clients.Connect(id, t.cfg.ConnectOptions)
+		o, err = t.cfg.Client.Connect(ctx, id)
 	}
 	verb := map[bool]string{true: "disconnect", false: "connect"}[item.Connected]
 	if err != nil {
 		t.fail(fmt.Sprintf("%s: could not %s", item.Name, verb), err)
 		return
 	}
-	var path string
-	if len(o.Files) > 0 {
-		path = o.Files[0].Path
-	}
 	t.notice = fmt.Sprintf("%s: %sed", item.Name, verb)
 	if o.Changed && o.Client.Reload != "" {
 		t.notice += "; next: " + o.Client.Reload
 	}
-	t.log.Info("client config changed from the tray", "client", id, "action", verb, "changed", o.Changed, "path", path)
-	if t.cfg.Window != nil {
-		t.cfg.Window.Notify("info", strings.Join(o.Lines(!item.Connected), "\n"))
-	}
+	t.log.Info("client config changed from the tray", "client", id, "action", verb, "changed", o.Changed, "path", o.Client.Path)
 }
 
 func (t *loop) fail(what string, err error) {
 	t.notice = what
 	if err != nil {
 		t.notice += ": " + err.Error()
-	}
-	if t.cfg.Window != nil {
-		t.cfg.Window.Notify("error", t.notice)
 	}
 	t.log.Warn("tray action failed", "error", t.notice)
 }

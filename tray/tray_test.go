@@ -4,25 +4,25 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"errors"
+	"encoding/json"
 	"image/png"
-	"path/filepath"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/tether-browser/tether/broker"
-	"github.com/tether-browser/tether/clients"
-	"github.com/tether-browser/tether/policy"
-	"github.com/tether-browser/tether/protocol"
-	"github.com/tether-browser/tether/timeline"
+	"github.com/tether-browser/tether/apitype"
+	"github.com/tether-browser/tether/localclient/localclienttest"
 )
 
-func profile(label string, connected bool, tabs int) broker.Profile {
-	p := broker.Profile{ID: label + "-id", Label: label, Slug: strings.ToLower(label), Connected: connected}
+func profile(label string, connected bool, tabs int) apitype.ProfileView {
+	p := apitype.ProfileView{ID: label + "-id", Label: label, Slug: strings.ToLower(label), Status: "disconnected"}
+	if connected {
+		p.Status = "connected"
+	}
 	for i := range tabs {
-		p.Tabs = append(p.Tabs, protocol.TabInfo{Tab: i + 1})
+		p.Tabs = append(p.Tabs, apitype.TabView{Number: i + 1})
 	}
 	return p
 }
@@ -39,18 +39,18 @@ func TestRender(t *testing.T) {
 		tooltip string
 	}{
 		{"nothing", Snapshot{}, Disconnected, "No extension connected", "Tether: no extension connected"},
-		{"only disconnected profiles", Snapshot{Profiles: []broker.Profile{gone}}, Disconnected, "No extension connected", "Tether: no extension connected"},
-		{"one profile", Snapshot{Profiles: []broker.Profile{work, gone}}, Connected, "1 profile · 2 shared tabs", "Tether: connected"},
-		{"two profiles", Snapshot{Profiles: []broker.Profile{work, home}}, Connected, "2 profiles · 5 shared tabs", "Tether: connected"},
-		{"one tab", Snapshot{Profiles: []broker.Profile{profile("A", true, 1)}}, Connected, "1 profile · 1 shared tab", "Tether: connected"},
-		{"acting", Snapshot{Profiles: []broker.Profile{work}, Running: 1, Tool: "browser_click"}, Acting, "1 profile · 2 shared tabs", "Tether: AI acting now (browser_click)"},
+		{"only disconnected profiles", Snapshot{Profiles: []apitype.ProfileView{gone}}, Disconnected, "No extension connected", "Tether: no extension connected"},
+		{"one profile", Snapshot{Profiles: []apitype.ProfileView{work, gone}}, Connected, "1 profile · 2 shared tabs", "Tether: connected"},
+		{"two profiles", Snapshot{Profiles: []apitype.ProfileView{work, home}}, Connected, "2 profiles · 5 shared tabs", "Tether: connected"},
+		{"one tab", Snapshot{Profiles: []apitype.ProfileView{profile("A", true, 1)}}, Connected, "1 profile · 1 shared tab", "Tether: connected"},
+		{"acting", Snapshot{Profiles: []apitype.ProfileView{work}, Running: 1, Tool: "browser_click"}, Acting, "1 profile · 2 shared tabs", "Tether: AI acting now (browser_click)"},
 		{"pairing waits", Snapshot{PendingProfiles: 1}, Approval, "No extension connected · waiting for you: 1 profile to pair", "Tether: waiting for you: 1 profile to pair"},
-		{"approval beats acting", Snapshot{Profiles: []broker.Profile{work}, Running: 2, PendingCalls: 2}, Approval, "1 profile · 2 shared tabs · waiting for you: 2 calls to approve", "Tether: waiting for you: 2 calls to approve"},
-		{"pairing shows codes", Snapshot{PendingProfiles: 2, Pairing: []broker.PendingProfile{{Label: "Work", Code: "K7M4PX"}, {Label: "Work", Code: "ZZ9Q2R"}}}, Approval,
+		{"approval beats acting", Snapshot{Profiles: []apitype.ProfileView{work}, Running: 2, PendingCalls: 2}, Approval, "1 profile · 2 shared tabs · waiting for you: 2 calls to approve", "Tether: waiting for you: 2 calls to approve"},
+		{"pairing shows codes", Snapshot{PendingProfiles: 2, Pairing: []apitype.PairingView{{Label: "Work", Code: "K7M4PX"}, {Label: "Work", Code: "ZZ9Q2R"}}}, Approval,
 			`No extension connected · waiting for you: 2 profiles to pair ("Work" code K7M4PX, "Work" code ZZ9Q2R)`,
 			`Tether: waiting for you: 2 profiles to pair ("Work" code K7M4PX, "Work" code ZZ9Q2R)`},
 		{"both wait", Snapshot{PendingProfiles: 2, PendingCalls: 1}, Approval, "No extension connected · waiting for you: 2 profiles to pair, 1 call to approve", "Tether: waiting for you: 2 profiles to pair, 1 call to approve"},
-		{"paused beats everything", Snapshot{Profiles: []broker.Profile{work}, Paused: true, Running: 1, PendingCalls: 1}, Paused, "1 profile · 2 shared tabs", "Tether: AI access paused"},
+		{"paused beats everything", Snapshot{Profiles: []apitype.ProfileView{work}, Paused: true, Running: 1, PendingCalls: 1}, Paused, "1 profile · 2 shared tabs", "Tether: AI access paused"},
 		{"notice in tooltip", Snapshot{Notice: "Cursor: connected"}, Disconnected, "No extension connected", "Tether: no extension connected\nCursor: connected"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -97,121 +97,6 @@ func TestIcons(t *testing.T) {
 	}
 }
 
-// notifier is the Changed() idiom of the broker and the guard.
-type notifier struct {
-	mu sync.Mutex
-	ch chan struct{}
-}
-
-func (n *notifier) Changed() <-chan struct{} {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.ch == nil {
-		n.ch = make(chan struct{})
-	}
-	return n.ch
-}
-
-func (n *notifier) notifyLocked() {
-	if n.ch != nil {
-		close(n.ch)
-	}
-	n.ch = make(chan struct{})
-}
-
-type fakeProfiles struct {
-	notifier
-	profiles []broker.Profile
-	pending  []broker.PendingProfile
-}
-
-func (f *fakeProfiles) Profiles() []broker.Profile {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]broker.Profile(nil), f.profiles...)
-}
-
-func (f *fakeProfiles) Pending() []broker.PendingProfile {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]broker.PendingProfile(nil), f.pending...)
-}
-
-func (f *fakeProfiles) set(ps []broker.Profile, pending []broker.PendingProfile) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.profiles, f.pending = ps, pending
-	f.notifyLocked()
-}
-
-type fakeGuard struct {
-	notifier
-	paused  bool
-	pending []policy.Request
-	err     error
-}
-
-func (g *fakeGuard) Paused() bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.paused
-}
-
-func (g *fakeGuard) SetPaused(p bool) error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.err != nil {
-		return g.err
-	}
-	g.paused = p
-	g.notifyLocked()
-	return nil
-}
-
-func (g *fakeGuard) Pending() []policy.Request {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return append([]policy.Request(nil), g.pending...)
-}
-
-type fakeClients struct {
-	mu        sync.Mutex
-	connected map[string]bool
-	opts      []clients.Options
-	err       error
-}
-
-func (f *fakeClients) List() []clients.Status {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var out []clients.Status
-	for _, c := range clients.All() {
-		out = append(out, clients.Status{Client: c, Connected: f.connected[c.ID],
-			Files: []clients.FileStatus{{Path: "/home/u/" + c.ID + ".json", Connected: f.connected[c.ID]}}})
-	}
-	return out
-}
-
-func (f *fakeClients) Connect(id string, o clients.Options) (clients.Outcome, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.opts = append(f.opts, o)
-	c, _ := clients.Lookup(id)
-	if f.err != nil {
-		return clients.Outcome{Client: c}, f.err
-	}
-	f.connected[id] = true
-	return clients.Outcome{Client: c, Changed: true, Files: []clients.FileResult{{Path: "/home/u/" + id + ".json", Change: clients.Added}}}, nil
-}
-
-func (f *fakeClients) Disconnect(id string) (clients.Outcome, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	c, _ := clients.Lookup(id)
-	delete(f.connected, id)
-	return clients.Outcome{Client: c, Changed: true, Files: []clients.FileResult{{Path: "/home/u/" + id + ".json", Change: clients.Removed}}}, nil
-}
-
 type fakeLogin struct {
 	mu sync.Mutex
 	on bool
@@ -247,56 +132,59 @@ func (u *fakeUI) want(t *testing.T, what string, ok func(View) bool) View {
 	}
 }
 
-// fakeWindow records what the tray asks of the window.
-type fakeWindow struct {
-	mu      sync.Mutex
-	shown   int
-	notices []string
-}
-
-func (w *fakeWindow) Show() { w.mu.Lock(); w.shown++; w.mu.Unlock() }
-
-func (w *fakeWindow) Notify(kind, text string) {
-	w.mu.Lock()
-	w.notices = append(w.notices, kind+": "+text)
-	w.mu.Unlock()
-}
-
 type rig struct {
-	window   *fakeWindow
-	profiles *fakeProfiles
-	guard    *fakeGuard
-	tl       *timeline.Store
-	clients  *fakeClients
-	login    *fakeLogin
-	ui       *fakeUI
-	done     chan error
+	daemon *localclienttest.Fake
+	login  *fakeLogin
+	ui     *fakeUI
+	done   chan error
 }
 
-func start(t *testing.T) *rig {
-	tl, err := timeline.Open(filepath.Join(t.TempDir(), "timeline.db"), timeline.Options{})
-	if err != nil {
-		t.Fatal(err)
+// clientList is the fake daemon's MCP clients: cursor connected.
+func clientList(connected ...string) []apitype.Client {
+	out := []apitype.Client{
+		{ID: "claude-desktop", Name: "Claude Desktop", Path: "/home/u/claude_desktop_config.json", Installed: true},
+		{ID: "cursor", Name: "Cursor", Path: "/home/u/.cursor/mcp.json", Installed: true},
+		{ID: "zed", Name: "Zed", Path: "/home/u/.config/zed/settings.json", Installed: true},
 	}
-	t.Cleanup(func() { tl.Close() })
+	for i := range out {
+		for _, c := range connected {
+			if out[i].ID == c {
+				out[i].Connected = true
+			}
+		}
+	}
+	return out
+}
+
+func start(t *testing.T, linger time.Duration, login bool) *rig {
+	f := localclienttest.New(t)
+	f.SetAnswer("GET", apitype.PathClients, http.StatusOK, clientList("cursor"))
 	r := &rig{
-		window: &fakeWindow{}, profiles: &fakeProfiles{}, guard: &fakeGuard{}, tl: tl,
-		clients: &fakeClients{connected: map[string]bool{"cursor": true}}, login: &fakeLogin{},
-		ui:   &fakeUI{views: make(chan View, 1000), clicks: make(chan Click)},
+		daemon: f, ui: &fakeUI{views: make(chan View, 1000), clicks: make(chan Click)},
 		done: make(chan error, 1),
+	}
+	cfg := Config{Client: f.Client(), Linger: linger}
+	if login {
+		r.login = &fakeLogin{}
+		cfg.LoginItem = r.login
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	go func() {
-		r.done <- Run(ctx, Config{
-			Profiles: r.profiles, Guard: r.guard, Activity: tl, Clients: r.clients,
-			ConnectOptions: clients.Options{Executable: "/opt/tether"}, LoginItem: r.login, Window: r.window,
-		}, r.ui)
-	}()
+	go func() { r.done <- Run(ctx, cfg, r.ui) }()
 	return r
 }
 
 func (r *rig) click(c Click) { r.ui.clicks <- c }
+
+// lastRequest is the newest request the fake daemon recorded.
+func (r *rig) lastRequest(t *testing.T) localclienttest.Request {
+	t.Helper()
+	reqs := r.daemon.Requests()
+	if len(reqs) == 0 {
+		t.Fatal("the tray sent no request")
+	}
+	return reqs[len(reqs)-1]
+}
 
 func clientItem(v View, id string) ClientItem {
 	for _, c := range v.Clients {
@@ -308,95 +196,88 @@ func clientItem(v View, id string) ClientItem {
 }
 
 func TestLoopFollowsTheDaemon(t *testing.T) {
-	r := start(t)
-	v := r.ui.want(t, "the first view", func(View) bool { return true })
-	if v.State != Disconnected || !v.LoginAvailable || v.LoginItem || v.Paused || !v.WindowAvailable {
+	r := start(t, 0, true)
+	v := r.ui.want(t, "the first view", func(v View) bool { return v.WindowAvailable })
+	if v.State != Disconnected || !v.LoginAvailable || v.LoginItem || v.Paused {
 		t.Fatalf("first view = %+v", v)
 	}
-	if len(v.Clients) != len(clients.All()) || !clientItem(v, "cursor").Connected || clientItem(v, "claude-desktop").Connected {
+	if len(v.Clients) != 3 || !clientItem(v, "cursor").Connected || clientItem(v, "claude-desktop").Connected {
 		t.Fatalf("first view's clients = %+v", v.Clients)
 	}
 
-	r.profiles.set([]broker.Profile{profile("Work", true, 2)}, nil)
+	r.daemon.SetState(func(s *apitype.State) { s.Profiles = []apitype.ProfileView{profile("Work", true, 2)} })
 	r.ui.want(t, "connected", func(v View) bool { return v.State == Connected && v.Status == "1 profile · 2 shared tabs" })
 
-	r.tl.Started(timeline.Entry{Tool: "browser_click"})
+	r.daemon.Call("c1", apitype.PhaseStarted, apitype.TimelineEntry{Tool: "browser_click", Profile: "work"})
 	r.ui.want(t, "acting", func(v View) bool { return v.State == Acting && strings.Contains(v.Tooltip, "browser_click") })
-	// A refused call was never started: it does not end the running one.
-	if _, err := r.tl.Record(context.Background(), timeline.Entry{Tool: "browser_evaluate", Outcome: timeline.Refused}); err != nil {
-		t.Fatal(err)
-	}
+	// A refused call of another id does not end the running one.
+	r.daemon.Call("c2", apitype.PhaseFinished, apitype.TimelineEntry{Tool: "browser_evaluate", Outcome: "refused"})
+	r.daemon.SetState(func(s *apitype.State) {}) // one more view, after the refusal
 	if v := r.ui.want(t, "the view after the refusal", func(View) bool { return true }); v.State != Acting {
 		t.Fatalf("a refused call ended the running one: %+v", v)
 	}
-	if _, err := r.tl.Record(context.Background(), timeline.Entry{Tool: "browser_click", Outcome: timeline.OK}); err != nil {
-		t.Fatal(err)
-	}
+	r.daemon.Call("c1", apitype.PhaseFinished, apitype.TimelineEntry{Tool: "browser_click", Outcome: "ok"})
 	r.ui.want(t, "connected after the call", func(v View) bool { return v.State == Connected })
 
-	r.profiles.set([]broker.Profile{profile("Work", true, 2)}, []broker.PendingProfile{{ID: "x", Label: "New", Code: "K7M4PX"}})
+	r.daemon.SetState(func(s *apitype.State) {
+		s.Pairing = []apitype.PairingView{{ID: "x", Label: "New", Code: "K7M4PX"}}
+	})
 	r.ui.want(t, "approval with the pairing code", func(v View) bool {
 		return v.State == Approval && strings.Contains(v.Tooltip, `"New" code K7M4PX`)
 	})
-	r.guard.mu.Lock()
-	r.guard.pending = []policy.Request{{ID: "1"}}
-	r.guard.notifyLocked()
-	r.guard.mu.Unlock()
+	r.daemon.SetState(func(s *apitype.State) { s.Approvals = []apitype.Approval{{ID: "1"}} })
 	r.ui.want(t, "a held call", func(v View) bool {
 		return v.State == Approval && strings.Contains(v.Status, "1 call to approve")
 	})
 }
 
 func TestLoopActsOnClicks(t *testing.T) {
-	r := start(t)
-	r.ui.want(t, "the first view", func(View) bool { return true })
+	r := start(t, 0, true)
+	r.ui.want(t, "the first view", func(v View) bool { return v.WindowAvailable })
 
 	r.click(Click{Kind: ClickOpen})
 	r.ui.want(t, "the view after Open Tether", func(View) bool { return true })
-	r.window.mu.Lock()
-	if r.window.shown != 1 {
-		t.Errorf("Open Tether showed the window %d times, want 1", r.window.shown)
+	if q := r.lastRequest(t); q.Method != "POST" || q.Path != apitype.PathWindowOpen {
+		t.Errorf("Open Tether sent %+v, want POST %s", q, apitype.PathWindowOpen)
 	}
-	r.window.mu.Unlock()
 
 	r.click(Click{Kind: ClickPause})
 	r.ui.want(t, "paused", func(v View) bool { return v.State == Paused && v.Paused })
-	if !r.guard.Paused() {
-		t.Fatal("the guard was not paused")
+	if !r.daemon.State().Paused {
+		t.Fatal("the daemon was not paused")
 	}
 	r.click(Click{Kind: ClickPause})
 	r.ui.want(t, "resumed", func(v View) bool { return v.State == Disconnected && !v.Paused })
 
+	claude := clientList("claude-desktop")[0]
+	claude.Reload = "restart Claude Desktop"
+	r.daemon.SetAnswer("POST", apitype.PathClientConnect, http.StatusOK, apitype.ClientOutcome{Changed: true, Client: claude})
+	r.daemon.SetAnswer("GET", apitype.PathClients, http.StatusOK, clientList("cursor", "claude-desktop"))
 	r.click(Click{Kind: ClickConnect, Client: "claude-desktop"})
 	v := r.ui.want(t, "claude-desktop checked", func(v View) bool { return clientItem(v, "claude-desktop").Connected })
-	if !strings.HasPrefix(v.Notice, "Claude Desktop: connected") || !strings.Contains(v.Tooltip, v.Notice) {
+	if v.Notice != "Claude Desktop: connected; next: restart Claude Desktop" || !strings.Contains(v.Tooltip, v.Notice) {
 		t.Errorf("notice %q, tooltip %q", v.Notice, v.Tooltip)
 	}
-	r.window.mu.Lock()
-	if len(r.window.notices) != 1 || !strings.HasPrefix(r.window.notices[0], "info: Claude Desktop: added Tether in ") {
-		t.Errorf("the window's notices after Connect: %q", r.window.notices)
+	var req apitype.ClientRequest
+	if q := r.lastRequest(t); q.Path != apitype.PathClientConnect || json.Unmarshal([]byte(q.Body), &req) != nil || req.ID != "claude-desktop" {
+		t.Errorf("Connect sent %+v", q)
 	}
-	r.window.mu.Unlock()
-	if len(r.clients.opts) != 1 || r.clients.opts[0].Executable != "/opt/tether" {
-		t.Errorf("Connect got %+v", r.clients.opts)
-	}
+
+	r.daemon.SetAnswer("POST", apitype.PathClientDisconnect, http.StatusOK, apitype.ClientOutcome{Changed: true, Client: clientList()[1]})
+	r.daemon.SetAnswer("GET", apitype.PathClients, http.StatusOK, clientList("claude-desktop"))
 	r.click(Click{Kind: ClickConnect, Client: "cursor"})
 	v = r.ui.want(t, "cursor unchecked", func(v View) bool { return !clientItem(v, "cursor").Connected })
 	if !strings.HasPrefix(v.Notice, "Cursor: disconnected") {
 		t.Errorf("notice %q", v.Notice)
 	}
 
-	r.clients.mu.Lock()
-	r.clients.err = errors.New("claude_desktop_config.json:3:1: invalid character")
-	r.clients.mu.Unlock()
+	r.daemon.SetAnswer("POST", apitype.PathClientConnect, http.StatusConflict, apitype.Error{Error: "mcp.json:3:1: invalid character; fix the file, then connect again"})
 	r.click(Click{Kind: ClickConnect, Client: "cursor"})
 	r.ui.want(t, "the error", func(v View) bool {
-		return v.Notice == "Cursor: could not connect: claude_desktop_config.json:3:1: invalid character" && !clientItem(v, "cursor").Connected
+		return v.Notice == "Cursor: could not connect: mcp.json:3:1: invalid character; fix the file, then connect again" && !clientItem(v, "cursor").Connected
 	})
 
-	r.guard.mu.Lock()
-	r.guard.err = errors.New("disk full")
-	r.guard.mu.Unlock()
+	r.daemon.SetAnswer("POST", apitype.PathPause, http.StatusInternalServerError, apitype.Error{Error: "disk full"})
 	r.click(Click{Kind: ClickPause})
 	r.ui.want(t, "the pause error", func(v View) bool { return strings.Contains(v.Notice, "disk full") && !v.Paused })
 
@@ -406,9 +287,7 @@ func TestLoopActsOnClicks(t *testing.T) {
 	r.ui.want(t, "login unchecked", func(v View) bool { return !v.LoginItem })
 
 	// A change made outside the tray shows when the menu opens.
-	r.clients.mu.Lock()
-	r.clients.connected["zed"] = true
-	r.clients.mu.Unlock()
+	r.daemon.SetAnswer("GET", apitype.PathClients, http.StatusOK, clientList("claude-desktop", "zed"))
 	r.click(Click{Kind: MenuOpened})
 	r.ui.want(t, "zed checked", func(v View) bool { return clientItem(v, "zed").Connected })
 
@@ -425,23 +304,13 @@ func TestLoopActsOnClicks(t *testing.T) {
 
 // The acting icon lingers after a call so that a fast one shows at all.
 func TestActingLingers(t *testing.T) {
-	tl, err := timeline.Open(filepath.Join(t.TempDir(), "timeline.db"), timeline.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tl.Close()
-	ui := &fakeUI{views: make(chan View, 100), clicks: make(chan Click)}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go Run(ctx, Config{Profiles: &fakeProfiles{}, Guard: &fakeGuard{}, Activity: tl,
-		Clients: &fakeClients{connected: map[string]bool{}}, Linger: 200 * time.Millisecond}, ui)
-	ui.want(t, "the first view", func(v View) bool { return !v.LoginAvailable && !v.WindowAvailable })
-	tl.Started(timeline.Entry{Tool: "browser_snapshot"})
-	if _, err := tl.Record(ctx, timeline.Entry{Tool: "browser_snapshot", Outcome: timeline.Error}); err != nil {
-		t.Fatal(err)
-	}
-	ended := time.Now()
+	r := start(t, 200*time.Millisecond, false)
+	r.ui.want(t, "the first view", func(v View) bool { return !v.LoginAvailable && v.WindowAvailable })
+	r.daemon.Call("c1", apitype.PhaseStarted, apitype.TimelineEntry{Tool: "browser_snapshot"})
+	r.daemon.Call("c1", apitype.PhaseFinished, apitype.TimelineEntry{Tool: "browser_snapshot", Outcome: "error"})
+	ui := r.ui
 	ui.want(t, "acting", func(v View) bool { return v.State == Acting })
+	ended := time.Now()
 	ui.want(t, "the end of the linger", func(v View) bool { return v.State == Disconnected })
 	if d := time.Since(ended); d < 150*time.Millisecond {
 		t.Errorf("the acting icon went after %s, want about 200ms", d)

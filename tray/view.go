@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/tether-browser/tether/broker"
+	"github.com/tether-browser/tether/apitype"
 )
 
 // State is what the icon shows, most urgent first in Render's order.
@@ -28,18 +28,18 @@ const (
 // States lists every state, most urgent first.
 var States = []State{Paused, Approval, Acting, Connected, Disconnected}
 
-// Snapshot is what the tray knows at one moment, read from the daemon's
-// in-process API.
+// Snapshot is what the tray knows at one moment, read from the model of
+// the daemon's local API.
 type Snapshot struct {
 	// Profiles are the known browser profiles (connected or not).
-	Profiles []broker.Profile
+	Profiles []apitype.ProfileView
 	// PendingProfiles wait for pairing.
 	PendingProfiles int
 	// Pairing are those profiles, oldest first: the status line and the
 	// tooltip show each one's label and pairing code, so the user approves
 	// (in the window or with `tether profiles approve CODE`) the one whose
 	// code the browser's popup shows.
-	Pairing []broker.PendingProfile
+	Pairing []apitype.PairingView
 	// PendingCalls are tool calls held for the user's answer.
 	PendingCalls int
 	// Paused is the kill switch.
@@ -95,7 +95,7 @@ type View struct {
 func Render(s Snapshot) View {
 	connected, tabs := 0, 0
 	for _, p := range s.Profiles {
-		if p.Connected {
+		if p.Status == "connected" {
 			connected++
 			tabs += len(p.Tabs)
 		}
@@ -135,7 +135,7 @@ func Render(s Snapshot) View {
 	return v
 }
 
-func waiting(profiles, calls int, pairing []broker.PendingProfile) string {
+func waiting(profiles, calls int, pairing []apitype.PairingView) string {
 	var parts []string
 	if profiles > 0 {
 		part := plural(profiles, "profile") + " to pair"
