@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
 	"runtime"
@@ -26,11 +25,17 @@ import (
 const actingLinger = 1500 * time.Millisecond
 
 // trayMain is bare `tether` (and `tether --hidden`, what the login item
-// runs): the daemon of `tether serve`, same lock and port, with the tray
-// and the window. It exits the process. It runs on the main goroutine,
-// which the window (and, on macOS, the tray) needs.
+// runs): the daemon of `tether serve`, same lock and port, with the tray.
+// It exits the process. It runs on the main goroutine, which the tray
+// needs on macOS.
+//
+// The window is not part of this process: it is its own (`tether-desktop
+// window`, package app), which the daemon starts through uiproc.Window
+// once the local API (package localapi) serves it. Until that is wired
+// here, bare tether runs the daemon and the tray only: the tray has no
+// "Open Tether", and calls that need the user's approval are denied as
+// under `tether serve`.
 func trayMain(args []string) {
-	execDesktop(args) // the build with the window, when this one lacks it
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := runTray(ctx, args)
 	stop()
@@ -75,21 +80,9 @@ func runTray(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	windowed := hasDisplay(runtime.GOOS, os.Getenv)
-	if windowed && newWindow == nil {
-		windowed = false
-		log.Warn("this tether is built without the window: running with the tray only", "window_build", desktopName)
-	}
-	var window appWindow // set before the daemon listens; read by ShowWindow
-	var showWindow func()
-	if windowed {
-		showWindow = func() { window.Show() }
-	}
-
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	services := make(chan daemon.Services, 1)
-	listen := make(chan struct{}) // closed once the window is wired
 	daemonDone := make(chan error, 1)
 	go func() {
 		err := daemon.Run(ctx, daemon.Config{
@@ -100,8 +93,7 @@ func runTray(ctx context.Context, args []string) error {
 			UI:         true,
 			Unattended: policy.Deny,
 			Logger:     log,
-			Services:   func(s daemon.Services) { services <- s; <-listen },
-			ShowWindow: showWindow,
+			Services:   func(s daemon.Services) { services <- s },
 		})
 		daemonDone <- err
 		cancel() // the tray and window go when the daemon does (/shutdown, errors)
@@ -114,11 +106,9 @@ func runTray(ctx context.Context, args []string) error {
 	}
 	opts := clients.Options{Executable: exe}
 	var loginEnv []string // what the login item must set to start this same daemon
-	var browserEnv []string
 	if !paths.IsDefault() {
 		opts.ConfigDir = paths.Dir
 		loginEnv = append(loginEnv, config.EnvConfigDir+"="+paths.Dir)
-		browserEnv = []string{config.EnvConfigDir + "=" + paths.Dir}
 	}
 	if os.Getenv(config.EnvPort) != "" {
 		loginEnv = append(loginEnv, config.EnvPort+"="+strconv.Itoa(port))
@@ -139,60 +129,9 @@ func runTray(ctx context.Context, args []string) error {
 			}
 		},
 	}
-	if !windowed {
-		close(listen)
-		if newWindow != nil {
-			log.Warn("no display: running with the tray only (the window needs X11, Wayland, macOS or Windows)")
-		}
-		trayErr := native.Run(ctx, trayCfg)
-		cancel()
-		return errors.Join(trayErr, <-daemonDone)
-	}
-	window = newWindow(s, windowConfig{
-		Paths: paths, Port: port, Clients: host, ConnectOptions: opts,
-		Executable: exe, BrowserEnv: browserEnv, Logger: log,
-	})
-	s.Guard.SetApprover(window)
-	close(listen) // the daemon listens now, with the window as its approver
-	trayCfg.Window = window
-	// The tray first (systray's start must precede the window's loop on
-	// macOS), then the window owns the main thread until ctx ends.
-	trayLoop := native.Start(trayCfg)
-	trayDone := make(chan error, 1)
-	go func() {
-		trayDone <- trayLoop(ctx)
-		cancel() // Quit in the tray stops everything
-	}()
-	if err := window.Run(ctx, *hidden); err != nil && ctx.Err() == nil {
-		// The daemon and tray still serve; held calls wait in the queue
-		// for the timeout, then are denied.
-		log.Error("no window: Tether keeps running in the tray", "err", err)
-		<-ctx.Done()
-	}
+	trayErr := native.Run(ctx, trayCfg)
 	cancel()
-	return errors.Join(<-trayDone, <-daemonDone)
-}
-
-// appWindow is the window of bare tether (app.Window in a build with the
-// window): the tray's "Open Tether", the daemon's approver, and the main
-// thread's event loop.
-type appWindow interface {
-	tray.Window
-	policy.Approver
-	// Run shows the window (unless hidden) and runs its event loop on the
-	// main goroutine until ctx ends.
-	Run(ctx context.Context, hidden bool) error
-}
-
-// windowConfig is what the window needs besides the daemon's services.
-type windowConfig struct {
-	Paths          config.Paths
-	Port           int
-	Clients        clients.Host
-	ConnectOptions clients.Options
-	Executable     string
-	BrowserEnv     []string
-	Logger         *slog.Logger
+	return errors.Join(trayErr, <-daemonDone)
 }
 
 // showRunning finds a `tether` already running for this config dir and,
@@ -212,7 +151,9 @@ func showRunning(ctx context.Context, paths config.Paths, show bool) (bool, erro
 		return true, nil
 	}
 	if err := daemon.Control(ctx, paths, "POST", daemon.PathWindow, nil, nil); err != nil {
-		return false, fmt.Errorf("%w (pid %d, port %d): %v; stop it first, then start tether", daemon.ErrAlreadyRunning, rec.PID, rec.Port, err)
+		// A bare tether without a window yet (see trayMain): it runs, in the tray.
+		fmt.Fprintf(os.Stderr, "tether: already running (pid %d) in the tray; its window could not be shown: %v\n", rec.PID, err)
+		return true, nil
 	}
 	fmt.Fprintf(os.Stderr, "tether: already running (pid %d); its window is shown\n", rec.PID)
 	return true, nil
