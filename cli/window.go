@@ -37,6 +37,10 @@ func runWindow(ctx context.Context, args []string) error {
 	fs := newFlagSet("window", args)
 	linger := fs.Duration("linger", app.DefaultLinger, "how long to stay, hidden, after the window was closed")
 	goneAfter := fs.Duration("gone-after", app.DefaultGoneAfter, "exit when the daemon stays unreachable this long")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: %s window [flags]\n\nThe Tether window, in its own process; the daemon starts it when the window is opened.\n\nFlags:\n", desktopName)
+		fs.PrintDefaults()
+	}
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
