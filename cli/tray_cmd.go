@@ -96,7 +96,7 @@ func runTray(ctx context.Context, args []string) error {
 			Services:   func(s daemon.Services) { services <- s },
 		})
 		daemonDone <- err
-		cancel() // the tray and window go when the daemon does (/shutdown, errors)
+		cancel() // the tray goes when the daemon does (/shutdown, errors)
 	}()
 	var s daemon.Services
 	select {
