@@ -32,10 +32,13 @@ var forbidden = map[string][]string{
 	// the MCP server or the daemon's wiring. Its logic stays free of native
 	// code (it builds for every OS without cgo); tray/native holds systray
 	// and go-autostart.
-	// The window is a thin client too: the daemon's parts through its own
-	// interfaces, never the MCP server, the daemon's wiring or the tray.
-	"app":         {"github.com/mark3labs/mcp-go", "fyne.io/systray", module + "/mcp", module + "/daemon", module + "/bridge", module + "/tray"},
-	"tray":        {"github.com/mark3labs/mcp-go", "github.com/wailsapp/", module + "/app", "fyne.io/systray", "github.com/emersion/go-autostart", module + "/mcp", module + "/daemon", module + "/bridge", module + "/launcher"},
+	// The window is its own process, a client of the daemon's local API
+	// (localclient, apitype) only: none of the daemon's parts, its wiring,
+	// the MCP server or the tray.
+	"app":  {"github.com/mark3labs/mcp-go", "fyne.io/systray", module + "/broker", module + "/policy", module + "/timeline", module + "/clients", module + "/launcher", module + "/daemon", module + "/mcp", module + "/bridge", module + "/tray"},
+	"tray": {"github.com/mark3labs/mcp-go", "github.com/wailsapp/", module + "/app", "fyne.io/systray", "github.com/emersion/go-autostart", module + "/mcp", module + "/daemon", module + "/bridge", module + "/launcher"},
+	// The daemon starts the UI processes; it never links their UI.
+	"uiproc":      {"github.com/wailsapp/", "fyne.io/systray", module + "/app", module + "/tray"},
 	"tray/native": {"github.com/mark3labs/mcp-go", "github.com/wailsapp/", module + "/mcp", module + "/daemon", module + "/bridge", module + "/launcher"},
 }
 

@@ -1,517 +1,411 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
+	"errors"
+	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
-	"testing/fstest"
 	"time"
 
-	"github.com/tether-browser/tether/broker"
-	"github.com/tether-browser/tether/clients"
-	"github.com/tether-browser/tether/policy"
-	"github.com/tether-browser/tether/protocol"
-	"github.com/tether-browser/tether/timeline"
+	"github.com/tether-browser/tether/apitype"
+	"github.com/tether-browser/tether/config"
+	"github.com/tether-browser/tether/localclient"
+	"github.com/tether-browser/tether/localclient/localclienttest"
 )
 
-// fakeProfiles is a broker registry in memory.
-type fakeProfiles struct {
-	mu       sync.Mutex
-	profiles []broker.Profile
-	pending  []broker.PendingProfile
-	approved []string
-	changed  chan struct{}
-}
-
-func (f *fakeProfiles) Profiles() []broker.Profile {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return slices.Clone(f.profiles)
-}
-
-func (f *fakeProfiles) Pending() []broker.PendingProfile {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return slices.Clone(f.pending)
-}
-
-func (f *fakeProfiles) Changed() <-chan struct{} {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.changed == nil {
-		f.changed = make(chan struct{})
-	}
-	return f.changed
-}
-
-func (f *fakeProfiles) set(p []broker.Profile, pending []broker.PendingProfile) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.profiles, f.pending = p, pending
-	if f.changed != nil {
-		close(f.changed)
-		f.changed = nil
-	}
-}
-
-func (f *fakeProfiles) Approve(name string) (broker.Profile, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for i, p := range f.pending {
-		if p.ID == name {
-			f.pending = slices.Delete(f.pending, i, i+1)
-			f.approved = append(f.approved, name)
-			return broker.Profile{ID: p.ID, Label: p.Label, Slug: strings.ToLower(p.Label)}, nil
-		}
-	}
-	return broker.Profile{}, broker.ErrUnknownProfile
-}
-
-func (f *fakeProfiles) Deny(name string) error { return broker.ErrUnknownProfile }
-
-// fakeShell records what the app asks of the window; Ask answers from
-// answers, or blocks until release.
+// fakeShell records what the app asks of the window.
 type fakeShell struct {
 	mu      sync.Mutex
-	events  []string
 	shown   int
-	asked   chan string // titles, as dialogs open
-	answers chan bool
+	hidden  int
 	saveTo  string
-	emitted chan string
+	asked   int
+	emitted chan string // "event <json>", as emitted
+	// backlog holds what next read but skipped, for a later next: the
+	// state and the timeline events come from two goroutines, in no
+	// fixed order.
+	backlog []string
 }
 
-func newShell() *fakeShell {
-	return &fakeShell{asked: make(chan string, 10), answers: make(chan bool), emitted: make(chan string, 1000)}
-}
+func newShell() *fakeShell { return &fakeShell{emitted: make(chan string, 1000)} }
 
 func (s *fakeShell) Emit(event string, data any) {
 	b, _ := json.Marshal(data)
-	s.mu.Lock()
-	s.events = append(s.events, event+" "+string(b))
-	s.mu.Unlock()
 	s.emitted <- event + " " + string(b)
 }
 
-func (s *fakeShell) Show() { s.mu.Lock(); s.shown++; s.mu.Unlock() }
-
-func (s *fakeShell) Ask(title, message string) (bool, error) {
-	s.asked <- title + "\n" + message
-	return <-s.answers, nil
+func (s *fakeShell) Show() {
+	s.mu.Lock()
+	s.shown++
+	s.mu.Unlock()
+	s.emitted <- "show"
 }
 
-func (s *fakeShell) SaveFile(title, name string) (string, error) { return s.saveTo, nil }
-func (s *fakeShell) Reveal(dir string) error                     { return nil }
+func (s *fakeShell) Hide() {
+	s.mu.Lock()
+	s.hidden++
+	s.mu.Unlock()
+	s.emitted <- "hide"
+}
 
-// waitEmit waits for an emitted event containing every part.
-func (s *fakeShell) waitEmit(t *testing.T, parts ...string) string {
+func (s *fakeShell) SaveFile(title, name string) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.asked++
+	return s.saveTo, nil
+}
+
+// next returns the next emitted thing starting with prefix and matching
+// ok, skipping others; it fails the test after 5 s.
+func (s *fakeShell) next(t *testing.T, prefix string, ok func(string) bool) string {
 	t.Helper()
-	deadline := time.After(10 * time.Second)
+	match := func(e string) bool {
+		return strings.HasPrefix(e, prefix) && (ok == nil || ok(strings.TrimPrefix(e, prefix)))
+	}
+	for i, e := range s.backlog {
+		if match(e) {
+			s.backlog = append(s.backlog[:i], s.backlog[i+1:]...)
+			return strings.TrimPrefix(e, prefix)
+		}
+	}
+	deadline := time.After(5 * time.Second)
 	for {
 		select {
 		case e := <-s.emitted:
-			ok := true
-			for _, p := range parts {
-				ok = ok && strings.Contains(e, p)
+			if match(e) {
+				return strings.TrimPrefix(e, prefix)
 			}
-			if ok {
-				return e
-			}
+			s.backlog = append(s.backlog, e)
 		case <-deadline:
-			t.Fatalf("no event with %q", parts)
+			t.Fatalf("nothing emitted starting %q", prefix)
+			return ""
 		}
 	}
 }
 
-type rig struct {
-	app      *App
-	shell    *fakeShell
-	profiles *fakeProfiles
-	guard    *policy.Guard
-	tl       *timeline.Store
-	home     string
-	dir      string
-}
-
-func newRig(t *testing.T, timeout time.Duration) *rig {
+// nextState returns the next state event whose State satisfies ok.
+func (s *fakeShell) nextState(t *testing.T, ok func(State) bool) State {
 	t.Helper()
-	dir := t.TempDir()
-	tl, err := timeline.Open(filepath.Join(dir, "timeline.db"), timeline.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tl.Close() })
-	r := &rig{shell: newShell(), profiles: &fakeProfiles{}, tl: tl, home: t.TempDir(), dir: dir}
-	r.app = New(Config{
-		Profiles: r.profiles, Timeline: tl,
-		Clients:        clients.Host{OS: "linux", Home: r.home, Getenv: func(string) string { return "" }},
-		ConnectOptions: clients.Options{Executable: "/opt/tether/tether"},
-		Extension: fstest.MapFS{
-			"manifest.json":  {Data: []byte(`{"manifest_version": 3, "name": "Tether", "version": "0.2.0"}`)},
-			"background.js":  {Data: []byte("// sw")},
-			"offscreen.html": {Data: []byte("<!doctype html>")},
-		},
-		ExtensionDir: filepath.Join(dir, "chrome-extension"),
-		ExtensionID:  broker.DefaultExtensionID,
-		Port:         8787,
-		Version:      "0.1.0+test",
+	var st State
+	s.next(t, EventState+" ", func(b string) bool {
+		st = State{}
+		if err := json.Unmarshal([]byte(b), &st); err != nil {
+			t.Fatal(err)
+		}
+		return ok(st)
 	})
-	g, err := policy.Open(policy.Config{Path: filepath.Join(dir, "policy.json"), Approver: &Window{app: r.app}, Timeout: timeout})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.guard = g
-	r.app.cfg.Guard = g
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	r.app.start(ctx, r.shell)
-	return r
+	return st
 }
 
-func TestStateFollowsTheDaemon(t *testing.T) {
-	r := newRig(t, time.Minute)
-	r.shell.waitEmit(t, "state", `"profiles":[]`)
-
-	seen := time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
-	r.profiles.set([]broker.Profile{
-		{ID: "b", Label: "Home", Slug: "home", LastSeen: seen},
-		{ID: "a", Label: "Work", Slug: "work", Connected: true, ExtVersion: "0.1.0", Tabs: []protocol.TabInfo{
-			{Tab: 1, Title: "Inbox", URL: "https://mail.example/"},
-			{Tab: 2, Title: "Docs", URL: "https://docs.example/", Current: true},
-		}},
-	}, []broker.PendingProfile{{ID: "c-uuid", Label: "New laptop", Code: "K7M4PX", Since: seen, Expires: seen.Add(10 * time.Minute)}})
-	r.shell.waitEmit(t, "state", `"pairing":[{"id":"c-uuid","label":"New laptop","code":"K7M4PX"`, fmt.Sprintf(`"expiresMs":%d`, seen.Add(10*time.Minute).UnixMilli()))
-	s := r.app.State()
-	if len(s.Profiles) != 2 || s.Profiles[0].Slug != "work" || s.Profiles[0].Status != "connected" || s.Profiles[1].LastSeenMs != seen.UnixMilli() {
-		t.Fatalf("profiles (connected first) = %+v", s.Profiles)
-	}
-
-	// A call on tab 1 highlights it until it is recorded; a call with no
-	// tab highlights the profile's current tab.
-	at := time.Now()
-	r.tl.Started(timeline.Entry{Time: at, Profile: "work", Tab: 1, Tool: "browser_click"})
-	r.shell.waitEmit(t, "timeline", `"kind":"started"`, `"tool":"browser_click"`)
-	r.shell.waitEmit(t, "state", `"number":1,"title":"Inbox","url":"https://mail.example/","current":false,"acting":true`)
-	r.tl.Started(timeline.Entry{Time: at, Profile: "work", Tool: "browser_snapshot"})
-	r.shell.waitEmit(t, "state", `"number":2,"title":"Docs","url":"https://docs.example/","current":true,"acting":true`)
-	if _, err := r.tl.Record(context.Background(), timeline.Entry{Time: at, Profile: "work", Tab: 1, Tool: "browser_click", Outcome: timeline.OK}); err != nil {
-		t.Fatal(err)
-	}
-	r.shell.waitEmit(t, "timeline", `"kind":"recorded"`, `"outcome":"ok"`)
-	s = r.app.State()
-	if s.Profiles[0].Tabs[0].Acting || !s.Profiles[0].Tabs[1].Acting || !s.Profiles[0].Acting {
-		t.Fatalf("after the click was recorded: %+v", s.Profiles[0])
-	}
-
-	// A call that named no profile starts unknown and is recorded on the
-	// profile the broker picked: it still ends.
-	at2 := at.Add(time.Second)
-	r.tl.Started(timeline.Entry{Time: at2, Tool: "browser_tabs", Client: "cursor"})
-	r.shell.waitEmit(t, "timeline", `"kind":"started"`, `"tool":"browser_tabs"`)
-	if _, err := r.tl.Record(context.Background(), timeline.Entry{Time: at2, Profile: "work", Tab: 2, Tool: "browser_tabs", Client: "cursor", Outcome: timeline.OK}); err != nil {
-		t.Fatal(err)
-	}
-	r.shell.waitEmit(t, "timeline", `"kind":"recorded"`, `"tool":"browser_tabs"`)
-	r.app.mu.Lock()
-	left := len(r.app.running)
-	r.app.mu.Unlock()
-	if left != 1 { // the snapshot above still runs
-		t.Fatalf("%d calls still running, want 1 (the snapshot)", left)
-	}
-
-	// Pairing from the window.
-	if err := r.app.ApproveProfile("c-uuid"); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.app.ApproveProfile("c-uuid"); err == nil || !strings.Contains(err.Error(), "approve profile") {
-		t.Errorf("approving twice: %v", err)
-	}
-
-	// The pause switch.
-	if err := r.app.SetPaused(true); err != nil {
-		t.Fatal(err)
-	}
-	r.shell.waitEmit(t, "state", `"paused":true`)
-	if v := r.guard.Check(context.Background(), policy.Call{Tool: "browser_tabs"}); v.Allow || v.Outcome != policy.Paused {
-		t.Errorf("a call while paused from the window: %+v", v)
-	}
-}
-
-// held starts a call that a confirm rule holds (file upload is sensitive)
-// and returns its verdict channel once it is in the queue.
-func (r *rig) held(t *testing.T) (policy.Request, chan policy.Verdict) {
+// start runs an App of the fake daemon with a fake shell until the test
+// ends; the returned channel receives run's result.
+func start(t *testing.T, f *localclienttest.Fake, cfg Config) (*App, *fakeShell, <-chan error) {
 	t.Helper()
-	out := make(chan policy.Verdict, 1)
+	if cfg.Client == nil {
+		cfg.Client = f.Client()
+	}
+	a := New(cfg)
+	s := newShell()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	returned := make(chan struct{})
 	go func() {
-		out <- r.guard.Check(context.Background(), policy.Call{Tool: "browser_file_upload", Client: "claude-ai",
-			Profile: "work", Tab: 2, Sites: []string{"https://upload.example"}, Summary: `ref=e4 paths=["report 100%.pdf"]`})
+		done <- a.run(ctx, s)
+		close(returned)
 	}()
-	deadline := time.After(10 * time.Second)
-	for {
-		if p := r.guard.Pending(); len(p) > 0 {
-			return p[0], out
-		}
+	t.Cleanup(func() {
+		cancel()
 		select {
-		case <-r.guard.Changed():
-		case <-deadline:
-			t.Fatal("the call was not held")
+		case <-returned:
+		case <-time.After(5 * time.Second):
+			t.Error("run did not return after its context ended")
 		}
+	})
+	return a, s, done
+}
+
+func workProfile() apitype.ProfileView {
+	return apitype.ProfileView{ID: "p-work", Label: "Work", Slug: "work", Status: "connected", ExtVersion: "0.4.0",
+		LastSeenMs: 1, Tabs: []apitype.TabView{{Number: 1, Title: "Inbox", URL: "https://mail.example/", Current: true}, {Number: 2, Title: "Bank", URL: "https://bank.example/"}}}
+}
+
+func acting(st State) (profile bool, tabs [2]bool) {
+	if len(st.Profiles) != 1 || len(st.Profiles[0].Tabs) != 2 {
+		return false, tabs
+	}
+	p := st.Profiles[0]
+	return p.Acting, [2]bool{p.Tabs[0].Acting, p.Tabs[1].Acting}
+}
+
+// A call running on a profile's current tab (no tab named) or on a named
+// tab marks that tab and the profile acting, in the state events, until
+// its finished event; both phases also go out as timeline events.
+func TestStateFollowsTheDaemon(t *testing.T) {
+	f := localclienttest.New(t)
+	f.SetState(func(s *apitype.State) { s.Profiles = []apitype.ProfileView{workProfile()} })
+	_, s, _ := start(t, f, Config{})
+	s.nextState(t, func(st State) bool { return st.Connected && len(st.Profiles) == 1 })
+	s.next(t, EventTimeline+" ", func(b string) bool { return strings.Contains(b, `"kind":"resync"`) })
+
+	f.Call("c1", apitype.PhaseStarted, apitype.TimelineEntry{Tool: "browser_click", Client: "claude-ai", Profile: "work", TimeMs: 1000})
+	st := s.nextState(t, func(st State) bool { p, _ := acting(st); return p })
+	if _, tabs := acting(st); tabs != [2]bool{true, false} {
+		t.Errorf("a call without a tab: tabs acting %v, want the current one only", tabs)
+	}
+	ev := s.next(t, EventTimeline+" ", nil)
+	var te TimelineEvent
+	if err := json.Unmarshal([]byte(ev), &te); err != nil || te.Kind != "started" || te.Entry.Tool != "browser_click" {
+		t.Errorf("timeline event %s, want started browser_click", ev)
+	}
+
+	f.Call("c2", apitype.PhaseStarted, apitype.TimelineEntry{Tool: "browser_type", Profile: "work", Tab: 2, TimeMs: 1001})
+	s.nextState(t, func(st State) bool { _, tabs := acting(st); return tabs == [2]bool{true, true} })
+
+	f.Call("c1", apitype.PhaseFinished, apitype.TimelineEntry{ID: 7, Tool: "browser_click", Profile: "work", TimeMs: 1000, Outcome: "ok"})
+	s.nextState(t, func(st State) bool { _, tabs := acting(st); return tabs == [2]bool{false, true} })
+	ev = s.next(t, EventTimeline+" ", func(b string) bool { return strings.Contains(b, `"kind":"finished"`) })
+	if !strings.Contains(ev, `"id":7`) {
+		t.Errorf("finished event %s lacks the row's id", ev)
+	}
+	f.Call("c2", apitype.PhaseFinished, apitype.TimelineEntry{ID: 8, Tool: "browser_type", Profile: "work", Tab: 2, Outcome: "ok"})
+	s.nextState(t, func(st State) bool { p, tabs := acting(st); return !p && tabs == [2]bool{} })
+
+	// Held calls and pairing come in the daemon's state.
+	f.SetState(func(s *apitype.State) {
+		s.Paused = true
+		s.Approvals = []apitype.Approval{{ID: "c3", Tool: "browser_type", Sites: nil}}
+	})
+	st = s.nextState(t, func(st State) bool { return st.Paused })
+	if len(st.Approvals) != 1 || st.Approvals[0].Sites == nil || st.Pairing == nil {
+		t.Errorf("approvals %+v pairing %v: want one held call, empty lists as []", st.Approvals, st.Pairing)
+	}
+
+	// A resync from the daemon makes the frontend reload its timeline.
+	f.Emit(apitype.Event{Kind: apitype.KindResync, Dropped: 3})
+	ev = s.next(t, EventTimeline+" ", func(b string) bool { return strings.Contains(b, `"kind":"resync"`) })
+	if !strings.Contains(ev, `"dropped":3`) {
+		t.Errorf("resync event %s, want dropped 3", ev)
+	}
+	f.Emit(apitype.Event{Kind: apitype.KindNotice, Notice: &apitype.Notice{Kind: "info", Text: "Connected Claude"}})
+	if n := s.next(t, EventNotice+" ", nil); !strings.Contains(n, "Connected Claude") {
+		t.Errorf("notice %s", n)
 	}
 }
 
-func TestNativeDialogAnswers(t *testing.T) {
-	r := newRig(t, time.Minute)
-	for _, tc := range []struct {
-		yes   bool
-		allow bool
-	}{{true, true}, {false, false}} {
-		req, verdict := r.held(t)
-		q := <-r.shell.asked
-		for _, want := range []string{"Tether: allow browser_file_upload?", "claude-ai asks to run browser_file_upload, a sensitive action, on https://upload.example (profile work, tab 2)", `report 100%.pdf`, "close this dialog (Esc) and answer in the Tether window", "denied in 1 min"} {
-			if !strings.Contains(q, want) {
-				t.Errorf("the dialog lacks %q:\n%s", want, q)
-			}
-		}
-		if st := r.app.State(); len(st.Approvals) != 1 || st.Approvals[0].ID != req.ID || st.Approvals[0].Sites[0] != "https://upload.example" {
-			t.Errorf("the queue shows %+v", st.Approvals)
-		}
-		r.shell.answers <- tc.yes
-		v := <-verdict
-		if v.Allow != tc.allow || !strings.Contains(v.Decision, map[bool]string{true: "allowed once by the user", false: "denied by the user"}[tc.allow]) {
-			t.Errorf("dialog %v: verdict %+v", tc.yes, v)
-		}
-	}
-	r.shell.mu.Lock()
-	if r.shell.shown != 2 {
-		t.Errorf("the window was shown %d times for 2 held calls", r.shell.shown)
-	}
-	r.shell.mu.Unlock()
-}
-
-// The queue answers first; the dialog, still open, is answered later: that
-// changes nothing, and the timeline says so.
-func TestQueueWinsAndALateDialogIsIgnored(t *testing.T) {
-	r := newRig(t, time.Minute)
-	req, verdict := r.held(t)
-	<-r.shell.asked
-	if err := r.app.Answer(req.ID, "always_allow_site"); err != nil {
-		t.Fatal(err)
-	}
-	if v := <-verdict; !v.Allow || !strings.Contains(v.Decision, "always allowed for https://upload.example") {
-		t.Fatalf("verdict %+v", v)
-	}
-	if err := r.app.Answer(req.ID, "deny"); err == nil || !strings.Contains(err.Error(), "already answered") {
-		t.Errorf("a second answer: %v", err)
-	}
-	if err := r.app.Answer("nope", "maybe"); err == nil {
-		t.Error("an unknown answer was accepted")
-	}
-	r.shell.answers <- false // the user finally clicks No in the dialog
-	// What the window missed under the modal dialog is sent again.
-	r.shell.waitEmit(t, "state", `"approvals":[]`)
-	r.shell.waitEmit(t, "timeline", `"kind":"resync"`, `"dropped":1`)
-	r.shell.waitEmit(t, "timeline", `"outcome":"ignored"`, "native dialog answered No after the call was answered in the window or cancelled; it changed nothing")
-	rows, err := r.app.Timeline(TimelineFilter{Outcome: "ignored"})
-	if err != nil || len(rows) != 1 || rows[0].Tool != "browser_file_upload" {
-		t.Fatalf("ignored rows: %+v, %v", rows, err)
-	}
-	// The rule was saved: the next upload there runs without asking.
-	if v := r.guard.Check(context.Background(), policy.Call{Tool: "browser_file_upload", Sites: []string{"https://upload.example"}}); !v.Allow {
-		t.Errorf("after always-allow: %+v", v)
-	}
-}
-
-// One dialog at a time: a second held call waits for the first dialog; if
-// it is answered in the queue meanwhile, it never gets a dialog.
-func TestOneDialogAtATime(t *testing.T) {
-	r := newRig(t, time.Minute)
-	_, first := r.held(t)
-	<-r.shell.asked
-	out := make(chan policy.Verdict, 1)
-	go func() {
-		out <- r.guard.Check(context.Background(), policy.Call{Tool: "browser_file_upload", Sites: []string{"https://b.example"}})
-	}()
-	var second policy.Request
-	for second.ID == "" {
-		for _, p := range r.guard.Pending() {
-			if p.Sites[0] == "https://b.example" {
-				second = p
-			}
-		}
-		if second.ID == "" {
-			<-r.guard.Changed()
-		}
-	}
-	if err := r.app.Answer(second.ID, "deny"); err != nil {
-		t.Fatal(err)
-	}
-	if v := <-out; v.Allow {
-		t.Fatalf("second: %+v", v)
-	}
-	r.shell.answers <- true
-	if v := <-first; !v.Allow {
-		t.Fatalf("first: %+v", v)
-	}
-	select {
-	case q := <-r.shell.asked:
-		t.Fatalf("a dialog opened for a call already answered:\n%s", q)
-	default:
-	}
-}
-
-func TestTimedOutDialog(t *testing.T) {
-	r := newRig(t, 300*time.Millisecond)
-	_, verdict := r.held(t)
-	<-r.shell.asked
-	if v := <-verdict; v.Allow || !strings.Contains(v.Decision, "no answer within") {
-		t.Fatalf("verdict %+v", v)
-	}
-	r.shell.answers <- true
-	r.shell.waitEmit(t, "timeline", "native dialog answered Yes after the call had timed out and was denied")
-}
-
-func TestTimelineBindings(t *testing.T) {
-	r := newRig(t, time.Minute)
-	ctx := context.Background()
-	base := time.Now().Add(-time.Minute)
-	for i, e := range []timeline.Entry{
-		{Client: "claude-ai", Profile: "work", Tab: 1, Tool: "browser_navigate", Outcome: timeline.OK, Duration: 1500 * time.Microsecond},
-		{Client: "cursor-vscode", Profile: "home", Tab: 3, Tool: "browser_click", Outcome: timeline.Error, Error: "stale_ref"},
-		{Client: "claude-ai", Profile: "work", Tab: 1, Tool: "browser_file_upload", Outcome: timeline.Denied},
+// The actions send the requests the daemon's API expects.
+func TestActionsSendTheirRequests(t *testing.T) {
+	f := localclienttest.New(t)
+	a := New(Config{Client: f.Client(), Now: func() time.Time { return time.Unix(100, 0) }, Started: time.Unix(99, 500_000_000)})
+	f.SetAnswer("POST", apitype.PathProfileApprove, 200, apitype.Profile{ID: "p-new", Slug: "new", Status: "connected"})
+	for _, step := range []func() error{
+		func() error { return a.Answer("c9", apitype.AlwaysAllowSite) },
+		func() error { return a.ApproveProfile("ABC123") },
+		func() error { return a.DenyProfile("DEF456") },
+		func() error { return a.SetPaused(true) },
+		func() error { a.Painted(); a.Painted(); return nil },
 	} {
-		e.Time = base.Add(time.Duration(i) * time.Second)
-		if _, err := r.tl.Record(ctx, e); err != nil {
+		if err := step(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	all, err := r.app.Timeline(TimelineFilter{})
-	if err != nil || len(all) != 3 || all[0].Tool != "browser_file_upload" || all[2].DurationMs != 1.5 {
-		t.Fatalf("Timeline = %+v, %v", all, err)
+	want := []localclienttest.Request{
+		{Method: "POST", Path: apitype.PathApprovalAnswer, Body: `{"id":"c9","answer":"always_allow_site","by":"window"}`},
+		{Method: "POST", Path: apitype.PathProfileApprove, Body: `{"name":"ABC123"}`},
+		{Method: "POST", Path: apitype.PathProfileDeny, Body: `{"name":"DEF456"}`},
+		{Method: "POST", Path: apitype.PathPause, Body: `{"paused":true}`},
+		{Method: "POST", Path: apitype.PathWindowPainted, Body: `{"sinceStartMs":500}`},
 	}
-	got, err := r.app.Timeline(TimelineFilter{Client: "claude-ai", Outcome: "denied"})
-	if err != nil || len(got) != 1 || got[0].Tool != "browser_file_upload" {
-		t.Fatalf("filtered = %+v, %v", got, err)
+	got := f.Requests()
+	if len(got) != len(want) {
+		t.Fatalf("requests %+v, want %+v", got, want)
 	}
-	older, err := r.app.Timeline(TimelineFilter{BeforeID: all[0].ID, Limit: 1})
-	if err != nil || len(older) != 1 || older[0].ID != all[1].ID {
-		t.Fatalf("paged = %+v, %v", older, err)
-	}
-	if _, err := r.app.Timeline(TimelineFilter{Outcome: "great"}); err == nil || !strings.Contains(err.Error(), "one of ok, error") {
-		t.Errorf("a bad outcome: %v", err)
-	}
-	f, err := r.app.TimelineFacets()
-	if err != nil || !slices.Equal(f.Clients, []string{"claude-ai", "cursor-vscode"}) || !slices.Equal(f.Profiles, []string{"home", "work"}) || !slices.Contains(f.Outcomes, "ignored") {
-		t.Fatalf("facets = %+v, %v", f, err)
-	}
-
-	// Export: cancelled, then to a file, which replaces an older one whole.
-	if path, err := r.app.ExportTimeline(TimelineFilter{}); path != "" || err != nil {
-		t.Fatalf("cancelled export: %q, %v", path, err)
-	}
-	r.shell.saveTo = filepath.Join(t.TempDir(), "out.jsonl")
-	if err := os.WriteFile(r.shell.saveTo, []byte(strings.Repeat("old\n", 1000)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	path, err := r.app.ExportTimeline(TimelineFilter{Client: "claude-ai"})
-	if err != nil || path != r.shell.saveTo {
-		t.Fatalf("export: %q, %v", path, err)
-	}
-	b, _ := os.ReadFile(path)
-	rows, err := timeline.ReadJSONL(bytes.NewReader(b))
-	if err != nil || len(rows) != 2 || rows[0].Tool != "browser_navigate" || rows[1].Tool != "browser_file_upload" {
-		t.Fatalf("exported %d rows (%v):\n%s", len(rows), err, b)
-	}
-}
-
-func TestConnectEditsTheClientsFile(t *testing.T) {
-	r := newRig(t, time.Minute)
-	var cursor ClientView
-	for _, c := range r.app.Clients() {
-		if c.ID == "cursor" {
-			cursor = c
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("request %d: %+v, want %+v", i, got[i], want[i])
 		}
 	}
-	if cursor.Path != filepath.Join(r.home, ".cursor", "mcp.json") || cursor.Connected {
-		t.Fatalf("cursor before: %+v", cursor)
-	}
-	o, err := r.app.Connect("cursor")
-	if err != nil || !o.Changed || !o.Client.Connected || o.Client.Mode != "stdio" || !strings.Contains(o.Message, "Cursor: added Tether in "+cursor.Path) {
-		t.Fatalf("Connect = %+v, %v", o, err)
-	}
-	b, _ := os.ReadFile(cursor.Path)
-	if !strings.Contains(string(b), `"/opt/tether/tether"`) {
-		t.Fatalf("mcp.json:\n%s", b)
-	}
-	if o, err := r.app.Disconnect("cursor"); err != nil || o.Client.Connected || !strings.Contains(o.Message, "removed") {
-		t.Fatalf("Disconnect = %+v, %v", o, err)
+	if !f.State().Paused {
+		t.Error("the daemon is not paused")
 	}
 
-	// A file Tether cannot parse is left as it was, and the error says so.
-	corrupt := []byte("{ \"mcpServers\": { oops")
-	if err := os.WriteFile(cursor.Path, corrupt, 0o600); err != nil {
-		t.Fatal(err)
+	// A call decided meanwhile: the first answer won.
+	f.SetAnswer("POST", apitype.PathApprovalAnswer, http.StatusConflict, apitype.Error{Error: "already decided"})
+	if err := a.Answer("c9", apitype.Deny); err == nil || !strings.Contains(err.Error(), "already answered or timed out") {
+		t.Errorf("Answer after the call was decided: %v", err)
 	}
-	_, err = r.app.Connect("cursor")
-	if err == nil || !strings.Contains(err.Error(), "Tether did not change the file") || strings.Count(err.Error(), "try again") != 1 {
-		t.Fatalf("Connect on a corrupt file: %v", err)
-	}
-	if b, _ := os.ReadFile(cursor.Path); !bytes.Equal(b, corrupt) {
-		t.Fatalf("the corrupt file was changed:\n%s", b)
-	}
-	if _, err := r.app.Connect("no-such-client"); err == nil {
-		t.Error("an unknown client connected")
+	// The daemon's refusal says what to do next; the window passes it on.
+	f.SetAnswer("POST", apitype.PathProfileApprove, http.StatusNotFound, apitype.Error{Error: "no profile waits under ABC123; open the extension's popup to see its code"})
+	if err := a.ApproveProfile("ABC123"); err == nil || !strings.Contains(err.Error(), "open the extension's popup") {
+		t.Errorf("ApproveProfile of an unknown code: %v", err)
 	}
 }
 
-func TestExtensionPage(t *testing.T) {
-	r := newRig(t, time.Minute)
-	s := r.app.Extension()
-	if s.Written || s.Connected || s.Version != "0.2.0" || s.ID != broker.DefaultExtensionID || !strings.Contains(s.Steps[2], "press “Write the extension” first") {
-		t.Fatalf("before writing: %+v", s)
+// Without a daemon, every action says so and what to do.
+func TestNotRunning(t *testing.T) {
+	a := New(Config{Client: localclient.New(config.Paths{Dir: t.TempDir()})})
+	if _, err := a.State(); err == nil || err.Error() != NotRunning {
+		t.Errorf("State without a daemon: %v, want %q", err, NotRunning)
 	}
-	s, err := r.app.WriteExtension()
-	if err != nil || !s.Written || s.WrittenVersion != "0.2.0" || !strings.Contains(s.Steps[2], "choose the folder "+s.Dir+".") {
-		t.Fatalf("WriteExtension = %+v, %v", s, err)
-	}
-	b, err := os.ReadFile(filepath.Join(s.Dir, "tether.json"))
-	if err != nil || !strings.Contains(string(b), `"port": 8787`) {
-		t.Fatalf("tether.json: %s, %v", b, err)
-	}
-	if _, err := os.Stat(filepath.Join(s.Dir, "background.js")); err != nil {
-		t.Fatal(err)
-	}
-	r.profiles.set([]broker.Profile{{ID: "a", Slug: "work", Connected: true}}, nil)
-	if s := r.app.Extension(); !s.Connected || s.Known != 1 {
-		t.Fatalf("with a profile: %+v", s)
-	}
-	if err := r.app.RevealExtension(); err != nil {
-		t.Fatal(err)
+	if err := a.SetPaused(true); err == nil || err.Error() != NotRunning {
+		t.Errorf("SetPaused without a daemon: %v, want %q", err, NotRunning)
 	}
 }
 
-// "Open a test browser" runs `tether browser` for the same config dir; a
-// failure reaches the window as a notice.
-func TestOpenTestBrowser(t *testing.T) {
-	r := newRig(t, time.Minute)
-	dir := t.TempDir()
-	script := filepath.Join(dir, "tether")
-	out := filepath.Join(dir, "out")
-	if err := os.WriteFile(script, []byte("#!/bin/sh\necho \"$@ $TETHER_CONFIG_DIR\" > "+out+"\necho 'tether: no browser found' >&2\nexit 1\n"), 0o755); err != nil {
+// The daemon's WindowShow event shows and raises the window.
+func TestWindowShowEventShows(t *testing.T) {
+	f := localclienttest.New(t)
+	_, s, _ := start(t, f, Config{})
+	s.nextState(t, func(st State) bool { return st.Connected })
+	f.Emit(apitype.Event{Kind: apitype.KindWindow, Window: &apitype.WindowEvent{Action: apitype.WindowShow}})
+	s.next(t, "show", nil)
+}
+
+// Closed, the window hides and the process lingers; a show during the
+// linger keeps it; closed again and left alone, run returns.
+func TestLingerThenExit(t *testing.T) {
+	f := localclienttest.New(t)
+	const linger = 300 * time.Millisecond
+	a, s, done := start(t, f, Config{Linger: linger})
+	s.nextState(t, func(st State) bool { return st.Connected })
+
+	if !a.closeRequested() {
+		t.Fatal("closing the window was not prevented: it should only hide")
+	}
+	s.next(t, "hide", nil)
+	time.Sleep(linger / 3)
+	f.Emit(apitype.Event{Kind: apitype.KindWindow, Window: &apitype.WindowEvent{Action: apitype.WindowShow}})
+	s.next(t, "show", nil)
+	select {
+	case err := <-done:
+		t.Fatalf("run returned %v after the window was shown again", err)
+	case <-time.After(2 * linger):
+	}
+
+	closedAt := time.Now()
+	a.closeRequested()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("run: %v, want nil after the linger", err)
+		}
+		if d := time.Since(closedAt); d < linger {
+			t.Errorf("run returned %v after the close, before the linger of %v", d, linger)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("run did not return after the linger")
+	}
+	if a.closeRequested() {
+		t.Error("closing the window is still prevented once the process is ending")
+	}
+}
+
+// When the daemon goes away for good, the window process exits; while it
+// is away, the state says so and what to do.
+func TestDaemonGoneExits(t *testing.T) {
+	f := localclienttest.New(t)
+	_, s, done := start(t, f, Config{GoneAfter: 500 * time.Millisecond})
+	s.nextState(t, func(st State) bool { return st.Connected })
+	f.Close()
+	if err := os.Remove(f.Paths.Daemon()); err != nil {
 		t.Fatal(err)
 	}
-	r.app.cfg.Executable, r.app.cfg.BrowserEnv = script, []string{"TETHER_CONFIG_DIR=/cfg/x"}
-	if err := r.app.OpenTestBrowser(); err != nil {
+	st := s.nextState(t, func(st State) bool { return !st.Connected })
+	if st.Problem == "" {
+		t.Error("a disconnected state without a problem to show")
+	}
+	s.nextState(t, func(st State) bool { return st.Problem == NotRunning })
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrDaemonGone) {
+			t.Errorf("run: %v, want ErrDaemonGone", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("run did not return after the daemon went away")
+	}
+}
+
+// Export asks where to save and writes the daemon's export there,
+// replacing the file only when complete; cancelling writes nothing.
+func TestExportTimeline(t *testing.T) {
+	f := localclienttest.New(t)
+	a, s, _ := start(t, f, Config{})
+	s.nextState(t, func(st State) bool { return st.Connected })
+	path, err := a.ExportTimeline(apitype.TimelineFilter{})
+	if err != nil || path != "" {
+		t.Errorf("cancelled export: %q %v", path, err)
+	}
+
+	s.saveTo = filepath.Join(t.TempDir(), "out.jsonl")
+	if err := os.WriteFile(s.saveTo, []byte("old\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r.shell.waitEmit(t, "notice", "The test browser did not start: tether: no browser found")
-	if b, err := os.ReadFile(out); err != nil || strings.TrimSpace(string(b)) != "browser /cfg/x" {
-		t.Fatalf("ran with %q, %v; want `browser` and the config dir", b, err)
+	f.SetAnswer("GET", apitype.PathTimelineExport, 200, json.RawMessage(`{"id":1,"tool":"browser_click"}`))
+	path, err = a.ExportTimeline(apitype.TimelineFilter{Client: "claude-ai"})
+	if err != nil || path != s.saveTo {
+		t.Fatalf("export: %q %v", path, err)
+	}
+	b, _ := os.ReadFile(path)
+	if string(b) != `{"id":1,"tool":"browser_click"}`+"\n" {
+		t.Errorf("exported %q", b)
+	}
+
+	f.SetAnswer("GET", apitype.PathTimelineExport, 500, apitype.Error{Error: "the timeline database is locked; try again"})
+	if _, err := a.ExportTimeline(apitype.TimelineFilter{}); err == nil || !strings.Contains(err.Error(), "try again") {
+		t.Errorf("failed export: %v", err)
+	}
+	if b2, _ := os.ReadFile(path); string(b2) != string(b) {
+		t.Errorf("a failed export changed the file to %q", b2)
+	}
+	entries, _ := os.ReadDir(filepath.Dir(path))
+	if len(entries) != 1 {
+		t.Errorf("temporary files left behind: %v", entries)
+	}
+}
+
+// The pages' reads pass the daemon's answers through, empty lists as [].
+func TestReadsPassThrough(t *testing.T) {
+	f := localclienttest.New(t)
+	a := New(Config{Client: f.Client()})
+	f.SetAnswer("GET", apitype.PathClients, 200, []apitype.Client{{ID: "claude-code", Name: "Claude Code", Installed: true}})
+	f.SetAnswer("GET", apitype.PathTimelineFacets, 200, apitype.TimelineFacets{Clients: []string{"claude-ai"}})
+	f.SetAnswer("GET", apitype.PathTimeline, 200, []apitype.TimelineEntry{})
+	f.SetAnswer("GET", apitype.PathExtension, 200, apitype.ExtensionState{Dir: "/x", Steps: []string{"one"}})
+	f.SetAnswer("POST", apitype.PathClientConnect, 200, apitype.ClientOutcome{Message: "added", Changed: true, Client: apitype.Client{ID: "claude-code", Connected: true}})
+	f.SetAnswer("POST", apitype.PathClientDisconnect, 409, apitype.Error{Error: "~/.claude.json is not valid JSON; fix it, then try again"})
+
+	if c, err := a.Clients(); err != nil || len(c) != 1 || c[0].Name != "Claude Code" {
+		t.Errorf("Clients: %+v %v", c, err)
+	}
+	if fc, err := a.TimelineFacets(); err != nil || len(fc.Clients) != 1 || fc.Profiles == nil {
+		t.Errorf("TimelineFacets: %+v %v", fc, err)
+	}
+	if rows, err := a.Timeline(apitype.TimelineFilter{Outcome: "ok"}); err != nil || rows == nil {
+		t.Errorf("Timeline: %v %v", rows, err)
+	}
+	if e, err := a.Extension(); err != nil || e.Dir != "/x" {
+		t.Errorf("Extension: %+v %v", e, err)
+	}
+	if o, err := a.Connect("claude-code"); err != nil || !o.Client.Connected {
+		t.Errorf("Connect: %+v %v", o, err)
+	}
+	if _, err := a.Disconnect("claude-code"); err == nil || !strings.Contains(err.Error(), "fix it, then try again") {
+		t.Errorf("Disconnect of a broken file: %v", err)
+	}
+	for _, step := range []func() error{a.RevealExtension, a.OpenTestBrowser} {
+		if err := step(); err != nil {
+			t.Error(err)
+		}
+	}
+	var paths []string
+	for _, r := range f.Requests() {
+		paths = append(paths, r.Path)
+	}
+	if want := apitype.PathClientConnect + " " + apitype.PathClientDisconnect + " " + apitype.PathExtensionReveal + " " + apitype.PathTestBrowser; strings.Join(paths, " ") != want {
+		t.Errorf("requests %v, want %s", paths, want)
 	}
 }

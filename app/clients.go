@@ -1,108 +1,56 @@
 package app
 
 import (
-	"fmt"
-	"strings"
+	"errors"
 
-	"github.com/tether-browser/tether/clients"
+	"github.com/tether-browser/tether/apitype"
+	"github.com/tether-browser/tether/localclient"
 )
 
-// ClientView is one MCP client on the Connect page.
-type ClientView struct {
-	ID   string `json:"id"`
-	Name string `json:"name"`
-	// Path is the config file Connect writes (the first, when several).
-	Path string `json:"path"`
-	// Installed is true when the client's config folder exists.
-	Installed bool `json:"installed"`
-	// Connected is true when every config file has Tether's entry.
-	Connected bool `json:"connected"`
-	// Mode is the entry's transport, "stdio" or "http", when connected.
-	Mode string `json:"mode"`
-	// Reload tells what makes the client pick a change up.
-	Reload string `json:"reload"`
-	// Error is set when a config file cannot be read or parsed; Connect
-	// will refuse to touch it until the user fixes it.
-	Error string `json:"error"`
-}
-
-// ClientOutcome is what Connect or Disconnect did.
-type ClientOutcome struct {
-	// Message describes it for the user, a line per file and the next step.
-	Message string `json:"message"`
-	// Changed is true when a file changed.
-	Changed bool `json:"changed"`
-	// Client is the client's state afterwards.
-	Client ClientView `json:"client"`
-}
-
-func clientView(s clients.Status) ClientView {
-	v := ClientView{ID: s.Client.ID, Name: s.Client.Name, Installed: s.Installed,
-		Connected: s.Connected && len(s.Files) > 0, Reload: s.Client.Reload}
-	var errs []string
-	for i, f := range s.Files {
-		if i == 0 {
-			v.Path = f.Path
-		}
-		if f.Connected && v.Mode == "" {
-			v.Mode = string(f.Mode)
-		}
-		if f.Err != nil {
-			errs = append(errs, f.Err.Error())
-		}
-	}
-	v.Error = strings.Join(errs, "; ")
-	return v
-}
-
 // Clients lists the MCP clients Tether can connect, with their state.
-func (a *App) Clients() []ClientView {
-	list := a.cfg.Clients.List()
-	out := make([]ClientView, 0, len(list))
-	for _, s := range list {
-		out = append(out, clientView(s))
+func (a *App) Clients() ([]apitype.Client, error) {
+	list, err := a.c.Clients(a.ctx())
+	if err != nil {
+		return nil, fail("list the AI apps", err)
 	}
-	return out
+	return nonNil(list), nil
 }
 
-// Connect writes Tether's entry into the client's config file(s): edited
-// in place, the previous file kept as a backup, written atomically. A file
-// that cannot be parsed is left untouched and the error says where.
-func (a *App) Connect(id string) (ClientOutcome, error) {
+// Connect has the daemon write Tether's entry into the client's config
+// file(s): edited in place, the previous file kept as a backup, written
+// atomically. A file that cannot be parsed is left untouched and the error
+// says where.
+func (a *App) Connect(id string) (apitype.ClientOutcome, error) {
 	return a.change(id, true)
 }
 
-// Disconnect removes Tether's entry from the client's config file(s).
-func (a *App) Disconnect(id string) (ClientOutcome, error) {
+// Disconnect has the daemon remove Tether's entry from the client's config
+// file(s).
+func (a *App) Disconnect(id string) (apitype.ClientOutcome, error) {
 	return a.change(id, false)
 }
 
-func (a *App) change(id string, connect bool) (ClientOutcome, error) {
+func (a *App) change(id string, connect bool) (apitype.ClientOutcome, error) {
 	var (
-		o   clients.Outcome
+		o   apitype.ClientOutcome
 		err error
 	)
-	verb := "disconnect"
+	verb := "disconnect " + id
 	if connect {
-		verb = "connect"
-		o, err = a.cfg.Clients.Connect(id, a.cfg.ConnectOptions)
+		verb = "connect " + id
+		o, err = a.c.Connect(a.ctx(), id)
 	} else {
-		o, err = a.cfg.Clients.Disconnect(id)
-	}
-	out := ClientOutcome{Message: strings.Join(o.Lines(connect), "\n"), Changed: o.Changed}
-	for _, s := range a.cfg.Clients.List() {
-		if s.Client.ID == id {
-			out.Client = clientView(s)
-		}
+		o, err = a.c.Disconnect(a.ctx(), id)
 	}
 	if err != nil {
-		a.log.Warn("client config change failed in the window", "client", id, "action", verb, "err", err)
-		msg := err.Error() // a refused file's error says it was left unchanged, and what to do
-		if out.Message != "" {
-			msg = out.Message + "\n" + msg
+		a.log.Warn("client config change failed in the window", "client", id, "connect", connect, "err", err)
+		var e *localclient.Error
+		if errors.As(err, &e) {
+			// The daemon's text says which file was left unchanged and what to do.
+			return o, errors.New("could not " + verb + ": " + e.Message)
 		}
-		return out, fmt.Errorf("could not %s %s: %s", verb, id, msg)
+		return o, fail(verb, err)
 	}
-	a.log.Info("client config changed from the window", "client", id, "action", verb, "changed", o.Changed)
-	return out, nil
+	a.log.Info("client config changed from the window", "client", id, "connect", connect, "changed", o.Changed)
+	return o, nil
 }

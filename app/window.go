@@ -5,24 +5,17 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"os/exec"
-	"path/filepath"
-	"runtime"
-	"strings"
 	"sync"
-	"time"
 
 	"github.com/wailsapp/wails/v2"
 	"github.com/wailsapp/wails/v2/pkg/options"
 	"github.com/wailsapp/wails/v2/pkg/options/assetserver"
 	"github.com/wailsapp/wails/v2/pkg/options/linux"
 	wruntime "github.com/wailsapp/wails/v2/pkg/runtime"
-
-	"github.com/tether-browser/tether/policy"
 )
 
-// Window is the Wails window around an App: the daemon's approver, the
-// tray's "Open Tether", and the main thread's event loop (Run).
+// Window is the Wails window around an App, the main thread's event loop
+// of the window process.
 type Window struct {
 	app *App
 }
@@ -33,35 +26,21 @@ func NewWindow(cfg Config) *Window { return &Window{app: New(cfg)} }
 // Bindings returns the App bound to the frontend.
 func (w *Window) Bindings() *App { return w.app }
 
-// Ask implements policy.Approver: see App.ask.
-func (w *Window) Ask(ctx context.Context, r policy.Request) (policy.Answer, error) {
-	return w.app.ask(ctx, r)
-}
-
-// Show shows and raises the window (the tray's "Open Tether", a second
-// launch of tether). Asked before the window is up, it shows it once it is.
-func (w *Window) Show() { w.app.show() }
-
-// Notify shows a notice in the window's status line; kind is "info" or
-// "error".
-func (w *Window) Notify(kind, text string) { w.app.notify(kind, text) }
-
 // WindowOptions configure Run.
 type WindowOptions struct {
 	// Assets is the built frontend (frontend.Dist()).
 	Assets fs.FS
-	// StartHidden keeps the window hidden until Show (what the login item
-	// runs: `tether --hidden`).
-	StartHidden bool
 	// Icon is the window's icon (PNG).
 	Icon []byte
 }
 
-// Run shows the window and runs the native event loop until ctx ends. Call
-// it from the main goroutine: Wails owns the main thread. Closing the window
-// hides it; only ctx (the tray's Quit, the daemon stopping) ends Run.
-// Build with -tags desktop,production (and webkit2_41 on Linux); without
-// them Wails refuses to start and Run returns its error.
+// Run shows the window and runs the native event loop until the process
+// should end: ctx ended, the window stayed closed for Config.Linger, or
+// the daemon stayed unreachable for Config.GoneAfter (then it returns
+// ErrDaemonGone). Closing the window hides it; a WindowShow event from the
+// daemon shows it again. Call it from the main goroutine: Wails owns the
+// main thread. Build with -tags desktop,production (and webkit2_41 on
+// Linux); without them Wails refuses to start and Run returns its error.
 func (w *Window) Run(ctx context.Context, o WindowOptions) (err error) {
 	log := w.app.log
 	defer func() {
@@ -71,36 +50,53 @@ func (w *Window) Run(ctx context.Context, o WindowOptions) (err error) {
 		}
 	}()
 	var started sync.Once
-	return wails.Run(&options.App{
-		Title:             "Tether",
-		Width:             1120,
-		Height:            760,
-		MinWidth:          760,
-		MinHeight:         520,
-		StartHidden:       o.StartHidden,
-		HideWindowOnClose: true,
-		BackgroundColour:  &options.RGBA{R: 250, G: 250, B: 249, A: 255},
-		AssetServer:       &assetserver.Options{Assets: o.Assets},
+	runErr := make(chan error, 1)
+	werr := wails.Run(&options.App{
+		Title:            "Tether",
+		Width:            1120,
+		Height:           760,
+		MinWidth:         760,
+		MinHeight:        520,
+		BackgroundColour: &options.RGBA{R: 250, G: 250, B: 249, A: 255},
+		AssetServer:      &assetserver.Options{Assets: o.Assets},
 		OnStartup: func(wctx context.Context) {
 			go func() {
-				<-ctx.Done()
+				<-ctx.Done() // also before the page is up
+				w.app.markExiting()
 				wruntime.Quit(wctx)
 			}()
 		},
-		// The window takes calls once its page is up: a WindowShow sent
-		// while a hidden window is still being built is lost (seen under
-		// Xvfb), so a Show before then waits for this.
+		// The window takes calls once its page is up: a show asked while
+		// the page is still being built is lost (seen under Xvfb), and
+		// events emitted before it have no listener.
 		OnDomReady: func(wctx context.Context) {
-			started.Do(func() { w.app.start(ctx, &wailsShell{ctx: wctx}) })
+			started.Do(func() {
+				go func() {
+					runErr <- w.app.run(ctx, &wailsShell{ctx: wctx})
+					wruntime.Quit(wctx)
+				}()
+			})
 		},
-		Bind:   []any{w.app},
-		Logger: slogLogger{log},
+		// The close button hides the window (the process lingers, see
+		// App.run) until the process is ending.
+		OnBeforeClose: func(context.Context) bool { return w.app.closeRequested() },
+		Bind:          []any{w.app},
+		Logger:        slogLogger{log},
 		Linux: &linux.Options{
 			Icon:             o.Icon,
 			ProgramName:      "tether",
 			WebviewGpuPolicy: linux.WebviewGpuPolicyNever,
 		},
 	})
+	if werr != nil {
+		return werr
+	}
+	select {
+	case err := <-runErr:
+		return err
+	default:
+		return nil // the loop ended before the page was up
+	}
 }
 
 // wailsShell is Shell on the Wails runtime.
@@ -113,63 +109,13 @@ func (s *wailsShell) Show() {
 	wruntime.WindowShow(s.ctx)
 }
 
-func (s *wailsShell) Ask(title, message string) (bool, error) {
-	if runtime.GOOS == "linux" {
-		// Wails passes the text to gtk_message_dialog_new as a printf
-		// format: a % from a URL would be read as a conversion.
-		message = strings.ReplaceAll(message, "%", "%%")
-	}
-	got, err := wruntime.MessageDialog(s.ctx, wruntime.MessageDialogOptions{
-		Type: wruntime.QuestionDialog, Title: title, Message: message,
-		Buttons: []string{"Yes", "No"}, DefaultButton: "No", CancelButton: "No",
-	})
-	if err != nil {
-		return false, err
-	}
-	switch got {
-	case "Yes":
-		return true, nil
-	case "No":
-		return false, nil
-	}
-	return false, ErrDialogClosed
-}
+func (s *wailsShell) Hide() { wruntime.WindowHide(s.ctx) }
 
 func (s *wailsShell) SaveFile(title, defaultName string) (string, error) {
 	return wruntime.SaveFileDialog(s.ctx, wruntime.SaveDialogOptions{
 		Title: title, DefaultFilename: defaultName,
 		Filters: []wruntime.FileFilter{{DisplayName: "JSON Lines (*.jsonl)", Pattern: "*.jsonl"}},
 	})
-}
-
-func (s *wailsShell) Reveal(dir string) error {
-	var cmd *exec.Cmd
-	switch runtime.GOOS {
-	case "darwin":
-		cmd = exec.Command("open", dir)
-	case "windows":
-		cmd = exec.Command("explorer", dir)
-	default:
-		cmd = exec.Command("xdg-open", dir)
-	}
-	var out strings.Builder
-	cmd.Stderr = &out
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("%s: %w", cmd.Path, err)
-	}
-	// xdg-open and open return at once when a file manager took the folder;
-	// a quick failure (no file manager: xdg-open exits 3) is reported. One
-	// still running after a while is taken to have opened it.
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil && runtime.GOOS != "windows" { // explorer exits 1 even when it opened the folder
-			return fmt.Errorf("%s: %v %s", filepath.Base(cmd.Path), err, strings.TrimSpace(out.String()))
-		}
-	case <-time.After(5 * time.Second):
-	}
-	return nil
 }
 
 // slogLogger is Wails' logger on slog.

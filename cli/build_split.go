@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"path/filepath"
 	"runtime"
 
@@ -10,13 +11,14 @@ import (
 // Tether ships as two executables from this one source on Linux and macOS:
 //
 //   - tether (go build .): every command, the daemon and the tray, without
-//     the window. `tether serve` and `tether mcp` (one per AI app) run from
-//     it, so they do not load GTK and WebKit: linked into the binary, those
-//     libraries alone took a daemon's idle RSS from 27 MB to 72 MB, and each
-//     stdio bridge's with it (BENCHMARKS.md).
+//     the window. Bare `tether`, `tether serve` and `tether mcp` (one per AI
+//     app) run from it, so they do not load GTK and WebKit: linked into the
+//     binary, those libraries alone took a daemon's idle RSS from 27 MB to
+//     72 MB, and each stdio bridge's with it (BENCHMARKS.md).
 //   - tether-desktop (go build -tags desktop,production,webkit2_41 .): the
-//     same, with the window. Bare `tether` execs it when it lies next to
-//     tether and a display exists, keeping its pid and arguments.
+//     same, with the window, which runs as its own process (`tether-desktop
+//     window`, a client of the daemon's local API) that the daemon starts
+//     next to the lean tether when the window is opened (uiproc.Window).
 //
 // On Windows the window's WebView2 is loaded at run time, not linked, so
 // one tether.exe is built with the window.
@@ -33,6 +35,10 @@ func exeName(base string) string {
 	}
 	return base
 }
+
+// windowMain is `window`, the window process; nil in the build without it
+// (window.go sets it).
+var windowMain func(ctx context.Context, args []string) error
 
 // commandExecutable is the executable that client configs, the login item
 // and `tether browser` should run: this one, or, from the build with the

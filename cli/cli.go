@@ -97,6 +97,12 @@ func Main(argv []string) {
 		err = runPause(ctx, args, true)
 	case "resume":
 		err = runPause(ctx, args, false)
+	case "window": // hidden: the window process, started by the daemon
+		if windowMain == nil {
+			err = fmt.Errorf("this tether is built without the window; run %s window", desktopName)
+			break
+		}
+		err = windowMain(ctx, args)
 	case "version", "--version":
 		fmt.Println(versionString())
 	case "help", "-h", "--help":

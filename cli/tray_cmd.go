@@ -26,11 +26,17 @@ import (
 const actingLinger = 1500 * time.Millisecond
 
 // trayMain is bare `tether` (and `tether --hidden`, what the login item
-// runs): the daemon of `tether serve`, same lock and port, with the tray
-// and the window. It exits the process. It runs on the main goroutine,
-// which the window (and, on macOS, the tray) needs.
+// runs): the daemon of `tether serve`, same lock and port, with the tray.
+// It exits the process. It runs on the main goroutine, which the tray
+// needs on macOS.
+//
+// The window is not part of this process: it is its own (`tether-desktop
+// window`, package app), which the daemon starts through uiproc.Window
+// once the local API (package localapi) serves it. Until that is wired
+// here, bare tether runs the daemon and the tray only: the tray has no
+// "Open Tether", and calls that need the user's approval are denied as
+// under `tether serve`.
 func trayMain(args []string) {
-	execDesktop(args) // the build with the window, when this one lacks it
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := runTray(ctx, args)
 	stop()
@@ -143,7 +149,9 @@ func showRunning(ctx context.Context, paths config.Paths, show bool) (bool, erro
 		return true, nil
 	}
 	if err := daemon.Control(ctx, paths, "POST", daemon.PathWindow, nil, nil); err != nil {
-		return false, fmt.Errorf("%w (pid %d, port %d): %v; stop it first, then start tether", daemon.ErrAlreadyRunning, rec.PID, rec.Port, err)
+		// A bare tether without a window yet (see trayMain): it runs, in the tray.
+		fmt.Fprintf(os.Stderr, "tether: already running (pid %d) in the tray; its window could not be shown: %v\n", rec.PID, err)
+		return true, nil
 	}
 	fmt.Fprintf(os.Stderr, "tether: already running (pid %d); its window is shown\n", rec.PID)
 	return true, nil

@@ -77,6 +77,10 @@ func (p Paths) Token() string { return filepath.Join(p.Dir, "token") }
 // Lock is the daemon's lock file; holding it means being the daemon.
 func (p Paths) Lock() string { return filepath.Join(p.Dir, "daemon.lock") }
 
+// WindowLock is the window process's lock file; holding it means being
+// the one window of this config dir.
+func (p Paths) WindowLock() string { return filepath.Join(p.Dir, "window.lock") }
+
 // Daemon is the JSON record of the running daemon (see DaemonRecord).
 func (p Paths) Daemon() string { return filepath.Join(p.Dir, "daemon.json") }
 

@@ -1,8 +1,10 @@
 // The shapes the window works with. The Go types come from the generated
-// models (wailsjs/go/models.ts, namespace `app`), as plain JSON data: the
+// models (wailsjs/go/models.ts: namespace `apitype`, the daemon's local API
+// contract, and `app`, the window's own State with which tabs the AI acts
+// on), as plain JSON data: the
 // bound methods and the events deliver plain objects, not the generated
 // classes, so only their fields are kept here.
-import type { app } from '../wailsjs/go/models';
+import type { apitype, app } from '../wailsjs/go/models';
 
 /** The JSON shape of a generated model: its fields, without the class's methods. */
 export type Data<T> = T extends readonly (infer U)[]
@@ -14,14 +16,16 @@ export type Data<T> = T extends readonly (infer U)[]
 export type State = Data<app.State>;
 export type ProfileView = Data<app.ProfileView>;
 export type TabView = Data<app.TabView>;
-export type PairingView = Data<app.PairingView>;
-export type ApprovalView = Data<app.ApprovalView>;
-export type TimelineEntry = Data<app.TimelineEntry>;
-export type TimelineFacets = Data<app.TimelineFacets>;
-export type TimelineFilter = Data<app.TimelineFilter>;
-export type ClientView = Data<app.ClientView>;
-export type ClientOutcome = Data<app.ClientOutcome>;
-export type ExtensionState = Data<app.ExtensionState>;
+export type PairingView = Data<apitype.PairingView>;
+/** A held call (Go: apitype.Approval). */
+export type ApprovalView = Data<apitype.Approval>;
+export type TimelineEntry = Data<apitype.TimelineEntry>;
+export type TimelineFacets = Data<apitype.TimelineFacets>;
+export type TimelineFilter = Data<apitype.TimelineFilter>;
+/** An MCP client on the Connect page (Go: apitype.Client). */
+export type ClientView = Data<apitype.Client>;
+export type ClientOutcome = Data<apitype.ClientOutcome>;
+export type ExtensionState = Data<apitype.ExtensionState>;
 
 /** A timeline row's outcome; "" for a call still running. */
 export type Outcome = 'ok' | 'error' | 'refused' | 'denied' | 'paused' | 'ignored';
@@ -30,20 +34,20 @@ export const OUTCOMES: readonly Outcome[] = ['ok', 'error', 'refused', 'denied',
 
 /** The payload of the "timeline" event (Go: app.TimelineEvent). */
 export interface TimelineEvent {
-  /** "started": a call runs now (no id yet); "recorded": it is on the timeline; "resync": reload (sent with dropped > 0). */
-  kind: 'started' | 'recorded' | 'resync';
+  /** "started": a call runs now (no id yet); "finished": it is on the timeline; "resync": events may have been missed, reload. */
+  kind: 'started' | 'finished' | 'resync';
   entry: TimelineEntry;
-  /** Events missed just before this one; when > 0 the list is reloaded. */
+  /** On "resync", how many events the daemon dropped (0 after a reconnection). */
   dropped: number;
 }
 
-/** The payload of the "notice" event (Go: app.Notice). */
+/** The payload of the "notice" event (Go: apitype.Notice). */
 export interface Notice {
   kind: 'info' | 'error';
   text: string;
 }
 
-/** An answer to a held call (Go: policy.Answer). */
+/** An answer to a held call (Go: apitype.AllowOnce, AlwaysAllowSite, Deny). */
 export type Answer = 'allow_once' | 'always_allow_site' | 'deny';
 
 /** The window's pages. */

@@ -3,7 +3,7 @@
 // Store lives as long as the window; start() subscribes to the events and
 // does the initial load. Nothing here polls: after the first read, every
 // change arrives as an event.
-import { State as readState } from '../../wailsjs/go/app/App';
+import { Painted, State as readState } from '../../wailsjs/go/app/App';
 import { EventsOn } from '../../wailsjs/runtime/runtime';
 import type { Notice, Page, State, TimelineEvent } from '../types';
 import { errorText } from './format';
@@ -20,7 +20,7 @@ export const INFO_NOTICE_MS = 12_000;
 export type Outcome<T> = { ok: true; value: T } | { ok: false; error: string };
 
 export function emptyState(): State {
-  return { version: '', paused: false, profiles: [], pairing: [], approvals: [] };
+  return { version: '', paused: false, profiles: [], pairing: [], approvals: [], connected: false, problem: '' };
 }
 
 /** The pages in the nav's order: Ctrl+1 … Ctrl+5 (⌘ on macOS) open them. */
@@ -42,6 +42,8 @@ export class Store implements Reporter {
   waiting = $derived(this.state.approvals.length + this.state.pairing.length);
 
   #stateEvents = 0;
+  /** The connection problem last shown; "" while connected. */
+  #problem = '';
   #noticeSeq = 0;
   #noticeTimer: ReturnType<typeof setTimeout> | undefined;
 
@@ -55,6 +57,7 @@ export class Store implements Reporter {
       EventsOn('state', (s: State) => {
         this.#stateEvents++;
         this.#showNewApprovals(s);
+        this.#showConnection(s);
         this.state = s;
         this.ready = true;
       }),
@@ -63,9 +66,12 @@ export class Store implements Reporter {
     ];
     void this.loadState();
     this.timeline.start();
+    // The first painted frame, for the daemon's startup figures.
+    const frame = requestAnimationFrame(() => void Painted().catch(() => {}));
     const clock = setInterval(() => (this.now = Date.now()), 1000);
     return () => {
       for (const f of off) f();
+      cancelAnimationFrame(frame);
       clearInterval(clock);
       clearTimeout(this.#noticeTimer);
     };
@@ -93,6 +99,20 @@ export class Store implements Reporter {
   #showNewApprovals(next: State): void {
     const known = new Set(this.state.approvals.map((a) => a.id));
     if (next.approvals.some((a) => !known.has(a.id))) this.page = 'approvals';
+  }
+
+  /**
+   * While the daemon cannot be reached, the status line says why and what
+   * to do (once per problem); once it is back, that error goes away.
+   */
+  #showConnection(next: State): void {
+    if (!next.connected && next.problem && next.problem !== this.#problem) {
+      this.#problem = next.problem;
+      this.notify('error', next.problem);
+    } else if (next.connected && this.#problem) {
+      if (this.notice?.text === this.#problem) this.dismissNotice();
+      this.#problem = '';
+    }
   }
 
   /** Handles the page shortcuts; returns whether the key was one. */

@@ -81,15 +81,16 @@ export class TimelineModel {
 
   /** Handles a "timeline" event. */
   onEvent(ev: TimelineEvent): void {
-    if (ev.dropped > 0) {
-      // Missed events: the list may lack rows, and the filters values.
+    if (ev.kind === 'resync' || ev.dropped > 0) {
+      // Missed events (a reconnection, or the daemon dropped some): the
+      // list may lack rows, and the filters values.
       void this.reload();
       void this.refreshFacets();
       return;
     }
-    // A started call has no id yet and nothing pairs it with its record;
-    // the profiles page shows it (its tab is "acting"), the list does not.
-    if (ev.kind !== 'recorded') return;
+    // A started call has no row yet; the profiles page shows it (its tab
+    // is "acting"), the list shows its row once it finished.
+    if (ev.kind !== 'finished') return;
     const e = ev.entry;
     if (this.#isNewFacet('client', e.client, this.facets.clients) ||
         this.#isNewFacet('profile', e.profile, this.facets.profiles)) {

@@ -2,7 +2,7 @@
 // (vitest.config.ts swaps it in): the same functions, answering from an
 // in-memory backend that each test sets up, and recording every call.
 import type * as Bindings from '../../wailsjs/go/app/App';
-import { app } from '../../wailsjs/go/models';
+import { apitype, app } from '../../wailsjs/go/models';
 import type {
   ClientOutcome,
   ClientView,
@@ -34,7 +34,7 @@ export interface Backend {
 
 export function emptyBackend(): Backend {
   return {
-    state: { version: '0.4.0', paused: false, profiles: [], pairing: [], approvals: [] },
+    state: { version: '0.4.0', paused: false, profiles: [], pairing: [], approvals: [], connected: true, problem: '' },
     timeline: [],
     facets: { clients: [], profiles: [], outcomes: ['ok', 'error', 'refused', 'denied', 'paused', 'ignored'] },
     clients: [],
@@ -114,30 +114,31 @@ export const Answer: typeof Bindings.Answer = (id, a) => answer('Answer', [id, a
 export const ApproveProfile: typeof Bindings.ApproveProfile = (id) => answer('ApproveProfile', [id], () => undefined);
 export const DenyProfile: typeof Bindings.DenyProfile = (id) => answer('DenyProfile', [id], () => undefined);
 export const Timeline: typeof Bindings.Timeline = (f) =>
-  answer('Timeline', [f], () => query(f).map((e) => app.TimelineEntry.createFrom(e)));
+  answer('Timeline', [f], () => query(f).map((e) => apitype.TimelineEntry.createFrom(e)));
 export const TimelineFacets: typeof Bindings.TimelineFacets = () =>
-  answer('TimelineFacets', [], () => app.TimelineFacets.createFrom(backend.facets));
+  answer('TimelineFacets', [], () => apitype.TimelineFacets.createFrom(backend.facets));
 export const ExportTimeline: typeof Bindings.ExportTimeline = (f) =>
   answer('ExportTimeline', [f], () => backend.exportPath);
 export const Clients: typeof Bindings.Clients = () =>
-  answer('Clients', [], () => backend.clients.map((c) => app.ClientView.createFrom(c)));
+  answer('Clients', [], () => backend.clients.map((c) => apitype.Client.createFrom(c)));
 export const Connect: typeof Bindings.Connect = (id) =>
-  answer('Connect', [id], () => app.ClientOutcome.createFrom(outcome(id, true)));
+  answer('Connect', [id], () => apitype.ClientOutcome.createFrom(outcome(id, true)));
 export const Disconnect: typeof Bindings.Disconnect = (id) =>
-  answer('Disconnect', [id], () => app.ClientOutcome.createFrom(outcome(id, false)));
+  answer('Disconnect', [id], () => apitype.ClientOutcome.createFrom(outcome(id, false)));
 export const Extension: typeof Bindings.Extension = () =>
-  answer('Extension', [], () => app.ExtensionState.createFrom(backend.extension));
+  answer('Extension', [], () => apitype.ExtensionState.createFrom(backend.extension));
 export const WriteExtension: typeof Bindings.WriteExtension = () =>
   answer('WriteExtension', [], () => {
     backend.extension = { ...backend.extension, written: true, writtenVersion: backend.extension.version };
-    return app.ExtensionState.createFrom(backend.extension);
+    return apitype.ExtensionState.createFrom(backend.extension);
   });
 export const RevealExtension: typeof Bindings.RevealExtension = () => answer('RevealExtension', [], () => undefined);
 export const OpenTestBrowser: typeof Bindings.OpenTestBrowser = () => answer('OpenTestBrowser', [], () => undefined);
+export const Painted: typeof Bindings.Painted = () => answer('Painted', [], () => undefined);
 
 // Fails to typecheck when the generated bindings gain a method the fake lacks.
 const _every: Record<Method, unknown> = {
   State, SetPaused, Answer, ApproveProfile, DenyProfile, Timeline, TimelineFacets, ExportTimeline,
-  Clients, Connect, Disconnect, Extension, WriteExtension, RevealExtension, OpenTestBrowser,
+  Clients, Connect, Disconnect, Extension, WriteExtension, RevealExtension, OpenTestBrowser, Painted,
 };
 void _every;

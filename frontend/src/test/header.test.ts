@@ -71,6 +71,31 @@ describe('header, banner and status line', () => {
     expect(info.closest('footer')?.classList.contains('info')).toBe(true);
   });
 
+  it('says when Tether cannot be reached, once, and clears it when it is back', async () => {
+    renderApp({ state: state({ profiles: [profile()] }) });
+    expect(await screen.findByText('1 of 1 profile connected')).toBeTruthy();
+    const problem = 'Tether is not running; start it from your applications menu';
+    emit('state', state({ profiles: [profile()], connected: false, problem }));
+    const text = await screen.findByText(problem);
+    expect(text.closest('footer')?.classList.contains('error')).toBe(true);
+    await fireEvent.click(screen.getByRole('button', { name: 'Dismiss' }));
+    emit('state', state({ profiles: [profile()], connected: false, problem }));
+    await new Promise((r) => setTimeout(r, 10));
+    expect(screen.queryByText(problem)).toBeNull(); // the same problem is not repeated
+    emit('state', state({ profiles: [profile()], connected: false, problem: 'Tether is not answering' }));
+    expect(await screen.findByText('Tether is not answering')).toBeTruthy();
+    emit('state', state({ profiles: [profile()] }));
+    await waitFor(() => expect(screen.queryByText('Tether is not answering')).toBeNull());
+  });
+
+  it('reports its first painted frame once', async () => {
+    const { unmount } = renderApp();
+    await waitFor(() => expect(callsOf('Painted')).toEqual([[]]));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(callsOf('Painted').length).toBe(1);
+    unmount();
+  });
+
   it('keeps a "state" event that arrives before the State() answer', async () => {
     const { unmount } = renderApp({ hold: new Set(['State']), state: state({ paused: false }) });
     await waitFor(() => expect(callsOf('State').length).toBe(1));

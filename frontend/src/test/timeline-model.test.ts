@@ -37,7 +37,7 @@ describe('TimelineModel', () => {
     await m.reload();
     expect(m.hasOlder).toBe(false);
     for (let id = 2; id <= MAX_ROWS + 5; id++) {
-      m.onEvent({ kind: 'recorded', entry: entry({ id }), dropped: 0 });
+      m.onEvent({ kind: 'finished', entry: entry({ id }), dropped: 0 });
     }
     expect(m.rows.length).toBe(MAX_ROWS);
     expect(m.rows[0].id).toBe(MAX_ROWS + 5);

@@ -34,16 +34,16 @@ describe('Timeline page', () => {
     expect(callsOf('Timeline')[0][0]).toEqual({ client: '', profile: '', outcome: '', beforeId: 0, limit: 100 });
   });
 
-  it('prepends a row on a "recorded" event, and ignores "started"', async () => {
+  it('prepends a row on a "finished" event, and ignores "started"', async () => {
     renderApp({ timeline: sample() });
     await open('Timeline');
     await waitFor(() => expect(tools().length).toBe(3));
 
     emit('timeline', { kind: 'started', entry: entry({ id: 0, tool: 'browser_type', outcome: '' }), dropped: 0 });
-    emit('timeline', { kind: 'recorded', entry: entry({ id: 4, tool: 'browser_type', outcome: 'ok' }), dropped: 0 });
+    emit('timeline', { kind: 'finished', entry: entry({ id: 4, tool: 'browser_type', outcome: 'ok' }), dropped: 0 });
     await waitFor(() => expect(tools()).toEqual(['browser_type', 'browser_click', 'browser_navigate', 'browser_tabs']));
     // The same row again (e.g. also in a reload) is shown once.
-    emit('timeline', { kind: 'recorded', entry: entry({ id: 4, tool: 'browser_type', outcome: 'ok' }), dropped: 0 });
+    emit('timeline', { kind: 'finished', entry: entry({ id: 4, tool: 'browser_type', outcome: 'ok' }), dropped: 0 });
     expect(tools().length).toBe(4);
     expect(callsOf('Timeline').length).toBe(1); // no reload, no polling
   });
@@ -51,7 +51,7 @@ describe('Timeline page', () => {
   it('records live rows while another page is open', async () => {
     renderApp({ timeline: sample() });
     await waitFor(() => expect(callsOf('Timeline').length).toBe(1));
-    emit('timeline', { kind: 'recorded', entry: entry({ id: 9, tool: 'browser_press_key' }), dropped: 0 });
+    emit('timeline', { kind: 'finished', entry: entry({ id: 9, tool: 'browser_press_key' }), dropped: 0 });
     await open('Timeline');
     await waitFor(() => expect(tools()[0]).toBe('browser_press_key'));
   });
@@ -65,8 +65,8 @@ describe('Timeline page', () => {
     await waitFor(() => expect(tools()).toEqual(['browser_navigate']));
     expect(callsOf('Timeline').at(-1)?.[0]).toMatchObject({ outcome: 'denied', beforeId: 0 });
 
-    emit('timeline', { kind: 'recorded', entry: entry({ id: 5, tool: 'browser_fill', outcome: 'ok' }), dropped: 0 });
-    emit('timeline', { kind: 'recorded', entry: entry({ id: 6, tool: 'browser_select', outcome: 'denied' }), dropped: 0 });
+    emit('timeline', { kind: 'finished', entry: entry({ id: 5, tool: 'browser_fill', outcome: 'ok' }), dropped: 0 });
+    emit('timeline', { kind: 'finished', entry: entry({ id: 6, tool: 'browser_select', outcome: 'denied' }), dropped: 0 });
     await waitFor(() => expect(tools()).toEqual(['browser_select', 'browser_navigate']));
 
     await fireEvent.click(screen.getByRole('button', { name: 'Clear filters' }));
@@ -93,10 +93,10 @@ describe('Timeline page', () => {
 
     expect(callsOf('TimelineFacets').length).toBe(1);
     backend.facets = { ...backend.facets, clients: ['claude-ai', 'cursor', 'windsurf'] };
-    emit('timeline', { kind: 'recorded', entry: entry({ id: 8, client: 'windsurf' }), dropped: 0 });
+    emit('timeline', { kind: 'finished', entry: entry({ id: 8, client: 'windsurf' }), dropped: 0 });
     await waitFor(() => expect(within(client).getByRole('option', { name: 'windsurf' })).toBeTruthy());
     expect(callsOf('TimelineFacets').length).toBe(2);
-    emit('timeline', { kind: 'recorded', entry: entry({ id: 10, client: 'claude-ai' }), dropped: 0 });
+    emit('timeline', { kind: 'finished', entry: entry({ id: 10, client: 'claude-ai' }), dropped: 0 });
     expect(callsOf('TimelineFacets').length).toBe(2); // a known client asks nothing
   });
 
@@ -128,13 +128,16 @@ describe('Timeline page', () => {
     expect(screen.queryByRole('complementary', { name: 'Call details' })).toBeNull();
   });
 
-  it('reloads the list when events were dropped', async () => {
+  it.each([
+    ['the daemon dropped events', 2],
+    ['the event stream reconnected', 0],
+  ])('reloads the list on a resync: %s', async (_why, dropped) => {
     renderApp({ timeline: sample() });
     await open('Timeline');
     await waitFor(() => expect(tools().length).toBe(3));
-    // Missed while the window was busy: in the store, never sent as events.
+    // Missed while the window was busy or away: in the daemon, never sent as events.
     backend.timeline.push(entry({ id: 11, tool: 'browser_scroll' }), entry({ id: 12, tool: 'browser_hover' }));
-    emit('timeline', { kind: 'recorded', entry: entry({ id: 12, tool: 'browser_hover' }), dropped: 1 });
+    emit('timeline', { kind: 'resync', entry: entry({ id: 0, tool: '' }), dropped });
     await waitFor(() => expect(tools()).toEqual(['browser_hover', 'browser_scroll', 'browser_click', 'browser_navigate', 'browser_tabs']));
     expect(callsOf('Timeline').length).toBe(2);
     expect(callsOf('TimelineFacets').length).toBe(2);
@@ -146,7 +149,7 @@ describe('Timeline page', () => {
     await waitFor(() => expect(tools().length).toBe(3));
     backend.hold.add('Timeline');
     await fireEvent.change(screen.getByRole('combobox', { name: 'Outcome' }), { target: { value: 'ok' } });
-    emit('timeline', { kind: 'recorded', entry: entry({ id: 20, tool: 'browser_wait', outcome: 'ok' }), dropped: 0 });
+    emit('timeline', { kind: 'finished', entry: entry({ id: 20, tool: 'browser_wait', outcome: 'ok' }), dropped: 0 });
     backend.hold.clear();
     release('Timeline');
     await waitFor(() => expect(tools()).toEqual(['browser_wait', 'browser_tabs']));

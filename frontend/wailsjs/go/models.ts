@@ -1,6 +1,6 @@
-export namespace app {
+export namespace apitype {
 	
-	export class ApprovalView {
+	export class Approval {
 	    id: string;
 	    tool: string;
 	    class: string;
@@ -13,7 +13,7 @@ export namespace app {
 	    deadlineMs: number;
 	
 	    static createFrom(source: any = {}) {
-	        return new ApprovalView(source);
+	        return new Approval(source);
 	    }
 	
 	    constructor(source: any = {}) {
@@ -30,7 +30,7 @@ export namespace app {
 	        this.deadlineMs = source["deadlineMs"];
 	    }
 	}
-	export class ClientView {
+	export class Client {
 	    id: string;
 	    name: string;
 	    path: string;
@@ -41,7 +41,7 @@ export namespace app {
 	    error: string;
 	
 	    static createFrom(source: any = {}) {
-	        return new ClientView(source);
+	        return new Client(source);
 	    }
 	
 	    constructor(source: any = {}) {
@@ -59,7 +59,7 @@ export namespace app {
 	export class ClientOutcome {
 	    message: string;
 	    changed: boolean;
-	    client: ClientView;
+	    client: Client;
 	
 	    static createFrom(source: any = {}) {
 	        return new ClientOutcome(source);
@@ -69,7 +69,7 @@ export namespace app {
 	        if ('string' === typeof source) source = JSON.parse(source);
 	        this.message = source["message"];
 	        this.changed = source["changed"];
-	        this.client = this.convertValues(source["client"], ClientView);
+	        this.client = this.convertValues(source["client"], Client);
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
@@ -90,7 +90,6 @@ export namespace app {
 		    return a;
 		}
 	}
-	
 	export class ExtensionState {
 	    connected: boolean;
 	    known: number;
@@ -137,6 +136,85 @@ export namespace app {
 	        this.expiresMs = source["expiresMs"];
 	    }
 	}
+	export class TimelineEntry {
+	    id: number;
+	    callId: string;
+	    timeMs: number;
+	    client: string;
+	    profile: string;
+	    tab: number;
+	    tool: string;
+	    args: string;
+	    class: string;
+	    site: string;
+	    decision: string;
+	    durationMs: number;
+	    outcome: string;
+	    error: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new TimelineEntry(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.id = source["id"];
+	        this.callId = source["callId"];
+	        this.timeMs = source["timeMs"];
+	        this.client = source["client"];
+	        this.profile = source["profile"];
+	        this.tab = source["tab"];
+	        this.tool = source["tool"];
+	        this.args = source["args"];
+	        this.class = source["class"];
+	        this.site = source["site"];
+	        this.decision = source["decision"];
+	        this.durationMs = source["durationMs"];
+	        this.outcome = source["outcome"];
+	        this.error = source["error"];
+	    }
+	}
+	export class TimelineFacets {
+	    clients: string[];
+	    profiles: string[];
+	    outcomes: string[];
+	
+	    static createFrom(source: any = {}) {
+	        return new TimelineFacets(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.clients = source["clients"];
+	        this.profiles = source["profiles"];
+	        this.outcomes = source["outcomes"];
+	    }
+	}
+	export class TimelineFilter {
+	    client: string;
+	    profile: string;
+	    outcome: string;
+	    beforeId: number;
+	    limit: number;
+	
+	    static createFrom(source: any = {}) {
+	        return new TimelineFilter(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.client = source["client"];
+	        this.profile = source["profile"];
+	        this.outcome = source["outcome"];
+	        this.beforeId = source["beforeId"];
+	        this.limit = source["limit"];
+	    }
+	}
+
+}
+
+export namespace app {
+	
 	export class TabView {
 	    number: number;
 	    title: string;
@@ -205,8 +283,10 @@ export namespace app {
 	    version: string;
 	    paused: boolean;
 	    profiles: ProfileView[];
-	    pairing: PairingView[];
-	    approvals: ApprovalView[];
+	    pairing: apitype.PairingView[];
+	    approvals: apitype.Approval[];
+	    connected: boolean;
+	    problem: string;
 	
 	    static createFrom(source: any = {}) {
 	        return new State(source);
@@ -217,8 +297,10 @@ export namespace app {
 	        this.version = source["version"];
 	        this.paused = source["paused"];
 	        this.profiles = this.convertValues(source["profiles"], ProfileView);
-	        this.pairing = this.convertValues(source["pairing"], PairingView);
-	        this.approvals = this.convertValues(source["approvals"], ApprovalView);
+	        this.pairing = this.convertValues(source["pairing"], apitype.PairingView);
+	        this.approvals = this.convertValues(source["approvals"], apitype.Approval);
+	        this.connected = source["connected"];
+	        this.problem = source["problem"];
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
@@ -238,79 +320,6 @@ export namespace app {
 		    }
 		    return a;
 		}
-	}
-	
-	export class TimelineEntry {
-	    id: number;
-	    timeMs: number;
-	    client: string;
-	    profile: string;
-	    tab: number;
-	    tool: string;
-	    args: string;
-	    class: string;
-	    site: string;
-	    decision: string;
-	    durationMs: number;
-	    outcome: string;
-	    error: string;
-	
-	    static createFrom(source: any = {}) {
-	        return new TimelineEntry(source);
-	    }
-	
-	    constructor(source: any = {}) {
-	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.id = source["id"];
-	        this.timeMs = source["timeMs"];
-	        this.client = source["client"];
-	        this.profile = source["profile"];
-	        this.tab = source["tab"];
-	        this.tool = source["tool"];
-	        this.args = source["args"];
-	        this.class = source["class"];
-	        this.site = source["site"];
-	        this.decision = source["decision"];
-	        this.durationMs = source["durationMs"];
-	        this.outcome = source["outcome"];
-	        this.error = source["error"];
-	    }
-	}
-	export class TimelineFacets {
-	    clients: string[];
-	    profiles: string[];
-	    outcomes: string[];
-	
-	    static createFrom(source: any = {}) {
-	        return new TimelineFacets(source);
-	    }
-	
-	    constructor(source: any = {}) {
-	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.clients = source["clients"];
-	        this.profiles = source["profiles"];
-	        this.outcomes = source["outcomes"];
-	    }
-	}
-	export class TimelineFilter {
-	    client: string;
-	    profile: string;
-	    outcome: string;
-	    beforeId: number;
-	    limit: number;
-	
-	    static createFrom(source: any = {}) {
-	        return new TimelineFilter(source);
-	    }
-	
-	    constructor(source: any = {}) {
-	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.client = source["client"];
-	        this.profile = source["profile"];
-	        this.outcome = source["outcome"];
-	        this.beforeId = source["beforeId"];
-	        this.limit = source["limit"];
-	    }
 	}
 
 }

@@ -38,6 +38,10 @@ export function OpenTestBrowser() {
   return window['go']['app']['App']['OpenTestBrowser']();
 }
 
+export function Painted() {
+  return window['go']['app']['App']['Painted']();
+}
+
 export function RevealExtension() {
   return window['go']['app']['App']['RevealExtension']();
 }
