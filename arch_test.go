@@ -35,11 +35,14 @@ var forbidden = map[string][]string{
 	// The window is its own process, a client of the daemon's local API
 	// (localclient, apitype) only: none of the daemon's parts, its wiring,
 	// the MCP server or the tray.
-	"app":  {"github.com/mark3labs/mcp-go", "fyne.io/systray", module + "/broker", module + "/policy", module + "/timeline", module + "/clients", module + "/launcher", module + "/daemon", module + "/mcp", module + "/bridge", module + "/tray"},
-	"tray": {"github.com/mark3labs/mcp-go", "github.com/wailsapp/", module + "/app", "fyne.io/systray", "github.com/emersion/go-autostart", module + "/mcp", module + "/daemon", module + "/bridge", module + "/launcher"},
-	// The daemon starts the UI processes; it never links their UI.
-	"uiproc":      {"github.com/wailsapp/", "fyne.io/systray", module + "/app", module + "/tray"},
-	"tray/native": {"github.com/mark3labs/mcp-go", "github.com/wailsapp/", module + "/mcp", module + "/daemon", module + "/bridge", module + "/launcher"},
+	"app": {"github.com/mark3labs/mcp-go", "fyne.io/systray", module + "/broker", module + "/policy", module + "/timeline", module + "/clients", module + "/launcher", module + "/daemon", module + "/mcp", module + "/bridge", module + "/tray"},
+	// The tray, in the daemon's process, is a client of the same local API.
+	"tray": {"github.com/mark3labs/mcp-go", "github.com/wailsapp/", module + "/app", "fyne.io/systray", "github.com/emersion/go-autostart", module + "/broker", module + "/policy", module + "/timeline", module + "/clients", module + "/mcp", module + "/daemon", module + "/bridge", module + "/launcher"},
+	// The daemon's side of the UI processes: it starts them, it does not
+	// link their toolkits, nor the timeline's store (it records through a
+	// func).
+	"uiproc":      {"github.com/mark3labs/mcp-go", "github.com/wailsapp/", "fyne.io/systray", module + "/app", module + "/tray", module + "/timeline", module + "/mcp", module + "/daemon"},
+	"tray/native": {"github.com/mark3labs/mcp-go", "github.com/wailsapp/", module + "/broker", module + "/policy", module + "/timeline", module + "/mcp", module + "/daemon", module + "/bridge", module + "/launcher"},
 }
 
 func TestDependencyDirection(t *testing.T) {
@@ -73,6 +76,29 @@ func TestLeanBuildHasNoWindow(t *testing.T) {
 		if strings.HasPrefix(dep, "github.com/wailsapp/") || dep == module+"/app" || dep == module+"/frontend" {
 			t.Errorf("the build without the window depends on %s; only cli/window.go (build tag desktop) may", dep)
 		}
+	}
+	// Nor any other native toolkit: the approval dialog's GTK code
+	// (dialog/gtk_linux.go) is built with the desktop tag only.
+	out, err = exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}} {{join .CgoPkgConfig \" \"}}", ".").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if pkg, libs, _ := strings.Cut(line, " "); strings.Contains(libs, "gtk") || strings.Contains(libs, "webkit") {
+			t.Errorf("the build without the window links %s through %s", libs, pkg)
+		}
+	}
+}
+
+// The build with the window has the GTK approval dialog, which uiproc
+// starts as `tether-desktop approval-dialog`.
+func TestDesktopBuildHasDialog(t *testing.T) {
+	out, err := exec.Command("go", "list", "-tags", "desktop,production,webkit2_41", "-f", "{{join .CgoPkgConfig \" \"}}", "./dialog").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), "gtk+-3.0") {
+		t.Errorf("the desktop build's dialog package does not use GTK 3 (pkg-config: %q)", out)
 	}
 }
 

@@ -62,9 +62,18 @@ func Main(argv []string) {
 	if len(argv) < 2 || argv[1] == "--hidden" {
 		trayMain(argv[1:]) // bare `tether`: the daemon with the tray (tray_cmd.go)
 	}
+	cmd, args := argv[1], argv[2:]
+	if cmd == "approval-dialog" {
+		// The daemon's dialog process (package uiproc), hidden from the
+		// usage; before the signal handling below, so that SIGTERM ends it.
+		if err := runApprovalDialog(args); err != nil {
+			fmt.Fprintln(os.Stderr, "tether:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	cmd, args := argv[1], argv[2:]
 	// -h/--help on a command without flags of its own: its usage, exit 0.
 	// Commands with flags print their usage from their flag set and return
 	// flag.ErrHelp, also exit 0 below.

@@ -1,7 +1,6 @@
 package uiproc
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -9,17 +8,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/tether-browser/tether/config"
 )
-
-// ErrClosed is returned by Window.Open after Close (the daemon is
-// stopping).
-var ErrClosed = errors.New("Tether is stopping; it opens no window now")
 
 // WindowConfig configures a Window.
 type WindowConfig struct {
@@ -193,33 +187,4 @@ func (w *Window) Close() error {
 	}
 	<-p.done
 	return nil
-}
-
-// tail keeps the last max bytes written to it (a process's stderr, for the
-// crash log).
-type tail struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
-}
-
-func (t *tail) Write(b []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, b...)
-	if over := len(t.buf) - t.max; over > 0 {
-		t.buf = append(t.buf[:0], t.buf[over:]...)
-	}
-	return len(b), nil
-}
-
-// lastLines returns up to n last lines, joined by " | " (one log value).
-func (t *tail) lastLines(n int) string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	lines := strings.Split(string(bytes.TrimSpace(t.buf)), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, " | ")
 }

@@ -1,7 +1,6 @@
 package uiproc
 
 import (
-	"bytes"
 	"fmt"
 	"log/slog"
 	"os"
@@ -56,24 +55,6 @@ func TestWindowProcess(t *testing.T) {
 		os.Exit(3)
 	}
 	os.Exit(11)
-}
-
-// syncBuffer is a log destination safe for the reaper's goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 type fakeWindow struct {
