@@ -422,11 +422,11 @@ func (g *Guard) confirm(ctx context.Context, c Call, class Class, approver Appro
 		Since: now, Deadline: now.Add(g.cfg.Timeout),
 	}}
 	g.pending = append(g.pending, p)
-	if c.Held != nil {
-		c.Held(p.req) // before the queue's change is announced: held precedes answered
-	}
 	g.notifyLocked()
 	g.mu.Unlock()
+	if c.Held != nil {
+		c.Held(p.req) // on the call's goroutine: it precedes the answer's verdict
+	}
 	defer func() {
 		g.mu.Lock()
 		p.done = true
