@@ -13,9 +13,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tether-browser/tether/apitype"
 	"github.com/tether-browser/tether/clients"
 	"github.com/tether-browser/tether/config"
 	"github.com/tether-browser/tether/daemon"
+	"github.com/tether-browser/tether/localapi"
 	"github.com/tether-browser/tether/policy"
 	"github.com/tether-browser/tether/tray"
 	"github.com/tether-browser/tether/tray/native"
@@ -80,37 +82,10 @@ func runTray(ctx context.Context, args []string) error {
 		windowed = false
 		log.Warn("this tether is built without the window: running with the tray only", "window_build", desktopName)
 	}
-	var window appWindow // set before the daemon listens; read by ShowWindow
-	var showWindow func()
+	var window appWindow // set before the daemon listens; read by the opener
+	var opener localapi.Window
 	if windowed {
-		showWindow = func() { window.Show() }
-	}
-
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	services := make(chan daemon.Services, 1)
-	listen := make(chan struct{}) // closed once the window is wired
-	daemonDone := make(chan error, 1)
-	go func() {
-		err := daemon.Run(ctx, daemon.Config{
-			Paths:      paths,
-			Locked:     startLog,
-			Port:       port,
-			Version:    versionString(),
-			UI:         true,
-			Unattended: policy.Deny,
-			Logger:     log,
-			Services:   func(s daemon.Services) { services <- s; <-listen },
-			ShowWindow: showWindow,
-		})
-		daemonDone <- err
-		cancel() // the tray and window go when the daemon does (/shutdown, errors)
-	}()
-	var s daemon.Services
-	select {
-	case err := <-daemonDone:
-		return err // it never started: another daemon runs, the port is taken…
-	case s = <-services:
+		opener = windowOpener{func() { window.Show() }}
 	}
 	opts := clients.Options{Executable: exe}
 	var loginEnv []string // what the login item must set to start this same daemon
@@ -122,6 +97,37 @@ func runTray(ctx context.Context, args []string) error {
 	}
 	if os.Getenv(config.EnvPort) != "" {
 		loginEnv = append(loginEnv, config.EnvPort+"="+strconv.Itoa(port))
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	services := make(chan daemon.Services, 1)
+	listen := make(chan struct{}) // closed once the window is wired
+	daemonDone := make(chan error, 1)
+	go func() {
+		err := daemon.Run(ctx, daemon.Config{
+			Paths:          paths,
+			Locked:         startLog,
+			Port:           port,
+			Version:        versionString(),
+			UI:             true,
+			Unattended:     policy.Deny,
+			Logger:         log,
+			Services:       func(s daemon.Services) { services <- s; <-listen },
+			Window:         opener,
+			Clients:        host,
+			ConnectOptions: opts,
+			Executable:     exe,
+			BrowserEnv:     browserEnv,
+		})
+		daemonDone <- err
+		cancel() // the tray and window go when the daemon does (/shutdown, errors)
+	}()
+	var s daemon.Services
+	select {
+	case err := <-daemonDone:
+		return err // it never started: another daemon runs, the port is taken…
+	case s = <-services:
 	}
 	trayCfg := tray.Config{
 		Profiles:       s.Broker,
@@ -184,6 +190,16 @@ type appWindow interface {
 	Run(ctx context.Context, hidden bool) error
 }
 
+// windowOpener opens the in-process window for the local API (POST
+// /api/window/open).
+type windowOpener struct{ show func() }
+
+// Open shows and raises the window.
+func (o windowOpener) Open() error {
+	o.show()
+	return nil
+}
+
 // windowConfig is what the window needs besides the daemon's services.
 type windowConfig struct {
 	Paths          config.Paths
@@ -211,7 +227,7 @@ func showRunning(ctx context.Context, paths config.Paths, show bool) (bool, erro
 		fmt.Fprintf(os.Stderr, "tether: already running (pid %d)\n", rec.PID)
 		return true, nil
 	}
-	if err := daemon.Control(ctx, paths, "POST", daemon.PathWindow, nil, nil); err != nil {
+	if err := daemon.Control(ctx, paths, "POST", apitype.PathWindowOpen, nil, nil); err != nil {
 		return false, fmt.Errorf("%w (pid %d, port %d): %v; stop it first, then start tether", daemon.ErrAlreadyRunning, rec.PID, rec.Port, err)
 	}
 	fmt.Fprintf(os.Stderr, "tether: already running (pid %d); its window is shown\n", rec.PID)
