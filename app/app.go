@@ -250,6 +250,14 @@ func (a *App) track(ev timeline.Event) bool {
 	case timeline.CallStarted:
 		a.running[id] = actingKey{ev.Entry.Profile, ev.Entry.Tab}
 		changed = true
+	case timeline.CallHeld: // waiting for the user: not acting
+		delete(a.running, id)
+		changed = true
+	case timeline.CallAnswered:
+		if ev.Answer == string(policy.AllowOnce) || ev.Answer == string(policy.AlwaysAllowSite) {
+			a.running[id] = actingKey{ev.Entry.Profile, ev.Entry.Tab}
+			changed = true
+		}
 	case timeline.CallRecorded:
 		if _, ok := a.running[id]; ok {
 			delete(a.running, id)

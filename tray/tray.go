@@ -215,8 +215,9 @@ func (t *loop) snapshot() Snapshot {
 }
 
 // event counts running calls; it reports whether a running call ended.
-// Only calls that ran were announced as started: refused, denied and
-// paused calls are recorded without a start.
+// Refused and paused calls are recorded without a start; a held call,
+// announced as started, does not act while it waits, and acts again only
+// when its answer lets it run (a denied one is recorded as denied).
 func (t *loop) event(ev timeline.Event) bool {
 	if ev.Dropped > 0 {
 		t.running = 0 // missed events: don't leave the icon stuck on "acting"
@@ -225,6 +226,15 @@ func (t *loop) event(ev timeline.Event) bool {
 	case timeline.CallStarted:
 		t.running++
 		t.tool = ev.Entry.Tool
+	case timeline.CallHeld:
+		if t.running > 0 {
+			t.running--
+			return true
+		}
+	case timeline.CallAnswered:
+		if allows(ev.Answer) {
+			t.running++
+		}
 	case timeline.CallRecorded:
 		if ev.Entry.Outcome == timeline.OK || ev.Entry.Outcome == timeline.Error {
 			if t.running > 0 {
@@ -234,6 +244,11 @@ func (t *loop) event(ev timeline.Event) bool {
 		}
 	}
 	return false
+}
+
+// allows reports whether a held call's answer lets it run.
+func allows(answer string) bool {
+	return answer == string(policy.AllowOnce) || answer == string(policy.AlwaysAllowSite)
 }
 
 func (t *loop) readClients() {

@@ -334,6 +334,24 @@ func TestLoopFollowsTheDaemon(t *testing.T) {
 	}
 	r.ui.want(t, "connected after the call", func(v View) bool { return v.State == Connected })
 
+	// A held call does not act while it waits, and a denied one never does.
+	held := timeline.Entry{CallID: "h1", Tool: "browser_file_upload"}
+	r.tl.Started(held)
+	r.ui.want(t, "acting at the held call's start", func(v View) bool { return v.State == Acting })
+	r.tl.Held(held, timeline.Hold{})
+	r.ui.want(t, "not acting while held", func(v View) bool { return v.State == Connected })
+	r.tl.Answered(held, string(policy.DenyOnce), policy.ByWindow)
+	held.Outcome = timeline.Denied
+	if _, err := r.tl.Record(context.Background(), held); err != nil {
+		t.Fatal(err)
+	}
+	r.tl.Started(timeline.Entry{Tool: "browser_click"})
+	r.ui.want(t, "acting again", func(v View) bool { return v.State == Acting })
+	if _, err := r.tl.Record(context.Background(), timeline.Entry{Tool: "browser_click", Outcome: timeline.OK}); err != nil {
+		t.Fatal(err)
+	}
+	r.ui.want(t, "connected: the denied call left no count behind", func(v View) bool { return v.State == Connected })
+
 	r.profiles.set([]broker.Profile{profile("Work", true, 2)}, []broker.PendingProfile{{ID: "x", Label: "New", Code: "K7M4PX"}})
 	r.ui.want(t, "approval with the pairing code", func(v View) bool {
 		return v.State == Approval && strings.Contains(v.Tooltip, `"New" code K7M4PX`)
