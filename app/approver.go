@@ -87,7 +87,7 @@ func (a *App) lateAnswer(r policy.Request, yes bool, why string) {
 	if yes {
 		answer = "Yes"
 	}
-	e := timeline.Entry{Time: a.cfg.Now(), Client: r.Client, Profile: r.Profile, Tab: r.Tab, Tool: r.Tool,
+	e := timeline.Entry{CallID: r.ID, Time: a.cfg.Now(), Client: r.Client, Profile: r.Profile, Tab: r.Tab, Tool: r.Tool,
 		Args: r.Summary, Class: string(r.Class), Site: strings.Join(r.Sites, " "),
 		Decision: fmt.Sprintf("native dialog answered %s %s; it changed nothing", answer, why),
 		Outcome:  timeline.Ignored}
