@@ -459,3 +459,19 @@ func TestIsLoopbackHost(t *testing.T) {
 		}
 	}
 }
+
+// TestPings: an idle stream sends a comment line every PingInterval.
+func TestPings(t *testing.T) {
+	f := newFixture(t, func(c *Config) { c.PingInterval = 10 * time.Millisecond })
+	c, r := f.subscribe(t, 0)
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	for pings := 0; pings < 2; {
+		line, err := r.r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("no ping: %v", err)
+		}
+		if line == ": ping\n" {
+			pings++
+		}
+	}
+}
