@@ -414,6 +414,11 @@ const (
 	PhaseHeld     = "held"
 	PhaseAnswered = "answered"
 	PhaseFinished = "finished"
+	// PhaseLateAnswer is not a phase of a running call but a native
+	// approval dialog answered after its call was decided: Entry is the
+	// timeline row of outcome "ignored" that records it, and ID the id of
+	// the call it answered (which has already finished).
+	PhaseLateAnswer = "late_answer"
 )
 
 // CallEvent is one phase of one tool call.

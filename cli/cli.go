@@ -266,7 +266,12 @@ func runServe(ctx context.Context, args []string) error {
 		return err
 	}
 	defer closeLog()
+	exe, err := commandExecutable()
+	if err != nil {
+		return fmt.Errorf("find the tether binary: %w", err)
+	}
 	return daemon.Run(ctx, daemon.Config{
+		Executable:          exe,
 		Locked:              startLog,
 		Unattended:          policy.Action(*unattended),
 		Paths:               paths,

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gofrs/flock"
 
+	"github.com/tether-browser/tether/apitype"
 	"github.com/tether-browser/tether/broker"
 	"github.com/tether-browser/tether/config"
 	"github.com/tether-browser/tether/daemon"
@@ -39,12 +40,13 @@ func runProfiles(ctx context.Context, args []string) error {
 	action, name := args[0], args[1]
 	switch action {
 	case "approve", "deny":
-		var p daemon.ProfileJSON
+		var p apitype.Profile
 		var out any = &p
+		path := apitype.PathProfileApprove
 		if action == "deny" {
-			out = nil
+			out, path = nil, apitype.PathProfileDeny
 		}
-		if err := daemon.Control(ctx, paths, http.MethodPost, daemon.PathProfiles+"/"+action, map[string]string{"name": name}, out); err != nil {
+		if err := daemon.Control(ctx, paths, http.MethodPost, path, apitype.NameRequest{Name: name}, out); err != nil {
 			return err
 		}
 		if action == "approve" && p.Status == "approved" {
@@ -56,8 +58,8 @@ func runProfiles(ctx context.Context, args []string) error {
 		}
 		return nil
 	case "forget":
-		var p daemon.ProfileJSON
-		err := daemon.Control(ctx, paths, http.MethodPost, daemon.PathProfiles+"/forget", map[string]string{"name": name}, &p)
+		var p apitype.Profile
+		err := daemon.Control(ctx, paths, http.MethodPost, apitype.PathProfileForget, apitype.NameRequest{Name: name}, &p)
 		if errors.Is(err, daemon.ErrNotRunning) {
 			lock := flock.New(paths.Lock())
 			if ok, lerr := lock.TryLock(); lerr != nil || !ok {
@@ -68,7 +70,7 @@ func runProfiles(ctx context.Context, args []string) error {
 			if ferr != nil {
 				return ferr
 			}
-			p = daemon.ProfileJSON{Label: bp.Label, Slug: bp.Slug}
+			p = apitype.Profile{Label: bp.Label, Slug: bp.Slug}
 		} else if err != nil {
 			return err
 		}
@@ -80,8 +82,8 @@ func runProfiles(ctx context.Context, args []string) error {
 }
 
 func listProfiles(ctx context.Context, paths config.Paths) error {
-	var list daemon.ProfilesJSON
-	err := daemon.Control(ctx, paths, http.MethodGet, daemon.PathProfiles, nil, &list)
+	var list apitype.ProfileList
+	err := daemon.Control(ctx, paths, http.MethodGet, apitype.PathProfiles, nil, &list)
 	if errors.Is(err, daemon.ErrNotRunning) {
 		stored, serr := broker.ListStored(paths.Profiles())
 		if serr != nil {
@@ -89,7 +91,7 @@ func listProfiles(ctx context.Context, paths config.Paths) error {
 		}
 		fmt.Fprintln(os.Stderr, "(the daemon is not running: showing the saved registry)")
 		for _, p := range stored {
-			list.Profiles = append(list.Profiles, daemon.ProfileJSON{ID: p.ID, Label: p.Label, Slug: p.Slug, Status: "disconnected", LastSeen: p.LastSeen})
+			list.Profiles = append(list.Profiles, apitype.Profile{ID: p.ID, Label: p.Label, Slug: p.Slug, Status: "disconnected", LastSeen: p.LastSeen})
 		}
 	} else if err != nil {
 		return err

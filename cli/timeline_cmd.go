@@ -14,6 +14,7 @@ import (
 
 	"github.com/gofrs/flock"
 
+	"github.com/tether-browser/tether/apitype"
 	"github.com/tether-browser/tether/config"
 	"github.com/tether-browser/tether/daemon"
 	"github.com/tether-browser/tether/policy"
@@ -143,8 +144,8 @@ func runPause(ctx context.Context, args []string, paused bool) error {
 	if err != nil {
 		return err
 	}
-	var res daemon.PauseJSON
-	err = daemon.Control(ctx, paths, http.MethodPost, daemon.PathPause, daemon.PauseJSON{Paused: paused}, &res)
+	var res apitype.Pause
+	err = daemon.Control(ctx, paths, http.MethodPost, apitype.PathPause, apitype.Pause{Paused: paused}, &res)
 	if errors.Is(err, daemon.ErrNotRunning) {
 		if err := paths.Ensure(); err != nil {
 			return err

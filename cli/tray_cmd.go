@@ -12,13 +12,16 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tether-browser/tether/apitype"
 	"github.com/tether-browser/tether/clients"
 	"github.com/tether-browser/tether/config"
 	"github.com/tether-browser/tether/daemon"
+	"github.com/tether-browser/tether/localapi"
 	"github.com/tether-browser/tether/localclient"
 	"github.com/tether-browser/tether/policy"
 	"github.com/tether-browser/tether/tray"
 	"github.com/tether-browser/tether/tray/native"
+	"github.com/tether-browser/tether/uiproc"
 )
 
 // actingLinger keeps the tray's "AI acting now" icon up a moment after a
@@ -30,12 +33,10 @@ const actingLinger = 1500 * time.Millisecond
 // It exits the process. It runs on the main goroutine, which the tray
 // needs on macOS.
 //
-// The window is not part of this process: it is its own (`tether-desktop
-// window`, package app), which the daemon starts through uiproc.Window
-// once the local API (package localapi) serves it. Until that is wired
-// here, bare tether runs the daemon and the tray only: the tray has no
-// "Open Tether", and calls that need the user's approval are denied as
-// under `tether serve`.
+// The window and the approval dialogs are not part of this process, which
+// never loads GTK or WebKit: the daemon starts them on demand
+// (uiproc.Window: `tether-desktop window`, a client of the local API;
+// uiproc.Dialogs: `tether-desktop approval-dialog`, one per held call).
 func trayMain(args []string) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := runTray(ctx, args)
@@ -52,7 +53,7 @@ func trayMain(args []string) {
 
 func runTray(ctx context.Context, args []string) error {
 	fs := newFlagSet("", args)
-	hidden := fs.Bool("hidden", false, "start in the tray without showing the window (what the login item runs)")
+	hidden := fs.Bool("hidden", false, "start in the tray without opening the window (what the login item runs)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -68,8 +69,9 @@ func runTray(ctx context.Context, args []string) error {
 		return err
 	}
 	defer closeLog()
-	// One instance: a second launch shows the first one's window and exits
-	// (a second `tether --hidden`, from the login item, shows nothing).
+	// One instance: a second launch opens the first one's window and
+	// exits (a second `tether --hidden`, from the login item, opens
+	// nothing).
 	if running, err := showRunning(ctx, paths, !*hidden); running || err != nil {
 		return err
 	}
@@ -90,23 +92,63 @@ func runTray(ctx context.Context, args []string) error {
 	if os.Getenv(config.EnvPort) != "" {
 		loginEnv = append(loginEnv, config.EnvPort+"="+strconv.Itoa(port))
 	}
-	_ = host
 
+	// The window and the approval dialogs are processes of their own
+	// (tether-desktop), started on demand: this process never loads GTK or
+	// WebKit. Without a display, or without tether-desktop, there are
+	// neither: held calls are denied as under `tether serve`, and the tray
+	// and AI apps work as usual.
+	var (
+		api     *localapi.Server // set once the daemon's parts are open
+		window  *uiproc.Window
+		dialogs *uiproc.Dialogs
+		opener  localapi.Window
+	)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if ui, why := desktopUI(exe); ui {
+		window = uiproc.NewWindow(uiproc.WindowConfig{
+			Path: uiproc.WindowExecutable(exe), Env: uiproc.ConfigEnv(paths), Logger: log,
+			Show: func() { api.ShowWindow() },
+		})
+		path, dargs, _ := uiproc.DialogCommand(exe)
+		dialogs = uiproc.NewDialogs(uiproc.DialogConfig{
+			Path: path, Args: dargs, Logger: log,
+			OnHeld: func() {
+				if err := window.Open(); err != nil && !errors.Is(err, uiproc.ErrClosed) {
+					log.Warn("a held call could not open the window; the approval dialog still asks", "err", err)
+				}
+			},
+			Record: func(ctx context.Context, e apitype.TimelineEntry) error { return api.RecordLate(ctx, e) },
+		})
+		opener = window
+		defer window.Close()
+		defer dialogs.Close()
+	} else {
+		log.Warn("running with the tray only: "+why, "window_build", desktopName)
+	}
+	dc := daemon.Config{
+		Paths:          paths,
+		Locked:         startLog,
+		Port:           port,
+		Version:        versionString(),
+		UI:             true,
+		Unattended:     policy.Deny,
+		Logger:         log,
+		Window:         opener,
+		Clients:        host,
+		ConnectOptions: opts,
+		Executable:     exe,
+		Services:       func(s daemon.Services) { api = s.API },
+	}
+	if dialogs != nil {
+		dc.Approver = dialogs
+	}
 	ready := make(chan struct{})
+	dc.Ready = func(string) { close(ready) }
 	daemonDone := make(chan error, 1)
 	go func() {
-		err := daemon.Run(ctx, daemon.Config{
-			Paths:      paths,
-			Locked:     startLog,
-			Port:       port,
-			Version:    versionString(),
-			UI:         true,
-			Unattended: policy.Deny,
-			Logger:     log,
-			Ready:      func(string) { close(ready) },
-		})
+		err := daemon.Run(ctx, dc)
 		daemonDone <- err
 		cancel() // the tray goes when the daemon does (/api/shutdown, errors)
 	}()
@@ -114,6 +156,11 @@ func runTray(ctx context.Context, args []string) error {
 	case err := <-daemonDone:
 		return err // it never started: another daemon runs, the port is taken…
 	case <-ready:
+	}
+	if window != nil && !*hidden {
+		if err := window.Open(); err != nil {
+			log.Warn("could not open the window; Tether runs in the tray", "err", err)
+		}
 	}
 	trayCfg := tray.Config{
 		Client:    localclient.New(paths),
@@ -132,8 +179,21 @@ func runTray(ctx context.Context, args []string) error {
 	return errors.Join(trayErr, <-daemonDone)
 }
 
+// desktopUI reports whether bare tether can show its window and approval
+// dialogs, and if not, why: they need a display and tether-desktop next to
+// exe (on Windows, tether.exe is both).
+func desktopUI(exe string) (bool, string) {
+	if !hasDisplay(runtime.GOOS, os.Getenv) {
+		return false, "no display (the window and approval dialogs need X11, Wayland, macOS or Windows)"
+	}
+	if _, _, err := uiproc.DialogCommand(exe); err != nil {
+		return false, fmt.Sprintf("%s is missing next to %s (%v); reinstall Tether", desktopName, exe, err)
+	}
+	return true, ""
+}
+
 // showRunning finds a `tether` already running for this config dir and,
-// when show is set, asks it to show its window. It reports whether one
+// when show is set, asks it to open its window (POST /api/window/open). It reports whether one
 // runs; an error when a daemon without a window (`tether serve`) runs
 // instead.
 func showRunning(ctx context.Context, paths config.Paths, show bool) (bool, error) {
@@ -148,12 +208,13 @@ func showRunning(ctx context.Context, paths config.Paths, show bool) (bool, erro
 		fmt.Fprintf(os.Stderr, "tether: already running (pid %d)\n", rec.PID)
 		return true, nil
 	}
-	if err := daemon.Control(ctx, paths, "POST", daemon.PathWindow, nil, nil); err != nil {
-		// A bare tether without a window yet (see trayMain): it runs, in the tray.
-		fmt.Fprintf(os.Stderr, "tether: already running (pid %d) in the tray; its window could not be shown: %v\n", rec.PID, err)
+	if err := localclient.New(paths).OpenWindow(ctx); err != nil {
+		// A bare tether without a display or tether-desktop: it runs, in
+		// the tray.
+		fmt.Fprintf(os.Stderr, "tether: already running (pid %d) in the tray; its window could not be opened: %v\n", rec.PID, err)
 		return true, nil
 	}
-	fmt.Fprintf(os.Stderr, "tether: already running (pid %d); its window is shown\n", rec.PID)
+	fmt.Fprintf(os.Stderr, "tether: already running (pid %d); its window is opened\n", rec.PID)
 	return true, nil
 }
 

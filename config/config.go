@@ -130,7 +130,7 @@ func (p Paths) LoadOrCreateToken() (string, error) {
 }
 
 // ControlToken is the file holding the control token (mode 0600): the
-// bearer token of the control routes (/control/*, /shutdown), which the
+// bearer token of the local API (/api/*, package apitype), which the
 // CLI (`tether profiles`, `pause`, `resume`, `token rotate`) and the
 // daemon's own tools use. It is separate from the MCP token so that an MCP
 // client, which holds the MCP token, cannot approve profiles or held calls

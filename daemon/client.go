@@ -15,6 +15,7 @@ import (
 
 	"github.com/gofrs/flock"
 
+	"github.com/tether-browser/tether/apitype"
 	"github.com/tether-browser/tether/config"
 )
 
@@ -137,21 +138,36 @@ func stop(ctx context.Context, p config.Paths, rec config.DaemonRecord) error {
 // errUnauthorized: the daemon refused the token (401).
 var errUnauthorized = errors.New("the daemon refused the token")
 
-// Stop asks the daemon rec describes to shut down (POST /shutdown with
+// legacyShutdown is where daemons from before the local API took a
+// shutdown; Stop asks there when /api/shutdown is not found, so that Ensure
+// can replace such a daemon.
+const legacyShutdown = "/shutdown"
+
+// Stop asks the daemon rec describes to shut down (POST /api/shutdown with
 // token, the control token; the MCP token is refused with 403) and waits
 // until it has released the config dir's lock: up to DrainTimeout for its
 // in-flight calls to finish, plus 10 s. A 401 answer wraps errUnauthorized.
 func Stop(ctx context.Context, p config.Paths, rec config.DaemonRecord, token string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rec.URL()+PathShutdown, nil)
+	post := func(path string) (*http.Response, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, rec.URL()+path, nil)
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		resp.Body.Close()
+		return resp, nil
+	}
+	resp, err := post(apitype.PathShutdown)
+	if err == nil && resp.StatusCode == http.StatusNotFound {
+		resp, err = post(legacyShutdown)
+	}
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	resp.Body.Close()
 	if resp.StatusCode == http.StatusUnauthorized {
 		return fmt.Errorf("shutdown answered %s: %w", resp.Status, errUnauthorized)
 	}
@@ -168,10 +184,11 @@ func Stop(ctx context.Context, p config.Paths, rec config.DaemonRecord, token st
 	return lock.Unlock()
 }
 
-// Control calls the running daemon's control API with the control token
-// from the config dir (config.Paths.ControlToken): method and path (e.g. POST /control/profiles/approve), body
-// encoded as JSON (nil for none), the answer decoded into out (may be nil).
-// An error answer's message is returned as the error.
+// Control calls the running daemon's local API (package apitype) with the
+// control token from the config dir (config.Paths.ControlToken): method and
+// path (e.g. POST apitype.PathProfileApprove), body encoded as JSON (nil for
+// none), the answer decoded into out (may be nil). An error answer's
+// message (apitype.Error) is returned as the error.
 func Control(ctx context.Context, p config.Paths, method, path string, body, out any) error {
 	rec, _, err := Probe(ctx, p)
 	if err != nil {
@@ -201,7 +218,7 @@ func Control(ctx context.Context, p config.Paths, method, path string, body, out
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode >= 300 {
-		var ce ControlError
+		var ce apitype.Error
 		if json.NewDecoder(resp.Body).Decode(&ce) == nil && ce.Error != "" {
 			return errors.New(ce.Error)
 		}

@@ -1,7 +1,7 @@
 // Package daemon runs the Tether daemon: one HTTP server on 127.0.0.1 that
 // serves the extension WebSocket (/extension), MCP over streamable HTTP
-// (/mcp), /health and /shutdown, guarded by the config dir's lock so that one
-// daemon runs per user.
+// (/mcp), /health and the local API (/api/, package localapi), guarded by
+// the config dir's lock so that one daemon runs per user.
 package daemon
 
 import (
@@ -9,36 +9,34 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gofrs/flock"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/tether-browser/tether/apitype"
 	"github.com/tether-browser/tether/broker"
+	"github.com/tether-browser/tether/clients"
 	"github.com/tether-browser/tether/config"
+	"github.com/tether-browser/tether/extension"
+	"github.com/tether-browser/tether/localapi"
 	tmcp "github.com/tether-browser/tether/mcp"
 	"github.com/tether-browser/tether/policy"
 	"github.com/tether-browser/tether/timeline"
 )
 
-// Routes.
+// Routes besides the local API's (apitype.PathPrefix).
 const (
 	PathExtension = "/extension"
 	PathMCP       = "/mcp"
 	PathHealth    = "/health"
-	PathShutdown  = "/shutdown"
-	// PathProfiles is the control API behind `tether profiles`.
-	PathProfiles = "/control/profiles"
-	// PathPause is the control API behind `tether pause` and `tether resume`.
-	PathPause = "/control/pause"
-	// PathWindow (POST) shows the daemon's window: a second `tether` asks
-	// the first this way, then exits.
-	PathWindow = "/control/window"
 )
 
 // ErrAlreadyRunning is returned when another daemon holds the lock.
@@ -60,9 +58,30 @@ type Config struct {
 	// with, --port excepted, for `tether token rotate` to start it again
 	// the same way.
 	Flags []string
-	// ShowWindow, if set, shows the window (POST /control/window); nil
-	// under `tether serve`, which has none.
-	ShowWindow func()
+	// Window opens the window (POST /api/window/open: a second `tether`
+	// asks the first this way, then exits); nil under `tether serve`,
+	// which has none.
+	Window localapi.Window
+	// Clients edits MCP clients' configs for the local API's clients
+	// routes (nil: clients.CurrentHost()); Connect writes ConnectOptions
+	// (zero: a stdio entry running Executable with "mcp", naming the
+	// config dir when it is not the default).
+	Clients        localapi.Clients
+	ConnectOptions clients.Options
+	// Executable is the tether binary that client configs and the test
+	// browser run ("": clients.Executable(), this process's). BrowserEnv is
+	// added to the test browser's environment (nil: TETHER_CONFIG_DIR when
+	// the config dir is not the default).
+	Executable string
+	BrowserEnv []string
+	// Extension is the built extension the local API writes for the user's
+	// Chrome (nil: extension.Dist()).
+	Extension fs.FS
+	// PingInterval is the event stream's (apitype.PingInterval when 0);
+	// EventBuffer is how many events wait for one slow subscriber (256
+	// when 0). Tests shorten them.
+	PingInterval time.Duration
+	EventBuffer  int
 	// AutoApproveProfiles pairs new browser profiles without asking.
 	AutoApproveProfiles bool
 	// EnableTools turns on off-by-default tools for this run, in addition to
@@ -101,6 +120,8 @@ type Services struct {
 	Guard *policy.Guard
 	// Timeline is the record of every tool call, with its live event stream.
 	Timeline *timeline.Store
+	// API is the local API, for its Notify and ShowWindow.
+	API *localapi.Server
 }
 
 // Health is /health's JSON body. It holds no secrets.
@@ -197,8 +218,20 @@ func Run(ctx context.Context, cfg Config) error {
 	defer tl.Close()
 	adapter := browserAdapter{b}
 	tg := &toolGuard{guard: guard, timeline: tl, profiles: adapter.Profiles, log: log}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	apiCfg, err := localAPIConfig(cfg, port)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	apiCfg.Broker, apiCfg.Guard, apiCfg.Timeline = b, guard, tl
+	apiCfg.ControlToken, apiCfg.MCPToken, apiCfg.Logger = controlToken, token, log
+	apiCfg.Shutdown = cancel
+	api := localapi.New(apiCfg)
+	defer api.Close()
 	if cfg.Services != nil {
-		cfg.Services(Services{Broker: b, Guard: guard, Timeline: tl})
+		cfg.Services(Services{Broker: b, Guard: guard, Timeline: tl, API: api})
 	}
 	// Screenshots left from earlier runs age out even if none is taken now.
 	tmcp.PruneScreenshots(p.Screenshots(), time.Now(), tmcp.ScreenshotMaxAge, tmcp.ScreenshotMaxFiles)
@@ -223,12 +256,8 @@ func Run(ctx context.Context, cfg Config) error {
 	)
 	sessions.end = endVia(streamable)
 
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	started := time.Now()
 	mux := http.NewServeMux()
-	// Control routes take the control token, never the MCP token.
-	ctl := func(h http.Handler) http.Handler { return controlGuard(log, controlToken, token, h) }
 	mux.Handle(PathExtension, b)
 	go sessions.sweep(ctx, time.Minute)
 	// The drainer stands before the token check so that a bridge which has
@@ -243,25 +272,8 @@ func Run(ctx context.Context, cfg Config) error {
 			Profiles:      len(b.Profiles()),
 		})
 	})
-	mux.Handle("POST "+PathShutdown, ctl(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		log.Info("shutdown requested over HTTP")
-		w.WriteHeader(http.StatusNoContent)
-		cancel()
-	})))
-	mux.Handle(PathProfiles, ctl(profilesHandler(b)))
-	mux.Handle(PathProfiles+"/", ctl(profilesHandler(b)))
-	mux.Handle(PathPause, ctl(pauseHandler(guard)))
-	mux.Handle("POST "+PathWindow, ctl(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if cfg.ShowWindow == nil {
-			writeJSON(w, http.StatusConflict, ControlError{"this daemon runs without a window (tether serve)"})
-			return
-		}
-		log.Info("window shown on request (a second tether was started)")
-		cfg.ShowWindow()
-		w.WriteHeader(http.StatusNoContent)
-	})))
 	srv := &http.Server{
-		Handler:           loopbackOnly(log, mux),
+		Handler:           apiOrLoopbackOnly(api, loopbackOnly(log, mux)),
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
@@ -291,10 +303,62 @@ func Run(ctx context.Context, cfg Config) error {
 	// In-flight calls finish first, so their true results reach the agent
 	// (a click that ran must not be reported as failed); new ones get 503.
 	drain.drain(log, DrainTimeout)
+	api.Close() // ends the event streams, which never end by themselves
 	b.Close()
 	shutdownCtx, stop := context.WithTimeout(context.Background(), 3*time.Second)
 	defer stop()
 	_ = streamable.Shutdown(shutdownCtx)
 	_ = srv.Shutdown(shutdownCtx)
 	return nil
+}
+
+// localAPIConfig is the local API's configuration from cfg, with the
+// defaults `tether serve` relies on; Run adds the daemon's parts.
+func localAPIConfig(cfg Config, port int) (localapi.Config, error) {
+	p := cfg.Paths
+	c := localapi.Config{
+		Clients: cfg.Clients, ConnectOptions: cfg.ConnectOptions,
+		Extension: cfg.Extension, ExtensionDir: p.UnpackedExtension(), ExtensionID: broker.DefaultExtensionID,
+		Port: port, Executable: cfg.Executable, BrowserEnv: cfg.BrowserEnv, Window: cfg.Window,
+		Version: cfg.Version, PingInterval: cfg.PingInterval, EventBuffer: cfg.EventBuffer,
+	}
+	if c.Extension == nil {
+		c.Extension = extension.Dist()
+	}
+	if c.Executable == "" {
+		exe, err := clients.Executable()
+		if err != nil {
+			return c, fmt.Errorf("find the tether binary: %w", err)
+		}
+		c.Executable = exe
+	}
+	if c.Clients == nil {
+		host, err := clients.CurrentHost()
+		if err != nil {
+			return c, err
+		}
+		c.Clients = host
+	}
+	if c.ConnectOptions.Executable == "" {
+		c.ConnectOptions.Executable = c.Executable
+		if !p.IsDefault() {
+			c.ConnectOptions.ConfigDir = p.Dir
+		}
+	}
+	if c.BrowserEnv == nil && !p.IsDefault() {
+		c.BrowserEnv = []string{config.EnvConfigDir + "=" + p.Dir}
+	}
+	return c, nil
+}
+
+// apiOrLoopbackOnly sends the local API's requests to api, which checks
+// them itself (its wrong Host is 421), and the rest to rest.
+func apiOrLoopbackOnly(api http.Handler, rest http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, apitype.PathPrefix) {
+			api.ServeHTTP(w, r)
+			return
+		}
+		rest.ServeHTTP(w, r)
+	})
 }

@@ -3,33 +3,17 @@ package daemon
 import (
 	"crypto/subtle"
 	"log/slog"
-	"net"
 	"net/http"
-	"strings"
-)
 
-// isLoopbackHost reports whether a Host header names the loopback interface:
-// localhost, 127.0.0.0/8 or ::1, with or without a port. Anything else may be
-// a DNS-rebinding attack from a web page.
-func isLoopbackHost(host string) bool {
-	h := host
-	if hh, _, err := net.SplitHostPort(host); err == nil {
-		h = hh
-	}
-	h = strings.Trim(h, "[]")
-	if strings.EqualFold(h, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
-}
+	"github.com/tether-browser/tether/localapi"
+)
 
 // loopbackOnly refuses, with 403, any request whose Host header is not a
 // loopback name (DNS rebinding defence; MCP spec, "Security Warning" under
 // Streamable HTTP transport).
 func loopbackOnly(log *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !isLoopbackHost(r.Host) {
+		if !localapi.IsLoopbackHost(r.Host) {
 			log.Warn("request refused: Host is not loopback", "host", r.Host, "path", r.URL.Path, "remote", r.RemoteAddr)
 			http.Error(w, "forbidden: Host must be 127.0.0.1 or localhost", http.StatusForbidden)
 			return
@@ -56,34 +40,6 @@ func apiGuard(log *slog.Logger, token string, next http.Handler) http.Handler {
 			return
 		}
 		next.ServeHTTP(w, r)
-	})
-}
-
-// controlGuard protects the control routes (/control/*, /shutdown): an
-// Origin header gets 403 as on /mcp; the MCP token gets 403, because MCP
-// clients hold it and control actions (approving profiles or held calls,
-// resuming) must stay the user's (issue 12, "Control actions"); any other
-// token but the control token gets 401.
-func controlGuard(log *slog.Logger, controlToken, mcpToken string, next http.Handler) http.Handler {
-	want := []byte("Bearer " + controlToken)
-	mcpAuth := []byte("Bearer " + mcpToken)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if refuseOrigin(log, w, r) {
-			return
-		}
-		got := []byte(r.Header.Get("Authorization"))
-		if subtle.ConstantTimeCompare(got, want) == 1 {
-			next.ServeHTTP(w, r)
-			return
-		}
-		if subtle.ConstantTimeCompare(got, mcpAuth) == 1 {
-			log.Warn("request refused: the MCP token on a control route", "path", r.URL.Path, "remote", r.RemoteAddr)
-			writeJSON(w, http.StatusForbidden, ControlError{"forbidden: the MCP token cannot be used for control actions; send the control token (the file `control-token` in Tether's config dir; the tether command does this for you)"})
-			return
-		}
-		log.Warn("request refused: missing or wrong control token", "path", r.URL.Path, "remote", r.RemoteAddr)
-		w.Header().Set("WWW-Authenticate", `Bearer realm="tether-control"`)
-		writeJSON(w, http.StatusUnauthorized, ControlError{"unauthorized: send Authorization: Bearer <control token> (the file `control-token` in Tether's config dir)"})
 	})
 }
 

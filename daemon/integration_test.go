@@ -18,6 +18,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 
+	"github.com/tether-browser/tether/apitype"
 	"github.com/tether-browser/tether/broker"
 	"github.com/tether-browser/tether/config"
 	"github.com/tether-browser/tether/protocol"
@@ -172,19 +173,19 @@ func TestPairingThroughTheControlAPI(t *testing.T) {
 	}()
 	ctx := context.Background()
 	code := pairingCode(t, waitPairing(t, pairing))
-	var list ProfilesJSON
-	if err := Control(ctx, p, "GET", PathProfiles, nil, &list); err != nil {
+	var list apitype.ProfileList
+	if err := Control(ctx, p, "GET", apitype.PathProfiles, nil, &list); err != nil {
 		t.Fatal(err)
 	}
 	if len(list.Pending) != 1 || list.Pending[0].Label != "Work" || list.Pending[0].Code != code {
 		t.Fatalf("pending = %+v, want code %s", list.Pending, code)
 	}
 	// The id prefix Tether once printed no longer approves: only the code or the full id.
-	if err := Control(ctx, p, "POST", PathProfiles+"/approve", map[string]string{"name": "c0ffee00"}, nil); err == nil || !strings.Contains(err.Error(), "code") {
+	if err := Control(ctx, p, "POST", apitype.PathProfileApprove, apitype.NameRequest{Name: "c0ffee00"}, nil); err == nil || !strings.Contains(err.Error(), "code") {
 		t.Fatalf("approve by id prefix: %v", err)
 	}
-	var approved ProfileJSON
-	if err := Control(ctx, p, "POST", PathProfiles+"/approve", map[string]string{"name": code}, &approved); err != nil {
+	var approved apitype.Profile
+	if err := Control(ctx, p, "POST", apitype.PathProfileApprove, apitype.NameRequest{Name: code}, &approved); err != nil {
 		t.Fatal(err)
 	}
 	d := <-res
@@ -192,10 +193,10 @@ func TestPairingThroughTheControlAPI(t *testing.T) {
 		t.Fatalf("after approval: %v %+v %+v", d.err, d.e, approved)
 	}
 	d.e.Close()
-	if err := Control(ctx, p, "POST", PathProfiles+"/approve", map[string]string{"name": "nobody"}, nil); err == nil || !strings.Contains(err.Error(), "no profile waiting") {
+	if err := Control(ctx, p, "POST", apitype.PathProfileApprove, apitype.NameRequest{Name: "nobody"}, nil); err == nil || !strings.Contains(err.Error(), "no profile waiting") {
 		t.Fatalf("approve nobody: %v", err)
 	}
-	if err := Control(ctx, p, "POST", PathProfiles+"/forget", map[string]string{"name": "work"}, nil); err != nil {
+	if err := Control(ctx, p, "POST", apitype.PathProfileForget, apitype.NameRequest{Name: "work"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	// Forgotten: its old secret no longer matters; it must pair again.
@@ -204,7 +205,7 @@ func TestPairingThroughTheControlAPI(t *testing.T) {
 		res <- dialed{e, err}
 	}()
 	code = pairingCode(t, waitPairing(t, pairing))
-	if err := Control(ctx, p, "POST", PathProfiles+"/deny", map[string]string{"name": code}, nil); err != nil {
+	if err := Control(ctx, p, "POST", apitype.PathProfileDeny, apitype.NameRequest{Name: code}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if d := <-res; !errors.Is(d.err, fakeext.ErrRefused) || !strings.Contains(d.err.Error(), "pairing_denied") {
@@ -234,8 +235,8 @@ func TestApproveWhileOutOfTheList(t *testing.T) {
 	ws.Close()
 	ctx := context.Background()
 	for { // the daemon notices the socket went away
-		var list ProfilesJSON
-		if err := Control(ctx, p, "GET", PathProfiles, nil, &list); err != nil {
+		var list apitype.ProfileList
+		if err := Control(ctx, p, "GET", apitype.PathProfiles, nil, &list); err != nil {
 			t.Fatal(err)
 		}
 		if len(list.Pending) == 0 {
@@ -243,8 +244,8 @@ func TestApproveWhileOutOfTheList(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	var approved ProfileJSON
-	if err := Control(ctx, p, "POST", PathProfiles+"/approve", map[string]string{"name": pf.Code}, &approved); err != nil {
+	var approved apitype.Profile
+	if err := Control(ctx, p, "POST", apitype.PathProfileApprove, apitype.NameRequest{Name: pf.Code}, &approved); err != nil {
 		t.Fatal(err)
 	}
 	if approved.Status != "approved" || approved.Slug != "" || approved.Label != "Work" {

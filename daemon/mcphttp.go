@@ -319,3 +319,10 @@ func requestID(head []byte) any {
 func writeRPCError(w http.ResponseWriter, status int, id any, code int, msg string) {
 	writeJSON(w, status, mcpgo.NewJSONRPCError(mcpgo.NewRequestId(id), code, msg, nil))
 }
+
+// writeJSON answers with v as JSON.
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}

@@ -5,13 +5,20 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/tether-browser/tether/apitype"
+	"github.com/tether-browser/tether/localapi"
 )
 
-// The control routes refuse the MCP token (an MCP client holds it) and /mcp
-// refuses the control token; Host and Origin checks hold on every route
-// (issue 12, "Control actions").
+// The local API's routes, every one of them as the daemon mounts it,
+// refuse the MCP token (an MCP client holds it) and /mcp refuses the
+// control token; Host and Origin checks hold on every route (issue 12,
+// "Control actions").
 func TestControlRoutesTakeOnlyTheControlToken(t *testing.T) {
-	p, addr := startDaemon(t, false)
+	var routes []localapi.Route
+	p, addr := startDaemonWith(t, func(c *Config) {
+		c.Services = func(s Services) { routes = s.API.Routes() }
+	})
 	mcpTok, err := p.ReadToken()
 	if err != nil {
 		t.Fatal(err)
@@ -47,30 +54,33 @@ func TestControlRoutesTakeOnlyTheControlToken(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b)
 	}
-	routes := []struct{ method, path string }{
-		{"GET", PathProfiles}, {"POST", PathProfiles + "/approve"}, {"POST", PathProfiles + "/deny"},
-		{"POST", PathProfiles + "/forget"}, {"GET", PathPause}, {"POST", PathPause},
-		{"POST", PathWindow}, {"POST", PathShutdown},
+	if len(routes) == 0 {
+		t.Fatal("the daemon's local API lists no routes")
 	}
 	for _, r := range routes {
-		if code, body := do(r.method, r.path, mcpTok, "", ""); code != http.StatusForbidden || !strings.Contains(body, "control-token") {
-			t.Errorf("%s %s with the MCP token: %d %q; want 403 naming the control token", r.method, r.path, code, body)
+		if code, body := do(r.Method, r.Path, mcpTok, "", ""); code != http.StatusForbidden || !strings.Contains(body, "control-token") {
+			t.Errorf("%s %s with the MCP token: %d %q; want 403 naming the control token", r.Method, r.Path, code, body)
 		}
-		if code, _ := do(r.method, r.path, "", "", ""); code != http.StatusUnauthorized {
-			t.Errorf("%s %s without a token: %d; want 401", r.method, r.path, code)
+		if code, _ := do(r.Method, r.Path, "", "", ""); code != http.StatusUnauthorized {
+			t.Errorf("%s %s without a token: %d; want 401", r.Method, r.Path, code)
 		}
-		if code, _ := do(r.method, r.path, ctlTok+"0", "", ""); code != http.StatusUnauthorized {
-			t.Errorf("%s %s with a wrong token: %d; want 401", r.method, r.path, code)
+		if code, _ := do(r.Method, r.Path, ctlTok+"0", "", ""); code != http.StatusUnauthorized {
+			t.Errorf("%s %s with a wrong token: %d; want 401", r.Method, r.Path, code)
 		}
-		if code, _ := do(r.method, r.path, ctlTok, "", "https://evil.example"); code != http.StatusForbidden {
-			t.Errorf("%s %s with the control token from a web page: %d; want 403", r.method, r.path, code)
+		if code, _ := do(r.Method, r.Path, ctlTok, "", "https://evil.example"); code != http.StatusForbidden {
+			t.Errorf("%s %s with the control token from a web page: %d; want 403", r.Method, r.Path, code)
 		}
-		if code, _ := do(r.method, r.path, ctlTok, "evil.example", ""); code != http.StatusForbidden {
-			t.Errorf("%s %s with the control token and a rebinding Host: %d; want 403", r.method, r.path, code)
+		if code, _ := do(r.Method, r.Path, ctlTok, "evil.example", ""); code != http.StatusMisdirectedRequest {
+			t.Errorf("%s %s with the control token and a rebinding Host: %d; want 421", r.Method, r.Path, code)
 		}
 	}
-	if code, body := do("GET", PathPause, ctlTok, "", ""); code != http.StatusOK {
-		t.Errorf("GET %s with the control token: %d %q; want 200", PathPause, code, body)
+	if code, body := do("GET", apitype.PathPause, ctlTok, "", ""); code != http.StatusOK {
+		t.Errorf("GET %s with the control token: %d %q; want 200", apitype.PathPause, code, body)
+	}
+	for _, old := range []string{"/control/profiles", "/control/pause", "/control/window", "/shutdown"} {
+		if code, _ := do("POST", old, ctlTok, "", ""); code != http.StatusNotFound {
+			t.Errorf("POST %s (removed) with the control token: %d; want 404", old, code)
+		}
 	}
 	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
 	post := func(auth string) int {

@@ -2,6 +2,8 @@ package daemon
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"log/slog"
 	"strings"
 	"sync"
@@ -31,9 +33,11 @@ type target struct {
 
 // note is toolGuard's context carried from Check to the Recorder.
 type note struct {
+	id      string // the call's id
 	target  target
 	summary string
 	verdict policy.Verdict
+	started bool // the started phase went out (before the call was held)
 
 	mu      sync.Mutex
 	actual  target // what the broker resolved, when the call reached it
@@ -50,26 +54,56 @@ func (n *note) resolved(profile string, tab int) {
 	}
 }
 
-// Check resolves the call's target and asks the policy guard.
+// newCallID returns a call id: 12 random hex digits, unique for the
+// daemon's purposes (the event stream, the approval queue, the timeline).
+func newCallID() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+	return hex.EncodeToString(b[:])
+}
+
+// Check gives the call its id, resolves its target and asks the policy
+// guard. A call the guard holds goes out as started, then held, then
+// answered (timeline.Store's live events); one the guard allows at once
+// starts in Started; a refused one only finishes.
 func (g *toolGuard) Check(ctx context.Context, call tmcp.ToolCall) (tmcp.Verdict, error) {
 	t := g.resolve(call)
 	action, _ := call.Args["action"].(string)
-	n := &note{target: t, summary: timeline.Summarize(call.Tool, call.Args)}
-	n.verdict = g.guard.Check(ctx, policy.Call{
-		Tool: call.Tool, Action: action, Client: call.Client,
+	n := &note{id: newCallID(), target: t, summary: timeline.Summarize(call.Tool, call.Args)}
+	pc := policy.Call{
+		ID: n.id, Tool: call.Tool, Action: action, Client: call.Client,
 		Profile: t.profile, Tab: t.tab, Sites: t.sites, Summary: n.summary,
 		Progress: call.Progress,
-	})
+	}
+	if g.timeline != nil {
+		pc.Held = func(r policy.Request) {
+			e := g.entryOf(call, n)
+			e.Class = string(r.Class)
+			n.started = true
+			g.timeline.Started(e)
+			g.timeline.Held(e, timeline.Hold{Sites: r.Sites, Since: r.Since, Deadline: r.Deadline})
+		}
+	}
+	n.verdict = g.guard.Check(ctx, pc)
+	if n.verdict.AnsweredBy != "" && g.timeline != nil {
+		g.timeline.Answered(g.entryOf(call, n), n.verdict.Answer, n.verdict.AnsweredBy)
+	}
 	return tmcp.Verdict{Allow: n.verdict.Allow, Outcome: string(n.verdict.Outcome), Message: n.verdict.Message, Note: n}, nil
 }
 
+// entry is the call as known now. A call refused before Check (a tool
+// that is off, invalid arguments) gets its id here.
 func (g *toolGuard) entry(call tmcp.ToolCall, v tmcp.Verdict) timeline.Entry {
-	e := timeline.Entry{Time: call.Started, Client: call.Client, Tool: call.Tool}
 	n, ok := v.Note.(*note)
 	if !ok {
-		e.Args = timeline.Summarize(call.Tool, call.Args)
-		return e
+		return timeline.Entry{CallID: newCallID(), Time: call.Started, Client: call.Client, Tool: call.Tool,
+			Args: timeline.Summarize(call.Tool, call.Args)}
 	}
+	return g.entryOf(call, n)
+}
+
+func (g *toolGuard) entryOf(call tmcp.ToolCall, n *note) timeline.Entry {
+	e := timeline.Entry{CallID: n.id, Time: call.Started, Client: call.Client, Tool: call.Tool}
 	e.Profile, e.Tab, e.Args = n.target.profile, n.target.tab, n.summary
 	n.mu.Lock()
 	if n.reached {
@@ -81,11 +115,16 @@ func (g *toolGuard) entry(call tmcp.ToolCall, v tmcp.Verdict) timeline.Entry {
 	return e
 }
 
-// Started announces a running call on the timeline's live stream.
+// Started announces a running call on the timeline's live stream, unless
+// it went out when the call was held.
 func (g *toolGuard) Started(call tmcp.ToolCall, v tmcp.Verdict) {
-	if g.timeline != nil {
-		g.timeline.Started(g.entry(call, v))
+	if g.timeline == nil {
+		return
 	}
+	if n, ok := v.Note.(*note); ok && n.started {
+		return
+	}
+	g.timeline.Started(g.entry(call, v))
 }
 
 // Finished records the call on the timeline.

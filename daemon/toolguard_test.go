@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/tether-browser/tether/apitype"
 	tmcp "github.com/tether-browser/tether/mcp"
 	"github.com/tether-browser/tether/policy"
 	"github.com/tether-browser/tether/protocol"
@@ -391,8 +392,8 @@ func TestEveryToolHasAClass(t *testing.T) {
 func TestPauseThroughTheControlAPI(t *testing.T) {
 	p, addr := startDaemon(t, true)
 	ctx := context.Background()
-	var res PauseJSON
-	if err := Control(ctx, p, http.MethodPost, PathPause, PauseJSON{Paused: true}, &res); err != nil || !res.Paused {
+	var res apitype.Pause
+	if err := Control(ctx, p, http.MethodPost, apitype.PathPause, apitype.Pause{Paused: true}, &res); err != nil || !res.Paused {
 		t.Fatalf("pause: %v %+v", err, res)
 	}
 	c := mcpClient(t, p, addr)
@@ -400,16 +401,16 @@ func TestPauseThroughTheControlAPI(t *testing.T) {
 	if !isErr || text != policy.PausedMessage {
 		t.Fatalf("while paused: %q", text)
 	}
-	if err := Control(ctx, p, http.MethodGet, PathPause, nil, &res); err != nil || !res.Paused {
+	if err := Control(ctx, p, http.MethodGet, apitype.PathPause, nil, &res); err != nil || !res.Paused {
 		t.Fatalf("get: %v %+v", err, res)
 	}
-	if err := Control(ctx, p, http.MethodPost, PathPause, PauseJSON{Paused: false}, &res); err != nil || res.Paused {
+	if err := Control(ctx, p, http.MethodPost, apitype.PathPause, apitype.Pause{Paused: false}, &res); err != nil || res.Paused {
 		t.Fatalf("resume: %v %+v", err, res)
 	}
 	if text, isErr := toolText(t, c, "browser_tabs", nil); isErr {
 		t.Fatalf("after resume: %q", text)
 	}
-	if err := Control(ctx, p, http.MethodPost, PathPause, map[string]string{}, nil); err == nil {
+	if err := Control(ctx, p, http.MethodPost, apitype.PathPause, map[string]string{}, nil); err == nil {
 		t.Fatal("a body without paused was accepted")
 	}
 	// Both calls are on the persisted timeline, with the client's name.

@@ -51,8 +51,9 @@ func (v View) ProfileActing(profile string) bool {
 // Model is the daemon's state as the tray and the window see it: one
 // State read with GET /api/state, then kept current by the event stream
 // (Run). "Calls running now" comes from one rule: a call's started event
-// adds it, its finished event removes it, and each (re)sync replaces the
-// set with the daemon's own. KindState events replace everything else
+// adds it, its held event sets it aside until an answer that allows it,
+// its finished event removes it, and each (re)sync replaces the set with
+// the daemon's own (which leaves held calls out too). KindState events replace everything else
 // (their Running is ignored: a State built before a call event but sent
 // after it would bring back a finished call).
 type Model struct {
@@ -65,6 +66,9 @@ type Model struct {
 	mu      sync.Mutex
 	view    View
 	running map[string]apitype.RunningCall
+	// held are started calls waiting for the user's answer: not running
+	// (the daemon's State.Running leaves them out too) until allowed.
+	held    map[string]apitype.RunningCall
 	changed chan struct{}
 }
 
@@ -84,7 +88,7 @@ func NewModel(c *Client, o ModelOptions) *Model {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Model{c: c, log: log, onEvent: o.OnEvent, running: map[string]apitype.RunningCall{},
+	return &Model{c: c, log: log, onEvent: o.OnEvent, running: map[string]apitype.RunningCall{}, held: map[string]apitype.RunningCall{},
 		changed: make(chan struct{}), view: View{Err: "connecting to Tether"}}
 }
 
@@ -143,6 +147,7 @@ func (m *Model) Run(ctx context.Context) error {
 		wasConnected := m.view.Connected
 		m.view.Connected, m.view.Err = false, err.Error()
 		clear(m.running) // unknown until the next sync
+		clear(m.held)
 		m.notify()
 		m.mu.Unlock()
 		if wasConnected {
@@ -200,6 +205,7 @@ func (m *Model) sync(ctx context.Context) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	clear(m.running)
+	clear(m.held)
 	for _, c := range st.Running {
 		m.running[c.ID] = c
 	}
@@ -231,7 +237,22 @@ func (m *Model) apply(ev apitype.Event) {
 				Profile: c.Entry.Profile, Tab: c.Entry.Tab, SinceMs: c.Entry.TimeMs}
 			m.view.LastTool = c.Entry.Tool
 			m.notify()
+		case apitype.PhaseHeld:
+			if r, ok := m.running[c.ID]; ok {
+				delete(m.running, c.ID)
+				m.held[c.ID] = r
+				m.notify()
+			}
+		case apitype.PhaseAnswered:
+			if r, ok := m.held[c.ID]; ok {
+				delete(m.held, c.ID)
+				if c.Answer == apitype.AllowOnce || c.Answer == apitype.AlwaysAllowSite {
+					m.running[c.ID] = r
+					m.notify()
+				}
+			}
 		case apitype.PhaseFinished:
+			delete(m.held, c.ID)
 			if _, ok := m.running[c.ID]; ok {
 				delete(m.running, c.ID)
 				m.view.Ended++

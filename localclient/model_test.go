@@ -116,3 +116,38 @@ func TestNotRunning(t *testing.T) {
 		t.Fatalf("no daemon: %v, want ErrNotRunning", err)
 	}
 }
+
+// A held call is not running while it waits, nor once denied; allowed, it
+// runs until it finishes.
+func TestModelHeldCalls(t *testing.T) {
+	f := localclienttest.New(t)
+	m := localclient.NewModel(f.Client(), localclient.ModelOptions{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go m.Run(ctx)
+	waitView(t, m, "connected", func(v localclient.View) bool { return v.Connected })
+	answer := func(id, a string) {
+		f.Emit(apitype.Event{Kind: apitype.KindCall, Call: &apitype.CallEvent{ID: id, Phase: apitype.PhaseAnswered, Answer: a}})
+	}
+	for _, id := range []string{"x", "y"} {
+		f.Call(id, apitype.PhaseStarted, apitype.TimelineEntry{Tool: "browser_file_upload"})
+		f.Call(id, apitype.PhaseHeld, apitype.TimelineEntry{Tool: "browser_file_upload"})
+	}
+	f.SetState(func(s *apitype.State) { s.Paused = true }) // a marker after the holds
+	v := waitView(t, m, "the marker", func(v localclient.View) bool { return v.Paused })
+	if len(v.Running) != 0 {
+		t.Fatalf("held calls count as running: %+v", v.Running)
+	}
+	answer("x", apitype.Deny)
+	answer("y", apitype.AllowOnce)
+	v = waitView(t, m, "y running", func(v localclient.View) bool { return len(v.Running) == 1 })
+	if v.Running[0].ID != "y" {
+		t.Fatalf("running after the answers: %+v", v.Running)
+	}
+	f.Call("x", apitype.PhaseFinished, apitype.TimelineEntry{Outcome: "denied"})
+	f.Call("y", apitype.PhaseFinished, apitype.TimelineEntry{Outcome: "ok"})
+	v = waitView(t, m, "nothing running", func(v localclient.View) bool { return len(v.Running) == 0 })
+	if v.Ended != 1 {
+		t.Errorf("Ended = %d, want 1 (only y ran)", v.Ended)
+	}
+}

@@ -44,7 +44,8 @@ const (
 
 // Request is a call held for the user's approval, as a UI shows it.
 type Request struct {
-	// ID names the request in Guard.Answer.
+	// ID names the request in Guard.Answer: the call's id (Call.ID), or a
+	// number the guard gives when the call had none.
 	ID string `json:"id"`
 	// Tool is the tool's name, e.g. browser_file_upload.
 	Tool string `json:"tool"`
@@ -74,6 +75,30 @@ type Approver interface {
 	Ask(ctx context.Context, r Request) (Answer, error)
 }
 
+// Where an answer came from (Verdict.AnsweredBy, Guard.AnswerBy).
+const (
+	// ByWindow: the window's approval queue.
+	ByWindow = "window"
+	// ByCLI: the command line (or another local API client).
+	ByCLI = "cli"
+	// ByDialog: the Approver (a native dialog).
+	ByDialog = "dialog"
+	// ByTimeout: nobody answered within Config.Timeout.
+	ByTimeout = "timeout"
+	// ByPause: AI access was paused while the call was held.
+	ByPause = "pause"
+	// ByCancelled: the client cancelled the call while it was held.
+	ByCancelled = "cancelled"
+)
+
+// The answers a held call gets without the user (Verdict.Answer).
+const (
+	// AnswerTimeout: nobody answered in time; the call is denied.
+	AnswerTimeout = "timeout"
+	// AnswerCancelled: the client cancelled the call while it was held.
+	AnswerCancelled = "cancelled"
+)
+
 // QueueOnly is an Approver for a UI that answers only through
 // Guard.Answer: it asks nothing and waits.
 type QueueOnly struct{}
@@ -86,6 +111,9 @@ func (QueueOnly) Ask(ctx context.Context, _ Request) (Answer, error) {
 
 // Call is one tool call as the guard judges it.
 type Call struct {
+	// ID is the call's id, given by the daemon when it first saw the call;
+	// a held call's Request.ID is this id ("": the guard numbers it).
+	ID string
 	// Tool is the tool's name.
 	Tool string
 	// Action is browser_tabs's action argument ("" for other tools).
@@ -103,6 +131,9 @@ type Call struct {
 	// Progress, when set, is called while the call waits for approval, so
 	// the client knows it is alive.
 	Progress func(message string)
+	// Held, when set, is called once if the call is held for the user's
+	// approval, with the Request the queue shows, before anyone is asked.
+	Held func(Request)
 }
 
 // Verdict is the guard's answer about a call.
@@ -118,6 +149,12 @@ type Verdict struct {
 	Decision string
 	// Message is the tool error the model gets when the call is refused.
 	Message string
+	// Answer and AnsweredBy are set for a call that was held: Answer is
+	// AllowOnce, AlwaysAllowSite or DenyOnce as a string, or AnswerTimeout
+	// or AnswerCancelled; AnsweredBy is ByWindow, ByCLI, ByDialog,
+	// ByTimeout, ByPause or ByCancelled.
+	Answer     string
+	AnsweredBy string
 }
 
 // Config configures a Guard.
@@ -159,8 +196,14 @@ type Guard struct {
 
 type pending struct {
 	req    Request
-	answer chan Answer // buffered 1; the first answer wins
+	answer chan answer // buffered 1; the first answer wins
 	done   bool
+}
+
+// answer is a held call's answer and where it came from.
+type answer struct {
+	a  Answer
+	by string
 }
 
 // Open loads the policy at cfg.Path (a missing file is an empty policy; a
@@ -234,6 +277,15 @@ func (g *Guard) SetPaused(paused bool) error {
 	}
 	g.file = next
 	g.log.Warn("AI access "+map[bool]string{true: "paused", false: "resumed"}[paused], "paused", paused)
+	if paused {
+		// The kill switch also denies what waits for the user's answer.
+		for _, p := range g.pending {
+			if !p.done {
+				p.done = true
+				p.answer <- answer{DenyOnce, ByPause}
+			}
+		}
+	}
 	g.notifyLocked()
 	return nil
 }
@@ -297,9 +349,15 @@ func (g *Guard) Pending() []Request {
 	return out
 }
 
-// Answer answers a held call. The first answer wins: a later one, or one
-// for a call that timed out, returns ErrNotPending and changes nothing.
-func (g *Guard) Answer(id string, a Answer) error {
+// Answer answers a held call from the window's queue: AnswerBy(id, a,
+// ByWindow).
+func (g *Guard) Answer(id string, a Answer) error { return g.AnswerBy(id, a, ByWindow) }
+
+// AnswerBy answers a held call; by says where the user answered (ByWindow,
+// ByCLI, ByDialog), for the timeline and the event stream. The first answer
+// wins: a later one, or one for a call that timed out, returns
+// ErrNotPending and changes nothing.
+func (g *Guard) AnswerBy(id string, a Answer, by string) error {
 	switch a {
 	case AllowOnce, AlwaysAllowSite, DenyOnce:
 	default:
@@ -310,7 +368,7 @@ func (g *Guard) Answer(id string, a Answer) error {
 	for _, p := range g.pending {
 		if p.req.ID == id && !p.done {
 			p.done = true
-			p.answer <- a
+			p.answer <- answer{a, by}
 			return nil
 		}
 	}
@@ -353,15 +411,22 @@ func (g *Guard) Check(ctx context.Context, c Call) Verdict {
 func (g *Guard) confirm(ctx context.Context, c Call, class Class, approver Approver, prefix, where string) Verdict {
 	now := g.cfg.Now()
 	g.mu.Lock()
-	g.nextID++
-	p := &pending{answer: make(chan Answer, 1), req: Request{
-		ID: strconv.Itoa(g.nextID), Tool: c.Tool, Class: class, Client: c.Client,
+	id := c.ID
+	if id == "" {
+		g.nextID++
+		id = strconv.Itoa(g.nextID)
+	}
+	p := &pending{answer: make(chan answer, 1), req: Request{
+		ID: id, Tool: c.Tool, Class: class, Client: c.Client,
 		Profile: c.Profile, Tab: c.Tab, Sites: slices.Clone(c.Sites), Summary: c.Summary,
 		Since: now, Deadline: now.Add(g.cfg.Timeout),
 	}}
 	g.pending = append(g.pending, p)
 	g.notifyLocked()
 	g.mu.Unlock()
+	if c.Held != nil {
+		c.Held(p.req) // on the call's goroutine: it precedes the answer's verdict
+	}
 	defer func() {
 		g.mu.Lock()
 		p.done = true
@@ -375,7 +440,7 @@ func (g *Guard) confirm(ctx context.Context, c Call, class Class, approver Appro
 	go func() {
 		a, err := approver.Ask(waitCtx, p.req)
 		if err == nil {
-			_ = g.Answer(p.req.ID, a)
+			_ = g.AnswerBy(p.req.ID, a, ByDialog)
 		}
 	}()
 	tick := time.NewTicker(g.cfg.ProgressEvery)
@@ -383,14 +448,17 @@ func (g *Guard) confirm(ctx context.Context, c Call, class Class, approver Appro
 	for {
 		select {
 		case a := <-p.answer:
-			return g.answered(c, class, a, prefix, where)
+			v := g.answered(c, class, a, prefix, where)
+			v.Answer, v.AnsweredBy = string(a.a), a.by
+			return v
 		case <-waitCtx.Done():
 			if ctx.Err() != nil {
 				return Verdict{Outcome: Denied, Class: class, Decision: prefix + "cancelled by the client while waiting",
-					Message: "The call was cancelled while waiting for the user's approval."}
+					Message: "The call was cancelled while waiting for the user's approval.", Answer: AnswerCancelled, AnsweredBy: ByCancelled}
 			}
 			return Verdict{Outcome: Denied, Class: class, Decision: prefix + "denied, no answer within " + g.cfg.Timeout.String(),
-				Message: fmt.Sprintf("The user did not approve %s on %s within %s, so it was not done. Ask them before retrying.", c.Tool, where, g.cfg.Timeout)}
+				Message: fmt.Sprintf("The user did not approve %s on %s within %s, so it was not done. Ask them before retrying.", c.Tool, where, g.cfg.Timeout),
+				Answer:  AnswerTimeout, AnsweredBy: ByTimeout}
 		case <-tick.C:
 			if c.Progress != nil {
 				c.Progress("Waiting for the user to approve " + c.Tool + " in Tether")
@@ -399,8 +467,11 @@ func (g *Guard) confirm(ctx context.Context, c Call, class Class, approver Appro
 	}
 }
 
-func (g *Guard) answered(c Call, class Class, a Answer, prefix, where string) Verdict {
-	switch a {
+func (g *Guard) answered(c Call, class Class, ans answer, prefix, where string) Verdict {
+	if ans.by == ByPause {
+		return Verdict{Outcome: Paused, Class: class, Decision: prefix + "denied: AI access was paused while it waited", Message: PausedMessage}
+	}
+	switch ans.a {
 	case AllowOnce:
 		return Verdict{Allow: true, Class: class, Decision: prefix + "allowed once by the user"}
 	case AlwaysAllowSite:

@@ -357,3 +357,49 @@ func TestPauseAndDeny(t *testing.T) {
 		t.Fatalf("paused: %+v", v)
 	}
 }
+
+// TestHeldCallAnswers: a held call keeps the daemon's call id, reports its
+// hold once, and its verdict says what answered it and where.
+func TestHeldCallAnswers(t *testing.T) {
+	for _, tt := range []struct {
+		name           string
+		answer         func(g *Guard, id string, cancel func())
+		timeout        time.Duration
+		wantAnswer, by string
+		wantAllow      bool
+		wantOutcome    Outcome
+	}{
+		{"window", func(g *Guard, id string, _ func()) { _ = g.Answer(id, AllowOnce) }, 0, string(AllowOnce), ByWindow, true, ""},
+		{"cli", func(g *Guard, id string, _ func()) { _ = g.AnswerBy(id, DenyOnce, ByCLI) }, 0, string(DenyOnce), ByCLI, false, Denied},
+		{"pause", func(g *Guard, _ string, _ func()) { _ = g.SetPaused(true) }, 0, string(DenyOnce), ByPause, false, Paused},
+		{"cancelled", func(_ *Guard, _ string, cancel func()) { cancel() }, 0, AnswerCancelled, ByCancelled, false, Denied},
+		{"timeout", func(*Guard, string, func()) {}, 50 * time.Millisecond, AnswerTimeout, ByTimeout, false, Denied},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			g, _ := Open(Config{Path: filepath.Join(t.TempDir(), "p.json"), Approver: QueueOnly{}, Timeout: tt.timeout})
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			held := make(chan Request, 2)
+			c := upload
+			c.ID = "call-7"
+			c.Held = func(r Request) { held <- r }
+			done := make(chan Verdict)
+			go func() { done <- g.Check(ctx, c) }()
+			r := <-held
+			if r.ID != "call-7" || r.Tool != upload.Tool {
+				t.Fatalf("held %+v; want the call's id", r)
+			}
+			if p := g.Pending(); len(p) != 1 || p[0].ID != "call-7" {
+				t.Fatalf("pending %+v", p)
+			}
+			tt.answer(g, r.ID, cancel)
+			v := <-done
+			if v.Answer != tt.wantAnswer || v.AnsweredBy != tt.by || v.Allow != tt.wantAllow || v.Outcome != tt.wantOutcome {
+				t.Fatalf("verdict %+v; want answer %q by %q, allow %v, outcome %q", v, tt.wantAnswer, tt.by, tt.wantAllow, tt.wantOutcome)
+			}
+			if len(held) != 0 {
+				t.Fatal("Held called more than once")
+			}
+		})
+	}
+}

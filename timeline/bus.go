@@ -1,6 +1,9 @@
 package timeline
 
-import "sync"
+import (
+	"sync"
+	"time"
+)
 
 // EventKind says what an Event reports.
 type EventKind string
@@ -10,16 +13,38 @@ const (
 	// CallStarted: a call passed the guard and runs now (Entry has no ID,
 	// duration or outcome yet). The window highlights its tab.
 	CallStarted EventKind = "started"
-	// CallRecorded: a call ended (or was refused) and is on the timeline.
+	// CallHeld: a started call waits for the user's answer (Hold says
+	// until when).
+	CallHeld EventKind = "held"
+	// CallAnswered: a held call was answered (Answer, AnsweredBy).
+	CallAnswered EventKind = "answered"
+	// CallRecorded: a call ended (or was refused) and is on the timeline;
+	// or a late answer's "ignored" row was recorded.
 	CallRecorded EventKind = "recorded"
 )
+
+// Hold is what CallHeld adds to its Entry: the approval as queued.
+type Hold struct {
+	// Sites are the origins the call touches (Entry.Site joins them).
+	Sites []string `json:"sites"`
+	// Since is when the call was held; Deadline when it is denied
+	// unanswered.
+	Since    time.Time `json:"since"`
+	Deadline time.Time `json:"deadline"`
+}
 
 // Event is one live update of the timeline.
 type Event struct {
 	// Kind says what happened.
 	Kind EventKind `json:"kind"`
-	// Entry is the call.
+	// Entry is the call. Every event about one call carries its CallID.
 	Entry Entry `json:"entry"`
+	// Hold, on CallHeld, is the approval as queued.
+	Hold *Hold `json:"hold,omitempty"`
+	// Answer and AnsweredBy, on CallAnswered, are the answer and where it
+	// came from (see Store.Answered).
+	Answer     string `json:"answer,omitempty"`
+	AnsweredBy string `json:"answeredBy,omitempty"`
 	// Dropped is how many events this subscriber missed, because its buffer
 	// was full, just before this one; reload with Query when non-zero.
 	Dropped int `json:"dropped,omitempty"`

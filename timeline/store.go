@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -53,6 +54,11 @@ const (
 type Entry struct {
 	// ID increases with every record; 0 until recorded.
 	ID int64 `json:"id"`
+	// CallID is the call's id, given by the daemon when it first saw the
+	// call and the same in every live event about it ("" for rows recorded
+	// before call ids existed). A late answer's "ignored" row carries the
+	// id of the call it answered.
+	CallID string `json:"callId,omitempty"`
 	// Time is when the call arrived.
 	Time time.Time `json:"time"`
 	// Client is the MCP client's name from its clientInfo, e.g. "claude-ai".
@@ -98,6 +104,14 @@ type Store struct {
 	bus   bus
 	mu    sync.Mutex
 	since int // records since the last prune
+	// running are the calls started and not yet recorded, by call id.
+	running map[string]*runningCall
+}
+
+// runningCall is a call started and not yet recorded.
+type runningCall struct {
+	entry Entry
+	held  bool // waiting for the user's answer
 }
 
 const schema = `
@@ -117,8 +131,35 @@ CREATE TABLE IF NOT EXISTS calls (
 	error       TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS calls_time ON calls(time_us);
-PRAGMA user_version = 1;
 `
+
+// schemaVersion is the user_version of the current schema: 1 the first
+// table, 2 added call_id. Older files are migrated in place on Open, their
+// rows kept (call_id ”); a binary of an older version still reads and
+// writes a migrated file, since it names its columns.
+const schemaVersion = 2
+
+// migrate brings the calls table to schemaVersion.
+func migrate(db *sql.DB) error {
+	var has int
+	if err := db.QueryRow(`SELECT COUNT(*) FROM pragma_table_info('calls') WHERE name = 'call_id'`).Scan(&has); err != nil {
+		return err
+	}
+	if has == 0 {
+		if _, err := db.Exec(`ALTER TABLE calls ADD COLUMN call_id TEXT NOT NULL DEFAULT ''`); err != nil {
+			return err
+		}
+	}
+	var v int
+	if err := db.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil {
+		return err
+	}
+	if v < schemaVersion {
+		_, err := db.Exec(fmt.Sprintf("PRAGMA user_version = %d", schemaVersion))
+		return err
+	}
+	return nil
+}
 
 // Open opens (creating, mode 0600) the timeline database at path and
 // applies the retention limits.
@@ -148,7 +189,11 @@ func Open(path string, opts Options) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("timeline %s is not a Tether timeline (delete it to start a new one): %w", path, err)
 	}
-	s := &Store{db: db, path: path, opts: opts}
+	if err := migrate(db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("update timeline %s to this version's format: %w", path, err)
+	}
+	s := &Store{db: db, path: path, opts: opts, running: map[string]*runningCall{}}
 	if _, err := s.Prune(context.Background()); err != nil {
 		db.Close()
 		return nil, err
@@ -167,8 +212,61 @@ func (s *Store) Close() error { return s.db.Close() }
 // dropped and the next one delivered says how many were.
 func (s *Store) Subscribe(n int) *Subscription { return s.bus.subscribe(n) }
 
-// Started announces a call that runs now (not stored).
-func (s *Store) Started(e Entry) { s.bus.publish(Event{Kind: CallStarted, Entry: e}) }
+// Started announces a call that runs now (not stored); with a CallID, it
+// counts among Running until its Record.
+func (s *Store) Started(e Entry) {
+	if e.CallID != "" {
+		s.mu.Lock()
+		s.running[e.CallID] = &runningCall{entry: e}
+		s.mu.Unlock()
+	}
+	s.bus.publish(Event{Kind: CallStarted, Entry: e})
+}
+
+// Held announces a started call now waiting for the user's answer (not
+// stored); it leaves Running until Answered.
+func (s *Store) Held(e Entry, h Hold) {
+	s.setHeld(e.CallID, true)
+	s.bus.publish(Event{Kind: CallHeld, Entry: e, Hold: &h})
+}
+
+// Answered announces the answer to a held call (not stored): answer is
+// "allow_once", "always_allow_site", "deny", "timeout" or "cancelled", by
+// where it came from ("window", "cli", "dialog", "timeout", "pause",
+// "cancelled").
+func (s *Store) Answered(e Entry, answer, by string) {
+	s.setHeld(e.CallID, false)
+	s.bus.publish(Event{Kind: CallAnswered, Entry: e, Answer: answer, AnsweredBy: by})
+}
+
+func (s *Store) setHeld(callID string, held bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r, ok := s.running[callID]; ok {
+		r.held = held
+	}
+}
+
+// Running returns the calls started and not yet recorded, oldest first,
+// except those waiting for the user's answer. It is the daemon's own
+// account, not derived from the live stream, so it misses nothing.
+func (s *Store) Running() []Entry {
+	s.mu.Lock()
+	out := make([]Entry, 0, len(s.running))
+	for _, r := range s.running {
+		if !r.held {
+			out = append(out, r.entry)
+		}
+	}
+	s.mu.Unlock()
+	slices.SortFunc(out, func(a, b Entry) int {
+		if c := a.Time.Compare(b.Time); c != 0 {
+			return c
+		}
+		return strings.Compare(a.CallID, b.CallID)
+	})
+	return out
+}
 
 // Record stores e, publishes it and returns it with its ID.
 func (s *Store) Record(ctx context.Context, e Entry) (Entry, error) {
@@ -176,11 +274,17 @@ func (s *Store) Record(ctx context.Context, e Entry) (Entry, error) {
 		e.Time = s.opts.Now()
 	}
 	e.Error = ShortError(e.Error)
+	if e.CallID != "" && e.Outcome != Ignored {
+		// The call ends here, whether or not the row can be written.
+		s.mu.Lock()
+		delete(s.running, e.CallID)
+		s.mu.Unlock()
+	}
 	res, err := s.db.ExecContext(ctx, `INSERT INTO calls
-		(time_us, client, profile, tab, tool, args, class, site, decision, duration_us, outcome, error)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		(time_us, client, profile, tab, tool, args, class, site, decision, duration_us, outcome, error, call_id)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		e.Time.UnixMicro(), e.Client, e.Profile, e.Tab, e.Tool, e.Args, e.Class, e.Site, e.Decision,
-		e.Duration.Microseconds(), string(e.Outcome), e.Error)
+		e.Duration.Microseconds(), string(e.Outcome), e.Error, e.CallID)
 	if err != nil {
 		return e, fmt.Errorf("record tool call on the timeline: %w", err)
 	}
@@ -248,7 +352,7 @@ func (f Filter) where() (string, []any) {
 	return " WHERE " + strings.Join(conds, " AND "), args
 }
 
-const columns = `id, time_us, client, profile, tab, tool, args, class, site, decision, duration_us, outcome, error`
+const columns = `id, time_us, client, profile, tab, tool, args, class, site, decision, duration_us, outcome, error, call_id`
 
 // Query returns the rows matching f, newest first.
 func (s *Store) Query(ctx context.Context, f Filter) ([]Entry, error) {
@@ -276,7 +380,7 @@ func scan(rows *sql.Rows) (Entry, error) {
 	var e Entry
 	var t, d int64
 	var outcome string
-	if err := rows.Scan(&e.ID, &t, &e.Client, &e.Profile, &e.Tab, &e.Tool, &e.Args, &e.Class, &e.Site, &e.Decision, &d, &outcome, &e.Error); err != nil {
+	if err := rows.Scan(&e.ID, &t, &e.Client, &e.Profile, &e.Tab, &e.Tool, &e.Args, &e.Class, &e.Site, &e.Decision, &d, &outcome, &e.Error, &e.CallID); err != nil {
 		return e, fmt.Errorf("read the timeline: %w", err)
 	}
 	e.Time, e.Duration, e.Outcome = time.UnixMicro(t), time.Duration(d)*time.Microsecond, Outcome(outcome)

@@ -3,6 +3,7 @@ package timeline
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -239,4 +240,105 @@ func TestSummarize(t *testing.T) {
 	if n := len([]rune(long)); n > maxValue+10 {
 		t.Errorf("long value: %d runes", n)
 	}
+}
+
+// TestMigratesVersion1File: a timeline written before call ids keeps its
+// rows and takes new ones with their call id; opening it again is a no-op.
+func TestMigratesVersion1File(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "timeline.db")
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const v1 = `CREATE TABLE calls (
+	id INTEGER PRIMARY KEY AUTOINCREMENT, time_us INTEGER NOT NULL, client TEXT NOT NULL DEFAULT '',
+	profile TEXT NOT NULL DEFAULT '', tab INTEGER NOT NULL DEFAULT 0, tool TEXT NOT NULL,
+	args TEXT NOT NULL DEFAULT '', class TEXT NOT NULL DEFAULT '', site TEXT NOT NULL DEFAULT '',
+	decision TEXT NOT NULL DEFAULT '', duration_us INTEGER NOT NULL DEFAULT 0, outcome TEXT NOT NULL,
+	error TEXT NOT NULL DEFAULT '');
+CREATE INDEX calls_time ON calls(time_us);
+PRAGMA user_version = 1;
+INSERT INTO calls (time_us, client, tool, outcome) VALUES (?, 'claude-ai', 'browser_snapshot', 'ok');`
+	if _, err := db.Exec(v1, time.Now().UnixMicro()); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	for range 2 {
+		s, err := Open(path, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Record(ctx, Entry{CallID: "c1", Tool: "browser_click", Outcome: OK}); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+	}
+	s := open(t, path, Options{})
+	rows, err := s.Query(ctx, Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 3 || rows[2].Tool != "browser_snapshot" || rows[2].CallID != "" || rows[0].CallID != "c1" || rows[1].CallID != "c1" {
+		t.Fatalf("rows after migration: %+v", rows)
+	}
+	var v int
+	if err := s.db.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != schemaVersion {
+		t.Fatalf("user_version %d, %v; want %d", v, err, schemaVersion)
+	}
+}
+
+// TestRunningFollowsCallIDs: Running holds what started and was not
+// recorded, without the calls waiting for an answer; a late answer's row
+// ends nothing.
+func TestRunningFollowsCallIDs(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, filepath.Join(t.TempDir(), "timeline.db"), Options{})
+	sub := s.Subscribe(16)
+	defer sub.Unsubscribe()
+	at := time.Now()
+	a := Entry{CallID: "a", Time: at, Tool: "browser_click"}
+	b := Entry{CallID: "b", Time: at.Add(time.Millisecond), Tool: "browser_file_upload"}
+	s.Started(a)
+	s.Started(b)
+	s.Held(b, Hold{Sites: []string{"https://a.com"}, Since: at, Deadline: at.Add(time.Minute)})
+	if got := ids(s.Running()); got != "a" {
+		t.Fatalf("running while b is held: %q; want a", got)
+	}
+	s.Answered(b, "allow_once", "window")
+	if got := ids(s.Running()); got != "a b" {
+		t.Fatalf("running after b's answer: %q; want a b", got)
+	}
+	if _, err := s.Record(ctx, Entry{CallID: "a", Tool: "browser_click", Outcome: Ignored}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Record(ctx, Entry{CallID: "b", Tool: "browser_file_upload", Outcome: OK}); err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(s.Running()); got != "a" {
+		t.Fatalf("running: %q; want a (an ignored row ends no call)", got)
+	}
+	var kinds []string
+	for range 6 {
+		ev := <-sub.C
+		kinds = append(kinds, string(ev.Kind)+":"+ev.Entry.CallID)
+		if ev.Kind == CallHeld && (ev.Hold == nil || ev.Hold.Sites[0] != "https://a.com") {
+			t.Fatalf("held event without its hold: %+v", ev)
+		}
+		if ev.Kind == CallAnswered && (ev.Answer != "allow_once" || ev.AnsweredBy != "window") {
+			t.Fatalf("answered event: %+v", ev)
+		}
+	}
+	if got := strings.Join(kinds, " "); got != "started:a started:b held:b answered:b recorded:a recorded:b" {
+		t.Fatalf("events %s", got)
+	}
+}
+
+func ids(es []Entry) string {
+	var out []string
+	for _, e := range es {
+		out = append(out, e.CallID)
+	}
+	return strings.Join(out, " ")
 }

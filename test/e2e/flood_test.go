@@ -16,6 +16,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/tether-browser/tether/apitype"
 	"github.com/tether-browser/tether/broker"
 	"github.com/tether-browser/tether/logs"
 	"github.com/tether-browser/tether/protocol"
@@ -89,7 +90,7 @@ func TestDriveByFloodStaysUnderTheLogCap(t *testing.T) {
 	run(2, 500, func(i int) { post(fmt.Sprintf("evil%d.example%s", i, strings.Repeat(".a", 500)), "") })
 	// Missing or wrong tokens on the control routes.
 	run(2, 500, func(i int) {
-		req, _ := http.NewRequest("POST", base+"/control/profiles/approve", strings.NewReader(`{"name":"x"}`))
+		req, _ := http.NewRequest("POST", base+apitype.PathProfileApprove, strings.NewReader(`{"name":"x"}`))
 		req.Header.Set("Authorization", "Bearer "+junk)
 		if resp, err := client.Do(req); err == nil {
 			resp.Body.Close()

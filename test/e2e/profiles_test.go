@@ -18,6 +18,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/tether-browser/tether/apitype"
 	"github.com/tether-browser/tether/broker"
 	"github.com/tether-browser/tether/daemon"
 	"github.com/tether-browser/tether/protocol"
@@ -205,8 +206,8 @@ func TestTwoProfiles(t *testing.T) {
 
 	// A socket that claims Work's profile id without its secret is refused;
 	// Work keeps working.
-	var profiles daemon.ProfilesJSON
-	if err := daemon.Control(ctx, d.Paths, "GET", daemon.PathProfiles, nil, &profiles); err != nil {
+	var profiles apitype.ProfileList
+	if err := daemon.Control(ctx, d.Paths, "GET", apitype.PathProfiles, nil, &profiles); err != nil {
 		t.Fatal(err)
 	}
 	var workID string

@@ -85,7 +85,7 @@ func TestAppUnderXvfb(t *testing.T) {
 		t.Errorf("the second tether took %s to exit", d)
 	}
 	win := desktop.WaitWindow(t, a.Display, windowName)
-	if _, _, err := a.Log.WaitFor(0, 5*time.Second, "window shown on request"); err != nil {
+	if _, _, err := a.Log.WaitFor(0, 5*time.Second, "window opened over the local API"); err != nil {
 		t.Fatal(err)
 	}
 

@@ -1,0 +1,34 @@
+package daemon
+
+import (
+	"context"
+	"time"
+
+	"github.com/tether-browser/tether/broker"
+	tmcp "github.com/tether-browser/tether/mcp"
+	"github.com/tether-browser/tether/protocol"
+)
+
+// browserAdapter lets the MCP tools reach the broker through their own
+// Browser interface.
+type browserAdapter struct{ b *broker.Broker }
+
+func (a browserAdapter) Call(ctx context.Context, profile string, method protocol.Method, params, result any, timeout time.Duration) error {
+	// The timeline records what the call really addressed: the broker's
+	// choice when the call named no profile (or several were candidates).
+	if v, ok := tmcp.VerdictFrom(ctx); ok {
+		if n, ok := v.Note.(*note); ok {
+			ctx = broker.WithResolved(ctx, n.resolved)
+		}
+	}
+	return a.b.Call(ctx, profile, method, params, result, timeout)
+}
+
+func (a browserAdapter) Profiles() []tmcp.Profile {
+	ps := a.b.Profiles()
+	out := make([]tmcp.Profile, len(ps))
+	for i, p := range ps {
+		out[i] = tmcp.Profile{ID: p.ID, Label: p.Label, Slug: p.Slug, Connected: p.Connected, Tabs: p.Tabs}
+	}
+	return out
+}
