@@ -47,6 +47,7 @@ Usage:
   tether token rotate                                 issue a new MCP token and update HTTP entries
   tether timeline [export [--out FILE]] [--client C] [--profile P] [--outcome O] [--limit N]
                                                       list the AI's tool calls, newest first; export as JSON Lines
+  tether approvals [allow|always|deny ID]             list the tool calls waiting for your answer; answer one
   tether pause | resume                               refuse every tool call until resumed (kill switch)
   tether version                                      print the version
 
@@ -78,7 +79,7 @@ func Main(argv []string) {
 	// Commands with flags print their usage from their flag set and return
 	// flag.ErrHelp, also exit 0 below.
 	switch cmd {
-	case "profiles", "disconnect", "token", "pause", "resume", "version":
+	case "profiles", "approvals", "disconnect", "token", "pause", "resume", "version":
 		if wantsHelp(args) {
 			fmt.Print(plainUsage(cmd))
 			return
@@ -102,6 +103,8 @@ func Main(argv []string) {
 		err = runToken(ctx, args)
 	case "timeline":
 		err = runTimeline(ctx, args)
+	case "approvals":
+		err = runApprovals(ctx, args)
 	case "pause":
 		err = runPause(ctx, args, true)
 	case "resume":
@@ -135,6 +138,8 @@ func plainUsage(cmd string) string {
 	switch cmd {
 	case "profiles":
 		return profilesUsage
+	case "approvals":
+		return approvalsUsage
 	case "disconnect":
 		return connectUsage
 	case "token":

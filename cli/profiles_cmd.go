@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"text/tabwriter"
 	"time"
@@ -14,7 +13,7 @@ import (
 	"github.com/tether-browser/tether/apitype"
 	"github.com/tether-browser/tether/broker"
 	"github.com/tether-browser/tether/config"
-	"github.com/tether-browser/tether/daemon"
+	"github.com/tether-browser/tether/localclient"
 )
 
 const profilesUsage = `Usage:
@@ -41,12 +40,13 @@ func runProfiles(ctx context.Context, args []string) error {
 	switch action {
 	case "approve", "deny":
 		var p apitype.Profile
-		var out any = &p
-		path := apitype.PathProfileApprove
-		if action == "deny" {
-			out, path = nil, apitype.PathProfileDeny
+		c := localclient.New(paths)
+		if action == "approve" {
+			p, err = c.ApproveProfile(ctx, name)
+		} else {
+			err = c.DenyProfile(ctx, name)
 		}
-		if err := daemon.Control(ctx, paths, http.MethodPost, path, apitype.NameRequest{Name: name}, out); err != nil {
+		if err != nil {
 			return err
 		}
 		if action == "approve" && p.Status == "approved" {
@@ -58,9 +58,10 @@ func runProfiles(ctx context.Context, args []string) error {
 		}
 		return nil
 	case "forget":
-		var p apitype.Profile
-		err := daemon.Control(ctx, paths, http.MethodPost, apitype.PathProfileForget, apitype.NameRequest{Name: name}, &p)
-		if errors.Is(err, daemon.ErrNotRunning) {
+		p, err := localclient.New(paths).ForgetProfile(ctx, name)
+		if errors.Is(err, localclient.ErrNotRunning) {
+			// No daemon: the same registry code the daemon uses, on its
+			// file, under the daemon's lock so that none starts meanwhile.
 			lock := flock.New(paths.Lock())
 			if ok, lerr := lock.TryLock(); lerr != nil || !ok {
 				return fmt.Errorf("the daemon is starting or stopping; retry: %v", err)
@@ -82,9 +83,8 @@ func runProfiles(ctx context.Context, args []string) error {
 }
 
 func listProfiles(ctx context.Context, paths config.Paths) error {
-	var list apitype.ProfileList
-	err := daemon.Control(ctx, paths, http.MethodGet, apitype.PathProfiles, nil, &list)
-	if errors.Is(err, daemon.ErrNotRunning) {
+	list, err := localclient.New(paths).Profiles(ctx)
+	if errors.Is(err, localclient.ErrNotRunning) {
 		stored, serr := broker.ListStored(paths.Profiles())
 		if serr != nil {
 			return serr

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -16,7 +15,8 @@ import (
 
 	"github.com/tether-browser/tether/apitype"
 	"github.com/tether-browser/tether/config"
-	"github.com/tether-browser/tether/daemon"
+	"github.com/tether-browser/tether/localapi"
+	"github.com/tether-browser/tether/localclient"
 	"github.com/tether-browser/tether/policy"
 	"github.com/tether-browser/tether/timeline"
 )
@@ -38,11 +38,11 @@ func runTimeline(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("timeline", flag.ContinueOnError)
 	fs.SetOutput(helpOutput(args))
 	fs.Usage = func() { fmt.Fprint(fs.Output(), timelineUsage) }
-	var f timeline.Filter
+	var f apitype.TimelineFilter
 	fs.StringVar(&f.Client, "client", "", "only this MCP client (its clientInfo name)")
 	fs.StringVar(&f.Profile, "profile", "", "only this browser profile (slug)")
-	outcome := fs.String("outcome", "", "only this outcome: ok, error, refused, denied, paused or ignored")
-	limit := fs.Int("limit", 0, "at most N calls (list: 50 by default; export: all)")
+	fs.StringVar(&f.Outcome, "outcome", "", "only this outcome: ok, error, refused, denied, paused or ignored")
+	fs.IntVar(&f.Limit, "limit", 0, "at most N calls (list: 50 by default; export: all)")
 	out := ""
 	if export {
 		fs.StringVar(&out, "out", "", "write to FILE (mode 0600) instead of stdout")
@@ -53,25 +53,23 @@ func runTimeline(ctx context.Context, args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected %q\n\n%s", fs.Arg(0), timelineUsage)
 	}
-	f.Outcome, f.Limit = timeline.Outcome(*outcome), *limit
-	switch f.Outcome {
+	switch timeline.Outcome(f.Outcome) {
 	case "", timeline.OK, timeline.Error, timeline.Refused, timeline.Denied, timeline.Paused, timeline.Ignored:
 	default:
-		return fmt.Errorf("unknown outcome %q\n\n%s", *outcome, timelineUsage)
+		return fmt.Errorf("unknown outcome %q\n\n%s", f.Outcome, timelineUsage)
+	}
+	if f.Limit < 0 {
+		return fmt.Errorf("--limit must be ≥ 0\n\n%s", timelineUsage)
 	}
 	paths, err := config.Resolve()
 	if err != nil {
 		return err
 	}
-	if _, err := os.Stat(paths.Timeline()); errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("no timeline yet (%s): it is created when the daemon first runs", paths.Timeline())
-	}
-	// SQLite in WAL mode lets this process read while the daemon writes.
-	store, err := timeline.Open(paths.Timeline(), timeline.Options{})
+	src, closeSrc, err := openTimeline(ctx, paths)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
+	defer closeSrc()
 	if export {
 		var w io.Writer = os.Stdout
 		if out != "" {
@@ -82,7 +80,7 @@ func runTimeline(ctx context.Context, args []string) error {
 			defer file.Close()
 			w = file
 		}
-		n, err := store.Export(ctx, w, f)
+		n, err := src.export(ctx, w, f)
 		if err != nil {
 			return err
 		}
@@ -94,29 +92,70 @@ func runTimeline(ctx context.Context, args []string) error {
 	if f.Limit == 0 {
 		f.Limit = 50
 	}
-	rows, err := store.Query(ctx, f)
+	rows, err := src.query(ctx, f)
 	if err != nil {
 		return err
 	}
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "TIME\tCLIENT\tPROFILE\tTAB\tTOOL\tARGS\tDURATION\tOUTCOME")
 	for _, e := range rows {
-		tab, outc := "-", string(e.Outcome)
+		tab, outc := "-", e.Outcome
 		if e.Tab > 0 {
 			tab = fmt.Sprint(e.Tab)
 		}
 		if e.Error != "" {
 			outc += ": " + e.Error
-		} else if e.Outcome != timeline.OK && e.Decision != "" {
+		} else if e.Outcome != string(timeline.OK) && e.Decision != "" {
 			outc += ": " + e.Decision
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Time.Local().Format(time.DateTime), dash(e.Client), dash(e.Profile), tab,
-			e.Tool, cut(e.Args, 60), e.Duration.Round(time.Millisecond), cut(outc, 80))
+		took := time.Duration(e.DurationMs * float64(time.Millisecond))
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", time.UnixMilli(e.TimeMs).Local().Format(time.DateTime), dash(e.Client), dash(e.Profile), tab,
+			e.Tool, cut(e.Args, 60), took.Round(time.Millisecond), cut(outc, 80))
 	}
 	if len(rows) == 0 {
 		fmt.Fprintln(w, "(no tool calls recorded)")
 	}
 	return w.Flush()
+}
+
+// timelineSource is where `tether timeline` reads: the running daemon's
+// local API, or, with none running, the store's file through the same
+// timeline code the daemon uses.
+type timelineSource struct {
+	query  func(context.Context, apitype.TimelineFilter) ([]apitype.TimelineEntry, error)
+	export func(context.Context, io.Writer, apitype.TimelineFilter) (int, error)
+}
+
+func openTimeline(ctx context.Context, paths config.Paths) (timelineSource, func(), error) {
+	c := localclient.New(paths)
+	if _, err := c.TimelineFacets(ctx); err == nil {
+		return timelineSource{query: c.Timeline, export: c.ExportTimeline}, func() {}, nil
+	} else if !errors.Is(err, localclient.ErrNotRunning) {
+		return timelineSource{}, nil, err
+	}
+	if _, err := os.Stat(paths.Timeline()); errors.Is(err, os.ErrNotExist) {
+		return timelineSource{}, nil, fmt.Errorf("no timeline yet (%s): it is created when the daemon first runs", paths.Timeline())
+	}
+	store, err := timeline.Open(paths.Timeline(), timeline.Options{})
+	if err != nil {
+		return timelineSource{}, nil, err
+	}
+	filter := func(f apitype.TimelineFilter) timeline.Filter {
+		return timeline.Filter{Client: f.Client, Profile: f.Profile, Outcome: timeline.Outcome(f.Outcome), BeforeID: f.BeforeID, Limit: f.Limit}
+	}
+	return timelineSource{
+		query: func(ctx context.Context, f apitype.TimelineFilter) ([]apitype.TimelineEntry, error) {
+			rows, err := store.Query(ctx, filter(f))
+			out := make([]apitype.TimelineEntry, len(rows))
+			for i, e := range rows {
+				out[i] = localapi.TimelineEntry(e)
+			}
+			return out, err
+		},
+		export: func(ctx context.Context, w io.Writer, f apitype.TimelineFilter) (int, error) {
+			return store.Export(ctx, w, filter(f))
+		},
+	}, func() { store.Close() }, nil
 }
 
 func dash(s string) string {
@@ -145,8 +184,10 @@ func runPause(ctx context.Context, args []string, paused bool) error {
 		return err
 	}
 	var res apitype.Pause
-	err = daemon.Control(ctx, paths, http.MethodPost, apitype.PathPause, apitype.Pause{Paused: paused}, &res)
-	if errors.Is(err, daemon.ErrNotRunning) {
+	res.Paused, err = localclient.New(paths).SetPaused(ctx, paused)
+	if errors.Is(err, localclient.ErrNotRunning) {
+		// No daemon: the guard's own code on policy.json, under the
+		// daemon's lock so that none starts meanwhile.
 		if err := paths.Ensure(); err != nil {
 			return err
 		}

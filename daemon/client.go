@@ -1,12 +1,10 @@
 package daemon
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -184,51 +182,4 @@ func Stop(ctx context.Context, p config.Paths, rec config.DaemonRecord, token st
 	return lock.Unlock()
 }
 
-// Control calls the running daemon's local API (package apitype) with the
-// control token from the config dir (config.Paths.ControlToken): method and
-// path (e.g. POST apitype.PathProfileApprove), body encoded as JSON (nil for
-// none), the answer decoded into out (may be nil). An error answer's
-// message (apitype.Error) is returned as the error.
-func Control(ctx context.Context, p config.Paths, method, path string, body, out any) error {
-	rec, _, err := Probe(ctx, p)
-	if err != nil {
-		return fmt.Errorf("%w: %v", ErrNotRunning, err)
-	}
-	token, err := p.ReadControlToken()
-	if err != nil {
-		return err
-	}
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, rec.URL()+path, rd)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode >= 300 {
-		var ce apitype.Error
-		if json.NewDecoder(resp.Body).Decode(&ce) == nil && ce.Error != "" {
-			return errors.New(ce.Error)
-		}
-		return fmt.Errorf("daemon answered %s", resp.Status)
-	}
-	if out != nil && resp.StatusCode != http.StatusNoContent {
-		return json.NewDecoder(resp.Body).Decode(out)
-	}
-	return nil
-}
 
-// ErrNotRunning: no daemon answers.
-var ErrNotRunning = errors.New("no Tether daemon is running")

@@ -18,9 +18,9 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 
-	"github.com/tether-browser/tether/apitype"
 	"github.com/tether-browser/tether/broker"
 	"github.com/tether-browser/tether/config"
+	"github.com/tether-browser/tether/localclient"
 	"github.com/tether-browser/tether/protocol"
 	"github.com/tether-browser/tether/test/fakeext"
 	"github.com/tether-browser/tether/test/mcpclient"
@@ -173,19 +173,20 @@ func TestPairingThroughTheControlAPI(t *testing.T) {
 	}()
 	ctx := context.Background()
 	code := pairingCode(t, waitPairing(t, pairing))
-	var list apitype.ProfileList
-	if err := Control(ctx, p, "GET", apitype.PathProfiles, nil, &list); err != nil {
+	lc := localclient.New(p)
+	list, err := lc.Profiles(ctx)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if len(list.Pending) != 1 || list.Pending[0].Label != "Work" || list.Pending[0].Code != code {
 		t.Fatalf("pending = %+v, want code %s", list.Pending, code)
 	}
 	// The id prefix Tether once printed no longer approves: only the code or the full id.
-	if err := Control(ctx, p, "POST", apitype.PathProfileApprove, apitype.NameRequest{Name: "c0ffee00"}, nil); err == nil || !strings.Contains(err.Error(), "code") {
+	if _, err := lc.ApproveProfile(ctx, "c0ffee00"); err == nil || !strings.Contains(err.Error(), "code") {
 		t.Fatalf("approve by id prefix: %v", err)
 	}
-	var approved apitype.Profile
-	if err := Control(ctx, p, "POST", apitype.PathProfileApprove, apitype.NameRequest{Name: code}, &approved); err != nil {
+	approved, err := lc.ApproveProfile(ctx, code)
+	if err != nil {
 		t.Fatal(err)
 	}
 	d := <-res
@@ -193,10 +194,10 @@ func TestPairingThroughTheControlAPI(t *testing.T) {
 		t.Fatalf("after approval: %v %+v %+v", d.err, d.e, approved)
 	}
 	d.e.Close()
-	if err := Control(ctx, p, "POST", apitype.PathProfileApprove, apitype.NameRequest{Name: "nobody"}, nil); err == nil || !strings.Contains(err.Error(), "no profile waiting") {
+	if _, err := lc.ApproveProfile(ctx, "nobody"); err == nil || !strings.Contains(err.Error(), "no profile waiting") {
 		t.Fatalf("approve nobody: %v", err)
 	}
-	if err := Control(ctx, p, "POST", apitype.PathProfileForget, apitype.NameRequest{Name: "work"}, nil); err != nil {
+	if _, err := lc.ForgetProfile(ctx, "work"); err != nil {
 		t.Fatal(err)
 	}
 	// Forgotten: its old secret no longer matters; it must pair again.
@@ -205,7 +206,7 @@ func TestPairingThroughTheControlAPI(t *testing.T) {
 		res <- dialed{e, err}
 	}()
 	code = pairingCode(t, waitPairing(t, pairing))
-	if err := Control(ctx, p, "POST", apitype.PathProfileDeny, apitype.NameRequest{Name: code}, nil); err != nil {
+	if err := lc.DenyProfile(ctx, code); err != nil {
 		t.Fatal(err)
 	}
 	if d := <-res; !errors.Is(d.err, fakeext.ErrRefused) || !strings.Contains(d.err.Error(), "pairing_denied") {
@@ -234,9 +235,10 @@ func TestApproveWhileOutOfTheList(t *testing.T) {
 	}
 	ws.Close()
 	ctx := context.Background()
+	lc := localclient.New(p)
 	for { // the daemon notices the socket went away
-		var list apitype.ProfileList
-		if err := Control(ctx, p, "GET", apitype.PathProfiles, nil, &list); err != nil {
+		list, err := lc.Profiles(ctx)
+		if err != nil {
 			t.Fatal(err)
 		}
 		if len(list.Pending) == 0 {
@@ -244,8 +246,8 @@ func TestApproveWhileOutOfTheList(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	var approved apitype.Profile
-	if err := Control(ctx, p, "POST", apitype.PathProfileApprove, apitype.NameRequest{Name: pf.Code}, &approved); err != nil {
+	approved, err := lc.ApproveProfile(ctx, pf.Code)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if approved.Status != "approved" || approved.Slug != "" || approved.Label != "Work" {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tether-browser/tether/apitype"
 	"github.com/tether-browser/tether/config"
+	"github.com/tether-browser/tether/localclient"
 	"github.com/tether-browser/tether/policy"
 	"github.com/tether-browser/tether/test/mcpclient"
 	"github.com/tether-browser/tether/timeline"
@@ -109,7 +110,7 @@ func TestCallIDsThroughThePhases(t *testing.T) {
 	collect(2)
 
 	// 2. Refused before it starts.
-	if err := Control(ctx, p, http.MethodPost, apitype.PathPause, apitype.Pause{Paused: true}, nil); err != nil {
+	if _, err := localclient.New(p).SetPaused(ctx, true); err != nil {
 		t.Fatal(err)
 	}
 	if text, _ := toolText(t, c, "browser_tabs", nil); text != policy.PausedMessage {
@@ -118,7 +119,7 @@ func TestCallIDsThroughThePhases(t *testing.T) {
 	if got := collect(1); got[0].Phase != apitype.PhaseFinished || got[0].Entry.Outcome != "paused" {
 		t.Fatalf("refused call: %+v", got[0])
 	}
-	if err := Control(ctx, p, http.MethodPost, apitype.PathPause, apitype.Pause{Paused: false}, nil); err != nil {
+	if _, err := localclient.New(p).SetPaused(ctx, false); err != nil {
 		t.Fatal(err)
 	}
 
@@ -135,12 +136,11 @@ func TestCallIDsThroughThePhases(t *testing.T) {
 	if held[0].Phase != apitype.PhaseStarted || held[1].Phase != apitype.PhaseHeld || held[1].Approval == nil || held[1].Approval.ID != held[1].ID {
 		t.Fatalf("held call: %+v", held)
 	}
-	var queue []apitype.Approval
-	if err := Control(ctx, p, http.MethodGet, apitype.PathApprovals, nil, &queue); err != nil || len(queue) != 1 || queue[0].ID != held[1].ID {
+	queue, err := localclient.New(p).Approvals(ctx)
+	if err != nil || len(queue) != 1 || queue[0].ID != held[1].ID {
 		t.Fatalf("approvals: %v %+v; want the call's id %s", err, queue, held[1].ID)
 	}
-	if err := Control(ctx, p, http.MethodPost, apitype.PathApprovalAnswer,
-		apitype.AnswerRequest{ID: held[1].ID, Answer: apitype.AllowOnce, By: "window"}, nil); err != nil {
+	if err := localclient.New(p).Answer(ctx, held[1].ID, apitype.AllowOnce, "window"); err != nil {
 		t.Fatal(err)
 	}
 	<-done

@@ -277,7 +277,7 @@ func (s *Server) getTimeline(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]apitype.TimelineEntry, len(rows))
 	for i, e := range rows {
-		out[i] = entryView(e)
+		out[i] = TimelineEntry(e)
 	}
 	writeJSON(w, http.StatusOK, out)
 }

@@ -99,8 +99,9 @@ func pendingView(p broker.PendingProfile) apitype.Profile {
 	return apitype.Profile{ID: p.ID, Label: p.Label, Status: "pending", Since: p.Since, Code: p.Code, Expires: p.Expires}
 }
 
-// entryView is a timeline row as the API shows it.
-func entryView(e timeline.Entry) apitype.TimelineEntry {
+// TimelineEntry is a timeline row as the API shows it (the CLI shows rows
+// read from the store itself, when no daemon runs, the same way).
+func TimelineEntry(e timeline.Entry) apitype.TimelineEntry {
 	return apitype.TimelineEntry{ID: e.ID, CallID: e.CallID, TimeMs: ms(e.Time), Client: e.Client,
 		Profile: e.Profile, Tab: e.Tab, Tool: e.Tool, Args: e.Args, Class: e.Class, Site: e.Site,
 		Decision: e.Decision, DurationMs: float64(e.Duration) / float64(time.Millisecond),
@@ -110,7 +111,7 @@ func entryView(e timeline.Entry) apitype.TimelineEntry {
 // callEvent is a timeline live event as a KindCall event; ok is false for
 // kinds the stream does not carry.
 func callEvent(ev timeline.Event) (apitype.CallEvent, bool) {
-	c := apitype.CallEvent{ID: ev.Entry.CallID, Entry: entryView(ev.Entry)}
+	c := apitype.CallEvent{ID: ev.Entry.CallID, Entry: TimelineEntry(ev.Entry)}
 	switch ev.Kind {
 	case timeline.CallStarted:
 		c.Phase = apitype.PhaseStarted

@@ -18,9 +18,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/tether-browser/tether/apitype"
 	"github.com/tether-browser/tether/broker"
-	"github.com/tether-browser/tether/daemon"
+	"github.com/tether-browser/tether/localclient"
 	"github.com/tether-browser/tether/protocol"
 	"github.com/tether-browser/tether/test/fakeext"
 )
@@ -206,8 +205,8 @@ func TestTwoProfiles(t *testing.T) {
 
 	// A socket that claims Work's profile id without its secret is refused;
 	// Work keeps working.
-	var profiles apitype.ProfileList
-	if err := daemon.Control(ctx, d.Paths, "GET", apitype.PathProfiles, nil, &profiles); err != nil {
+	profiles, err := localclient.New(d.Paths).Profiles(ctx)
+	if err != nil {
 		t.Fatal(err)
 	}
 	var workID string
@@ -216,7 +215,7 @@ func TestTwoProfiles(t *testing.T) {
 			workID = p.ID
 		}
 	}
-	_, err := fakeext.Dial(fmt.Sprintf("ws://127.0.0.1:%d/extension", d.Record.Port), protocol.Hello{ProfileID: workID, Label: "Work"})
+	_, err = fakeext.Dial(fmt.Sprintf("ws://127.0.0.1:%d/extension", d.Record.Port), protocol.Hello{ProfileID: workID, Label: "Work"})
 	if !errors.Is(err, fakeext.ErrRefused) || !strings.Contains(err.Error(), "unauthorized") {
 		t.Fatalf("imposter: %v", err)
 	}
