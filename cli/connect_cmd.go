@@ -154,11 +154,14 @@ func printList(list []clients.Status) error {
 }
 
 const tokenUsage = `Usage:
-  tether token rotate   issue a new MCP bearer token, update the HTTP entries Tether wrote, restart the daemon
+  tether token rotate   issue a new MCP bearer token and a new control token, update the
+                        HTTP entries Tether wrote, restart the daemon
 `
 
-// runToken implements `tether token rotate`. The daemon reads the token at
-// start, so a running daemon is stopped (POST /shutdown with the control token)
+// runToken implements `tether token rotate`: both tokens, the MCP token
+// (written into HTTP client entries) and the control token of the local
+// API. The daemon reads them at start, so a running daemon is stopped
+// (POST /api/shutdown with the old control token)
 // and started again, detached, on the same port; stdio clients reconnect
 // through `tether mcp` by themselves. The stopping daemon first lets its
 // in-flight calls finish (up to daemon.DrainTimeout) so their true results
@@ -185,6 +188,10 @@ func runToken(ctx context.Context, args []string) error {
 		return err
 	}
 	fmt.Printf("new token written to %s\n", paths.Token())
+	if _, err := paths.RotateControlToken(); err != nil {
+		return err
+	}
+	fmt.Printf("new control token written to %s\n", paths.ControlToken())
 	outs, err := host.RotateToken(token)
 	for _, o := range outs {
 		printOutcome(o, "connected")

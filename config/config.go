@@ -205,7 +205,13 @@ func newToken() (string, error) {
 // RotateToken replaces the token file with a new random token (mode 0600,
 // written atomically) and returns it. A running daemon keeps the token it
 // read at start until it restarts.
-func (p Paths) RotateToken() (string, error) {
+func (p Paths) RotateToken() (string, error) { return p.rotate(p.Token()) }
+
+// RotateControlToken replaces the control-token file the same way; the
+// local API's clients (localclient) read it again on their next 401.
+func (p Paths) RotateControlToken() (string, error) { return p.rotate(p.ControlToken()) }
+
+func (p Paths) rotate(path string) (string, error) {
 	if err := p.Ensure(); err != nil {
 		return "", err
 	}
@@ -213,7 +219,7 @@ func (p Paths) RotateToken() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := WriteFileAtomic(p.Token(), []byte(tok+"\n"), 0o600); err != nil {
+	if err := WriteFileAtomic(path, []byte(tok+"\n"), 0o600); err != nil {
 		return "", err
 	}
 	return tok, nil

@@ -18,7 +18,9 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/tether-browser/tether/apitype"
 	"github.com/tether-browser/tether/config"
+	"github.com/tether-browser/tether/localclient"
 	"github.com/tether-browser/tether/protocol"
 	"github.com/tether-browser/tether/test/mcpclient"
 )
@@ -263,6 +265,10 @@ func TestTokenRotateLetsTheClickFinish(t *testing.T) {
 	snap := mustCall(t, ctx, c, "browser_navigate", map[string]any{"url": page.URL})
 	button := ref(t, snap, "button", "Count")
 
+	oldControl, err := d.Paths.ReadControlToken()
+	if err != nil {
+		t.Fatal(err)
+	}
 	page.holdNext()
 	from := d.Log.Len()
 	result := clickAsync(ctx, c, button)
@@ -294,6 +300,20 @@ func TestTokenRotateLetsTheClickFinish(t *testing.T) {
 	after := mustCall(t, ctx, c, "browser_snapshot", nil)
 	if !strings.Contains(after, "Clicks: 1") || page.count() != 1 {
 		t.Fatalf("the handler ran %d times (want 1); snapshot:\n%s", page.count(), after)
+	}
+	// The control token was rotated too: the restarted daemon refuses the
+	// old one and takes the new one, which the local API's client reads.
+	rec, err := d.Paths.ReadDaemonRecord()
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, rec.URL()+apitype.PathState, nil)
+	req.Header.Set("Authorization", "Bearer "+oldControl)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("the old control token after rotate: %v %v; want 401", resp, err)
+	}
+	if _, err := localclient.New(d.Paths).State(ctx); err != nil {
+		t.Fatalf("the new control token: %v", err)
 	}
 }
 
