@@ -96,7 +96,10 @@ else
 endif
 
 # Windows must keep building although it cannot run here. go-autostart
-# needs cgo on Windows (the Startup-folder shortcut), hence MinGW.
+# needs cgo on Windows (the Startup-folder shortcut), hence MinGW. On macOS
+# the tray, the approval dialog (purego, no cgo) and the daemon's side of
+# the UI processes are vetted; the window (Wails on WebKit, cgo) can only be
+# built on a Mac: docs/desktop-checklist.md.
 cross: deps-cross $(EXT)/dist/manifest.json $(FE)/dist/index.html
 	CGO_ENABLED=1 CC=x86_64-w64-mingw32-gcc GOOS=windows GOARCH=amd64 $(GO) build -tags desktop,production -o bin/tether.exe .
 	GOOS=darwin GOARCH=arm64 $(GO) vet ./tray
