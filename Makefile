@@ -103,7 +103,7 @@ endif
 cross: deps-cross $(EXT)/dist/manifest.json $(FE)/dist/index.html
 	CGO_ENABLED=1 CC=x86_64-w64-mingw32-gcc GOOS=windows GOARCH=amd64 $(GO) build -tags desktop,production -o bin/tether.exe .
 	GOOS=darwin GOARCH=arm64 $(GO) vet ./tray
-	GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 $(GO) vet ./dialog
+	GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 $(GO) vet ./dialog ./uiproc ./localclient
 
 clean:
 	rm -rf bin $(EXT)/dist $(FE)/dist
