@@ -8,7 +8,8 @@ BIN       := bin/tether
 DESKTOP   := bin/tether-desktop
 EXT       := extension
 FE        := frontend
-# The window is Wails v2 with WebKitGTK 4.1 on Linux (platform notes).
+# The window is Wails v2 with WebKitGTK 4.1 on Linux: Debian and Ubuntu ship
+# only libwebkit2gtk-4.1, which Wails selects with the webkit2_41 tag.
 TAGS      := desktop,production,webkit2_41
 GOFILES   := $(shell find . -name '*.go' -not -path './$(EXT)/node_modules/*' 2>/dev/null)
 EXTSRC    := $(shell find $(EXT)/src $(EXT)/static -type f 2>/dev/null) $(EXT)/build.mjs $(EXT)/package.json
