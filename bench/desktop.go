@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -16,8 +18,13 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
+	"github.com/tether-browser/tether/apitype"
 	"github.com/tether-browser/tether/broker"
 	"github.com/tether-browser/tether/config"
+	"github.com/tether-browser/tether/localclient"
+	testdesktop "github.com/tether-browser/tether/test/desktop"
 	"github.com/tether-browser/tether/test/e2e"
 )
 
@@ -29,11 +36,11 @@ const desktopWait = 30 * time.Second
 // installs them). Without one the row is not measured, and that is no error.
 var desktopTools = []struct{ cmd, pkg string }{{"Xvfb", "xvfb"}, {"dbus-launch", "dbus-x11"}, {"xdotool", "xdotool"}}
 
-// windowTitle is the window's title; the unmapped GTK leader window is
-// "tether", which xdotool's case-insensitive --name also matches.
+// windowTitle is the window's title; the window process's unmapped GTK
+// leader window is "tether-desktop", which "^Tether$" does not match.
 const windowTitle = "Tether"
 
-// treeIdle is one process and its descendants while idle.
+// treeIdle is one process and its descendants, sampled every second.
 type treeIdle struct {
 	Self     procIdle // the process itself
 	Children procIdle // its descendants, summed per sample (PID 0)
@@ -43,24 +50,76 @@ type treeIdle struct {
 	// WebKitGTK and GTK libraries) split between them, not counted in each.
 	PSSMeanKB, PSSMaxKB int
 	Names               []string // the descendants' executables, sorted
+	// Procs is the most processes (the process and its descendants) seen
+	// at one sample; WebKitProcs the most of them that mapped WebKitGTK or
+	// JavaScriptCore (/proc/<pid>/maps) at one sample, and WebKitNames
+	// their executables, sorted.
+	Procs, WebKitProcs int
+	WebKitNames        []string
 }
 
-// desktopResult is bare `tether --hidden` (daemon, tray and window, the
-// window hidden) idle, on a fresh Xvfb display and a private D-Bus session.
-type desktopResult struct {
-	Window time.Duration
-	treeIdle
-	Skipped string // a desktop tool is missing: why (reported, not an error)
-	Err     string
+// windowOpen is one "Open Tether": POST /api/window/open through
+// localclient until the window's KindWindow "painted" event arrived.
+type windowOpen struct {
+	// Paint is the bench's clock from the request to the event's arrival;
+	// SinceStart the window's own figure (its process start to its first
+	// frame, apitype.WindowEvent.SinceStartMs).
+	Paint, SinceStart time.Duration
 }
+
+// desktopResult is bare `tether --hidden` (daemon and tray, what the login
+// item runs; the window is its own process, started on demand) on a fresh
+// Xvfb display and a private D-Bus session: idle with its window closed,
+// then the window opened, watched, and closed.
+type desktopResult struct {
+	Window time.Duration // the idle window
+	// treeIdle is `tether --hidden` and every process under it, idle,
+	// its window closed (not opened yet).
+	treeIdle
+	// Cold is the first open; Reopens (not in a smoke run) open a new
+	// window process each, after the one before exited.
+	Cold    windowOpen
+	Reopens []windowOpen
+	// Open is the window process (tether-desktop) and its WebKit
+	// processes, over OpenFor from its first painted frame.
+	Open    treeIdle
+	OpenFor time.Duration
+	// Gone is from the window's WM_DELETE_WINDOW to the exit of the last
+	// of the window's processes (GoneNames); 0 when not measured (a smoke
+	// run). GoneLeft names those still running after goneWait.
+	Gone      time.Duration
+	GoneNames []string
+	GoneLeft  []string
+	Skipped   string // a desktop tool is missing: why (reported, not an error)
+	Err       string
+}
+
+// Targets of the desktop rows.
+const (
+	desktopRSSTarget = 40 << 10 // KiB: `tether --hidden` idle, all its processes
+	openTarget       = 1500 * time.Millisecond
+	goneTarget       = 70 * time.Second // the default linger (60 s) and the exit
+	// reopens is how many times a full run opens a new window process
+	// after the cold open.
+	reopens = 5
+	// goneWait bounds the wait for the window's processes after its close.
+	goneWait = 2 * goneTarget
+	// openWatch is how long the open window is watched (at most the idle
+	// window).
+	openWatch = 10 * time.Second
+)
 
 // measureDesktop starts an X display, a session bus and `tether --hidden`
 // on them in a fresh config dir and HOME under tmp, pairs a headless
 // Chromium with it and opens an MCP session, as for the `tether serve` idle
-// row, then watches it, silent, for window (as long as that row's). It
-// stops everything it started.
-func measureDesktop(ctx context.Context, bin, tmp string, window time.Duration) desktopResult {
-	r := desktopResult{Window: window}
+// row, then watches it, silent, for window (as long as that row's) with its
+// window closed. Then it opens the window through the local API as the
+// tray's "Open Tether" does, times its first painted frame and watches its
+// process while open. With full (not a smoke run) it also closes the window
+// as a window manager does, times until its processes are gone (the real
+// default linger), and opens it again. It stops everything it started.
+func measureDesktop(ctx context.Context, bin, tmp string, window time.Duration, full bool) desktopResult {
+	r := desktopResult{Window: window, OpenFor: min(window, openWatch)}
 	for _, t := range desktopTools {
 		if _, err := exec.LookPath(t.cmd); err != nil {
 			r.Skipped = fmt.Sprintf("`%s` not found (apt-get install %s; `make deps-test` installs it)", t.cmd, t.pkg)
@@ -95,7 +154,7 @@ func measureDesktop(ctx context.Context, bin, tmp string, window time.Duration) 
 		r.Err = err.Error()
 		return r
 	}
-	stops = append(stops, func() { stopGroup(app) })
+	stops = append(stops, func() { stopGroup(app) }) // the window process is in its group
 	fail := func(err error) desktopResult {
 		r.Err = fmt.Sprintf("%v\ntether's log:\n%s", err, log.String())
 		return r
@@ -109,7 +168,7 @@ func measureDesktop(ctx context.Context, bin, tmp string, window time.Duration) 
 	}
 	// The MCP session through the stdio bridge, open and silent, after one
 	// no-op call that goes through the paired extension.
-	s, err := startSession(ctx, "Tether (window hidden)", d.dir, d.tetherEnv(), bin, "mcp")
+	s, err := startSession(ctx, "Tether (window closed)", d.dir, d.tetherEnv(), bin, "mcp")
 	if err != nil {
 		return fail(err)
 	}
@@ -117,20 +176,280 @@ func measureDesktop(ctx context.Context, bin, tmp string, window time.Duration) 
 	if _, _, err := s.call(ctx, "browser_tabs", map[string]any{"action": "list"}); err != nil {
 		return fail(err)
 	}
-	if err := waitWebProcess(ctx, app.Process.Pid); err != nil {
+	pid := app.Process.Pid
+	if err := checkClosed(ctx, d.env, display, pid); err != nil {
 		return fail(err)
 	}
-	if err := checkHidden(ctx, d.env, display); err != nil {
+	logf("Tether with its window closed: idle for %s on display %s", window, display)
+	if r.treeIdle, err = watchTree(ctx, window, pid); err != nil {
 		return fail(err)
 	}
-	logf("Tether with its window hidden: idle for %s on display %s", window, display)
-	if r.treeIdle, err = watchTree(ctx, window, app.Process.Pid); err != nil {
+	if err := checkClosed(ctx, d.env, display, pid); err != nil {
 		return fail(err)
 	}
-	if err := checkHidden(ctx, d.env, display); err != nil {
+
+	client := localclient.New(config.Paths{Dir: d.config})
+	open, win, err := openWindow(ctx, client, pid)
+	if err != nil {
 		return fail(err)
+	}
+	r.Cold = open
+	logf("the window painted %s after Open Tether; watching it for %s", ms(open.Paint), r.OpenFor)
+	if r.Open, err = watchTree(ctx, r.OpenFor, win); err != nil {
+		return fail(fmt.Errorf("the open window: %w", err))
+	}
+	if !full {
+		return r
+	}
+	logf("closing the window (WM_DELETE_WINDOW); waiting for its processes to exit (default linger %s)", 60*time.Second)
+	if err := closeWindow(ctx, &r, d.env, display, win, log); err != nil {
+		return fail(err)
+	}
+	if len(r.GoneLeft) > 0 {
+		return r // still running: no reopen
+	}
+	// Opens of a new process: the first after the cold one's linger, the
+	// others each after SIGTERM to the one before.
+	for i := range reopens {
+		if i > 0 {
+			if err := endWindow(ctx, win, log); err != nil {
+				return fail(err)
+			}
+		}
+		if open, win, err = openWindow(ctx, client, pid); err != nil {
+			return fail(err)
+		}
+		r.Reopens = append(r.Reopens, open)
 	}
 	return r
+}
+
+// openWindow opens the window as the tray's "Open Tether" does (POST
+// /api/window/open through localclient) and waits on the event stream,
+// subscribed before the request, for the window's "painted" event. It
+// returns the times and the window process's pid (tether-desktop under
+// tether's pid).
+func openWindow(ctx context.Context, client *localclient.Client, pid int) (windowOpen, int, error) {
+	var o windowOpen
+	ctx, cancel := context.WithTimeout(ctx, desktopWait)
+	defer cancel()
+	events, err := client.Events(ctx, 0)
+	if err != nil {
+		return o, 0, fmt.Errorf("the event stream: %w", err)
+	}
+	defer events.Close()
+	start := time.Now()
+	if err := client.OpenWindow(ctx); err != nil {
+		return o, 0, fmt.Errorf("open the window: %w", err)
+	}
+	for {
+		ev, err := events.Next()
+		if err != nil {
+			return o, 0, fmt.Errorf("no \"painted\" event within %s of opening the window: %w", desktopWait, err)
+		}
+		if ev.Kind == apitype.KindWindow && ev.Window != nil && ev.Window.Action == apitype.WindowPaintedAction {
+			o.Paint = time.Since(start)
+			o.SinceStart = time.Duration(ev.Window.SinceStartMs * float64(time.Millisecond))
+			break
+		}
+	}
+	for _, c := range descendants(pid) {
+		if procName(c) == "tether-desktop" {
+			return o, c, nil
+		}
+	}
+	return o, 0, fmt.Errorf("the window painted, but no tether-desktop runs under tether (pid %d)", pid)
+}
+
+// closeWindow closes the visible window titled "Tether" as a window
+// manager's close button does (WM_DELETE_WINDOW; it hides), then waits
+// for the window process win and its descendants to exit (exitWatch). It
+// sets r.Gone, r.GoneNames and, past goneWait, r.GoneLeft. The daemon must
+// log the window process's exit (not a crash).
+func closeWindow(ctx context.Context, r *desktopResult, env []string, display string, win int, log *e2e.LogWatcher) error {
+	ids, err := xdotoolSync(ctx, env, display, "--onlyvisible", "--name", "^"+windowTitle+"$")
+	if err != nil {
+		return fmt.Errorf("the open window: %w", err)
+	}
+	w, err := watchExit(win)
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	r.GoneNames = w.names()
+	from := log.Len()
+	start := time.Now()
+	what, err := testdesktop.DeleteWindow(display, ids[0], desktopWait)
+	if err != nil {
+		return err
+	}
+	if what != "unmapped" {
+		return fmt.Errorf("closing the window: it was %s, want hidden (unmapped)", what)
+	}
+	if r.Gone, r.GoneLeft, err = w.wait(ctx, start, goneWait); err != nil || len(r.GoneLeft) > 0 {
+		return err
+	}
+	line, err := windowExitLine(log, from, win)
+	if err != nil {
+		return err
+	}
+	if !strings.Contains(line, "window process exited") {
+		return fmt.Errorf("the window process did not exit cleanly after its linger: %s", line)
+	}
+	return nil
+}
+
+// endWindow ends the window process win with SIGTERM (as the daemon does
+// when it stops) and waits until it and its descendants exited and the
+// daemon logged its exit (it has forgotten it then), so that the next Open
+// starts a new process.
+func endWindow(ctx context.Context, win int, log *e2e.LogWatcher) error {
+	w, err := watchExit(win)
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	from := log.Len()
+	start := time.Now()
+	if err := syscall.Kill(win, syscall.SIGTERM); err != nil {
+		return fmt.Errorf("end the window process (pid %d): %w", win, err)
+	}
+	_, left, err := w.wait(ctx, start, desktopWait)
+	if err == nil && len(left) > 0 {
+		err = fmt.Errorf("still running %s after SIGTERM to the window process: %s", desktopWait, strings.Join(left, ", "))
+	}
+	if err != nil {
+		return err
+	}
+	line, err := windowExitLine(log, from, win)
+	if err != nil {
+		return err
+	}
+	if strings.Contains(line, "crashed") {
+		return fmt.Errorf("the window process crashed on SIGTERM: %s", line)
+	}
+	return nil
+}
+
+// windowExitLine waits for the daemon's line on the exit of the window
+// process pid (uiproc: "window process exited", "… stopped" or "…
+// crashed …"), logged after line from; the daemon has forgotten the
+// process then.
+func windowExitLine(log *e2e.LogWatcher, from, pid int) (string, error) {
+	field := regexp.MustCompile(`\bpid=` + strconv.Itoa(pid) + `\b`)
+	for {
+		line, i, err := log.WaitFor(from, desktopWait, "window process", "pid="+strconv.Itoa(pid))
+		if err != nil {
+			return "", fmt.Errorf("the window process (pid %d) exited, but the daemon did not log it: %w", pid, err)
+		}
+		if field.MatchString(line) && !strings.Contains(line, "window process started") {
+			return line, nil
+		}
+		from = i + 1 // another pid with these digits first
+	}
+}
+
+// exitWatch sees a process and its descendants exit: a pidfd for each,
+// opened before what ends them, so that none exits unseen, and poll(2),
+// which reports the exit (no sampling).
+type exitWatch []watched
+
+type watched struct {
+	pid  int
+	name string
+	fd   int
+}
+
+// watchExit watches pid and the processes under it now.
+func watchExit(pid int) (exitWatch, error) {
+	var w exitWatch
+	for _, p := range append([]int{pid}, descendants(pid)...) {
+		fd, err := unix.PidfdOpen(p, 0)
+		if err != nil {
+			w.Close()
+			return nil, fmt.Errorf("pidfd of %s (pid %d): %w", procName(p), p, err)
+		}
+		w = append(w, watched{p, procName(p), fd})
+	}
+	return w, nil
+}
+
+func (w exitWatch) names() []string {
+	var out []string
+	for _, p := range w {
+		out = append(out, p.name)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Close closes the pidfds.
+func (w exitWatch) Close() {
+	for _, p := range w {
+		_ = unix.Close(p.fd)
+	}
+}
+
+// wait waits, at most limit after start, until every watched process
+// exited; it returns how long after start the last one did, and those
+// still running at the limit.
+func (w exitWatch) wait(ctx context.Context, start time.Time, limit time.Duration) (time.Duration, []string, error) {
+	var last time.Duration
+	deadline := start.Add(limit)
+	for len(w) > 0 {
+		left := time.Until(deadline)
+		if left <= 0 {
+			break
+		}
+		if err := ctx.Err(); err != nil {
+			return 0, nil, err
+		}
+		fds := make([]unix.PollFd, len(w))
+		for i, p := range w {
+			fds[i] = unix.PollFd{Fd: int32(p.fd), Events: unix.POLLIN}
+		}
+		n, err := unix.Poll(fds, int(min(left, time.Second).Milliseconds())+1)
+		if errors.Is(err, unix.EINTR) || n == 0 {
+			continue // a signal, or a second passed: look at ctx and the deadline
+		}
+		if err != nil {
+			return 0, nil, fmt.Errorf("poll the window's processes: %w", err)
+		}
+		now := time.Since(start)
+		var running exitWatch
+		for i, p := range w {
+			if fds[i].Revents != 0 {
+				last = now
+			} else {
+				running = append(running, p)
+			}
+		}
+		w = running
+	}
+	var still []string
+	for _, p := range w {
+		still = append(still, fmt.Sprintf("%s (pid %d)", p.name, p.pid))
+	}
+	return last, still, nil
+}
+
+// checkClosed checks that tether's window is closed: no tether-desktop
+// runs under it, and the display has no window titled "Tether" (mapped or
+// not).
+func checkClosed(ctx context.Context, env []string, display string, pid int) error {
+	for _, c := range descendants(pid) {
+		if procName(c) == "tether-desktop" {
+			return fmt.Errorf("a window process (tether-desktop, pid %d) runs under tether --hidden, which should open none", c)
+		}
+	}
+	ids, err := xdotoolSearch(ctx, env, display, "--name", "^"+windowTitle+"$")
+	if err != nil {
+		return err
+	}
+	if len(ids) > 0 {
+		return fmt.Errorf("the display %s has a window titled %q (xdotool: %v) though tether --hidden opened none", display, windowTitle, ids)
+	}
+	return nil
 }
 
 // desktop is the session's folders and the environment every process in it
@@ -337,53 +656,20 @@ func stopGroup(c *exec.Cmd) {
 	}
 }
 
-// waitWebProcess waits until the window's page has a WebKit web process
-// under pid (looking every 100 ms: /proc has no event for a new process).
-func waitWebProcess(ctx context.Context, pid int) error {
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	deadline := time.NewTimer(desktopWait)
-	defer deadline.Stop()
-	for {
-		for _, c := range descendants(pid) {
-			if strings.HasPrefix(procName(c), "WebKitWebProcess") {
-				return nil
-			}
-		}
-		select {
-		case <-tick.C:
-		case <-deadline.C:
-			return fmt.Errorf("no WebKitWebProcess under tether (pid %d) within %s: the window did not load", pid, desktopWait)
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+// xdotoolSync waits until a window matching args exists (xdotool search
+// --sync), at most desktopWait, and returns the ids.
+func xdotoolSync(ctx context.Context, env []string, display string, args ...string) ([]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, desktopWait)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "xdotool", append([]string{"search", "--sync"}, args...)...)
+	cmd.Env = append(slices.Clone(env), "DISPLAY="+display)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if ids := strings.Fields(string(out)); err == nil && len(ids) > 0 {
+		return ids, nil
 	}
-}
-
-// checkHidden reads the display's windows with xdotool: a window titled
-// exactly "Tether" must exist (so that "not visible" is not "not there"),
-// and no window matching it may be visible (mapped and viewable).
-func checkHidden(ctx context.Context, env []string, display string) error {
-	ids, err := xdotoolSearch(ctx, env, display, "--name", "^"+windowTitle+"$")
-	if err != nil {
-		return err
-	}
-	found := false
-	for _, id := range ids {
-		name, err := xdotool(ctx, env, display, "getwindowname", id)
-		found = found || (err == nil && name == windowTitle)
-	}
-	if !found {
-		return fmt.Errorf("no window titled %q on %s", windowTitle, display)
-	}
-	ids, err = xdotoolSearch(ctx, env, display, "--onlyvisible", "--name", "^"+windowTitle+"$")
-	if err != nil {
-		return err
-	}
-	if len(ids) > 0 {
-		return fmt.Errorf("tether --hidden has a visible window on %s (xdotool: %v)", display, ids)
-	}
-	return nil
+	return nil, fmt.Errorf("no window matching %q on %s within %s: %v %s", args, display, desktopWait, err, strings.TrimSpace(stderr.String()))
 }
 
 // xdotoolSearch runs `xdotool search` and returns the window ids; none
@@ -413,13 +699,14 @@ func xdotool(ctx context.Context, env []string, display string, args ...string) 
 
 // watchTree samples pid and its descendants (found again at every sample)
 // every second for window: RSS from /proc/<pid>/status, PSS from
-// /proc/<pid>/smaps_rollup, CPU (user + system) from /proc/<pid>/stat. A
-// descendant that goes away between listing and reading is skipped; one
-// that appears counts its CPU from its start.
+// /proc/<pid>/smaps_rollup, CPU (user + system) from /proc/<pid>/stat,
+// whether it maps WebKit from /proc/<pid>/maps. A descendant that goes
+// away between listing and reading is skipped; one that appears counts
+// its CPU from its start.
 func watchTree(ctx context.Context, window time.Duration, pid int) (treeIdle, error) {
 	r := treeIdle{Self: procIdle{PID: pid}}
 	cpuStart, cpuLast := map[int]float64{}, map[int]float64{}
-	names := map[string]bool{}
+	names, webkit := map[string]bool{}, map[string]bool{}
 	for _, p := range append([]int{pid}, descendants(pid)...) {
 		if c, err := cpuSeconds(p); err == nil {
 			cpuStart[p], cpuLast[p] = c, c
@@ -443,11 +730,21 @@ func watchTree(ctx context.Context, window time.Duration, pid int) (treeIdle, er
 		}
 		cpuLast[pid], _ = cpuSeconds(pid)
 		pss, _ := pssKB(pid)
+		procs, mapping := 1, 0
+		if mapsWebKit(pid) {
+			mapping++
+			webkit[procName(pid)] = true
+		}
 		children := 0
 		for _, c := range descendants(pid) {
 			kb, err := rssKB(c)
 			if err != nil {
 				continue // gone, or a zombie
+			}
+			procs++
+			if mapsWebKit(c) {
+				mapping++
+				webkit[procName(c)] = true
 			}
 			children += kb
 			if v, err := pssKB(c); err == nil {
@@ -459,6 +756,7 @@ func watchTree(ctx context.Context, window time.Duration, pid int) (treeIdle, er
 			names[procName(c)] = true
 		}
 		samples++
+		r.Procs, r.WebKitProcs = max(r.Procs, procs), max(r.WebKitProcs, mapping)
 		selfSum, childSum, pssSum = selfSum+self, childSum+children, pssSum+pss
 		r.Self.RSSMaxKB = max(r.Self.RSSMaxKB, self)
 		r.Children.RSSMaxKB = max(r.Children.RSSMaxKB, children)
@@ -482,7 +780,30 @@ func watchTree(ctx context.Context, window time.Duration, pid int) (treeIdle, er
 		r.Names = append(r.Names, n)
 	}
 	slices.Sort(r.Names)
+	for n := range webkit {
+		r.WebKitNames = append(r.WebKitNames, n)
+	}
+	slices.Sort(r.WebKitNames)
 	return r, nil
+}
+
+// mapsWebKit reports whether a process maps WebKitGTK or its JavaScriptCore
+// (libwebkit2gtk-*, libjavascriptcoregtk-* in /proc/<pid>/maps); false
+// when it is gone.
+func mapsWebKit(pid int) bool {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/maps", pid))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		l := sc.Text()
+		if strings.Contains(l, "/libwebkit2gtk") || strings.Contains(l, "/libjavascriptcoregtk") {
+			return true
+		}
+	}
+	return false
 }
 
 // descendants lists the processes under pid at any depth, from the parent
@@ -533,4 +854,51 @@ func pssKB(pid int) (int, error) {
 		}
 	}
 	return 0, fmt.Errorf("no Pss for pid %d", pid)
+}
+
+// runDesktop is measureDesktop with its progress on stderr.
+func runDesktop(ctx context.Context, bin, tmp string, window time.Duration, full bool) desktopResult {
+	logf("Tether with its window closed: Xvfb, a session bus, `tether --hidden`, a paired browser")
+	r := measureDesktop(ctx, bin, tmp, window, full)
+	switch {
+	case r.Skipped != "":
+		logf("Tether's desktop rows: not measured: %s", r.Skipped)
+	case r.Err != "":
+		logf("Tether's desktop rows: %s", clip(r.Err, 2000))
+	}
+	return r
+}
+
+// runDesktopCmd is `bench desktop`: the desktop rows alone, as Markdown on
+// stdout. It fails on an error, not on a missed target.
+func runDesktopCmd(args []string) int {
+	fs := flag.NewFlagSet("desktop", flag.ExitOnError)
+	binFlag := fs.String("bin", "bin/tether", "the lean tether binary (make build; tether-desktop next to it)")
+	idle := fs.Duration("idle", 60*time.Second, "how long to watch `tether --hidden` idle")
+	smoke := fs.Bool("smoke", false, "as `all -smoke`: a 3 s idle window (unless -idle is given), and the window is not closed")
+	_ = fs.Parse(args)
+	idleSet := false
+	fs.Visit(func(f *flag.Flag) { idleSet = idleSet || f.Name == "idle" })
+	if *smoke && !idleSet {
+		*idle = smokeIdle
+	}
+	bin, err := filepath.Abs(*binFlag)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
+	tmp, err := os.MkdirTemp("", "tether-bench-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
+	defer os.RemoveAll(tmp)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	r := runDesktop(ctx, bin, tmp, *idle, !*smoke)
+	writeDesktop(os.Stdout, r)
+	if r.Err != "" {
+		return 1
+	}
+	return 0
 }

@@ -5,6 +5,7 @@
 //	go run ./bench concurrency [-profiles 32 -tabs 8 -calls 10000 -workers 32]
 //	go run ./bench pageload [-pages 30 -rounds 5]   page-load cost in unshared tabs (also in `all`)
 //	go run ./bench flood [-duration 20s]            an unauthenticated flood: what it leaves behind (also in `all`)
+//	go run ./bench desktop [-bin bin/tether] [-idle 60s] [-smoke]   bare `tether --hidden` and its window (also in `all`)
 //
 // `all` runs Tether, Playwright MCP and Chrome DevTools MCP side by side on
 // the readability corpus (pages.go); -smoke runs 5 pages, Tether only, and is
@@ -50,13 +51,15 @@ func main() {
 		os.Exit(runPageLoad(os.Args[2:]))
 	case "flood":
 		os.Exit(runFlood(os.Args[2:]))
+	case "desktop":
+		os.Exit(runDesktopCmd(os.Args[2:]))
 	default:
 		usage()
 	}
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: bench all [-bin bin/tether] [-smoke] | bench concurrency [flags] | bench pageload [flags] | bench flood [flags]")
+	fmt.Fprintln(os.Stderr, "usage: bench all [-bin bin/tether] [-smoke] | bench concurrency [flags] | bench pageload [flags] | bench flood [flags] | bench desktop [-bin bin/tether] [-idle 60s] [-smoke]")
 	os.Exit(2)
 }
 

@@ -72,7 +72,7 @@ func runAll(args []string) int {
 	_ = fs.Parse(args)
 	if o.smoke {
 		o.pages, o.noops, o.clicks, o.peers, o.fidelity = 5, 30, 5, false, false
-		o.idle, o.concurrencyCalls = 3*time.Second, 1000
+		o.idle, o.concurrencyCalls = smokeIdle, 1000
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
 	defer cancel()
@@ -96,7 +96,7 @@ type benchResult struct {
 	Servers            []*serverResult // Tether first
 	Fidelity           *fidelity
 	Idle               idleResult
-	Desktop            desktopResult // bare `tether --hidden`, after Idle
+	Desktop            desktopResult // bare `tether --hidden` and its window, after Idle
 	Concurrency        ConcurrencyResult
 	ConcurrencyErr     string
 	PageLoad           *pageLoadResult // nil in a smoke run
@@ -107,6 +107,9 @@ type benchResult struct {
 	Chromium, Node, Go string
 	CPU                string
 }
+
+// smokeIdle is a smoke run's idle window (`tether serve`, `tether --hidden`).
+const smokeIdle = 3 * time.Second
 
 // errors counts what must fail a smoke run: any Tether error, and any
 // concurrency error. Peers' page errors are reported, not fatal.
@@ -255,16 +258,9 @@ func runBench(ctx context.Context, o options) (*benchResult, error) {
 		r.Idle = <-idleDone
 	}
 
-	// Bare tether with its window hidden, over an idle window as long as
-	// the daemon's, once that one is over.
-	logf("Tether with its window hidden: Xvfb, a session bus, `tether --hidden`, a paired browser")
-	r.Desktop = measureDesktop(ctx, bin, tmp, o.idle)
-	switch {
-	case r.Desktop.Skipped != "":
-		logf("Tether with its window hidden: not measured: %s", r.Desktop.Skipped)
-	case r.Desktop.Err != "":
-		logf("Tether with its window hidden: %s", clip(r.Desktop.Err, 2000))
-	}
+	// Bare tether with its window closed, over an idle window as long as
+	// the daemon's, once that one is over; then its window.
+	r.Desktop = runDesktop(ctx, bin, tmp, o.idle, !o.smoke)
 
 	logf("concurrency: 32 profiles × 8 tabs, %d calls", o.concurrencyCalls)
 	c, err := runConcurrency(ctx, 32, 8, o.concurrencyCalls, 32)

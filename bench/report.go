@@ -165,7 +165,7 @@ func writeReport(w io.Writer, o options, r *benchResult) {
 		return "**missed**"
 	}
 	var missed []string
-	target := func(metric, tv, pv, rt, tgt string, ok, known bool, key string) {
+	var target targetRow = func(metric, tv, pv, rt, tgt string, ok, known bool, key string) {
 		res := "not measured"
 		if known {
 			res = verdict(ok)
@@ -211,7 +211,7 @@ func writeReport(w io.Writer, o options, r *benchResult) {
 	} else {
 		target("`tether serve` idle RSS", "failed: "+r.Idle.Err, "—", "—", "≤ 30 MB", false, true, "rss")
 	}
-	writeDesktopTarget(p, r.Desktop)
+	writeDesktopTargets(p, target, r.Desktop)
 	p("\n")
 	if len(missed) > 0 {
 		p("**Misses, why, and what would reach them:**\n\n")
@@ -437,47 +437,156 @@ func writeReport(w io.Writer, o options, r *benchResult) {
 	}
 }
 
-// desktopRow is the Targets row's metric for bare `tether --hidden`.
-const desktopRow = "`tether` idle RSS, window hidden"
+// desktopRow names the desktop rows when they were not measured or failed.
+const desktopRow = "bare `tether --hidden` and its window"
 
-// writeDesktopTarget is the Targets row of bare `tether --hidden`: it
-// reports (the total, and what it is made of), with no pass or fail.
-func writeDesktopTarget(p func(string, ...any), d desktopResult) {
+// targetRow writes one row of the Targets table: metric, Tether's value,
+// the peer's, their ratio, the target, whether it was met (when known);
+// key names the miss note.
+type targetRow func(metric, tv, pv, rt, tgt string, ok, known bool, key string)
+
+// writeDesktopTargets is the Targets rows of bare `tether --hidden` and its
+// window.
+func writeDesktopTargets(p func(string, ...any), target targetRow, d desktopResult) {
 	switch {
 	case d.Skipped != "":
-		p("| %s | not measured: %s | — | — | report it | not measured |\n", desktopRow, d.Skipped)
+		target(desktopRow, "not measured: "+d.Skipped, "—", "—", "see below", false, false, "")
+		return
 	case d.Err != "":
-		p("| %s | failed: %s | — | — | report it | failed |\n", desktopRow, cell(clip(d.Err, 300)))
+		target(desktopRow, "failed: "+cell(clip(d.Err, 300)), "—", "—", "see below", false, true, "desktop")
+		return
+	}
+	target(fmt.Sprintf("`tether --hidden` idle RSS, window closed, all its processes summed, max over %s", d.Window),
+		fmt.Sprintf("%s (mean %s; PSS max %s; %s)", kb(d.Total.RSSMaxKB<<10), kb(d.Total.RSSMeanKB<<10), kb(d.PSSMaxKB<<10), plural(d.Procs, "process", "processes")),
+		"—", "—", "≤ 40 MB", d.Total.RSSMaxKB <= desktopRSSTarget, true, "desktop-rss")
+	target("`tether --hidden` processes mapping WebKitGTK or JavaScriptCore, window closed",
+		fmt.Sprintf("%d of %d", d.WebKitProcs, d.Procs), "—", "—", "0", d.WebKitProcs == 0, true, "desktop-webkit")
+	target("Open Tether → first painted frame, cold (the session's first window process)",
+		fmt.Sprintf("%s (the window's own figure: %s after its process started)", ms(d.Cold.Paint), ms(d.Cold.SinceStart)),
+		"—", "—", "≤ 1.5 s", d.Cold.Paint <= openTarget, true, "window-open")
+	if n := len(d.Reopens); n > 0 {
+		paint, since := opensMedian(d.Reopens)
+		target(fmt.Sprintf("Open Tether → first painted frame, a new process after the last one exited (%d opens), median / max", n),
+			fmt.Sprintf("%s / %s (the window's own median: %s)", ms(paint), ms(quantile(openPaints(d.Reopens), 1)), ms(since)),
+			"—", "—", "≤ 1.5 s (median)", paint <= openTarget, true, "window-open")
+	}
+	p("| window process while open (tether-desktop + WebKit's processes, summed), max over %s | RSS %s (mean %s), PSS %s (mean %s); %d of %d processes map WebKit | — | — | report it | reported |\n",
+		d.OpenFor, kb(d.Open.Total.RSSMaxKB<<10), kb(d.Open.Total.RSSMeanKB<<10), kb(d.Open.PSSMaxKB<<10), kb(d.Open.PSSMeanKB<<10), d.Open.WebKitProcs, d.Open.Procs)
+	const gone = "window closed (WM_DELETE_WINDOW) → its processes gone, default linger"
+	switch {
+	case d.Gone == 0 && len(d.GoneLeft) == 0:
+		target(gone, "not measured (smoke run)", "—", "—", "≤ 70 s", false, false, "")
+	case len(d.GoneLeft) > 0:
+		target(gone, fmt.Sprintf("still running after %s: %s", goneWait, strings.Join(d.GoneLeft, ", ")), "—", "—", "≤ 70 s", false, true, "window-gone")
 	default:
-		p("| %s, max over %s | %s in all: `tether` %s + WebKit's processes %s (PSS in all %s) | — | — | report it | reported |\n",
-			desktopRow, d.Window, kb(d.Total.RSSMaxKB<<10), kb(d.Self.RSSMaxKB<<10), kb(d.Children.RSSMaxKB<<10), kb(d.PSSMaxKB<<10))
+		target(gone, fmt.Sprintf("%.1f s (%s)", d.Gone.Seconds(), strings.Join(d.GoneNames, ", ")), "—", "—", "≤ 70 s", d.Gone <= goneTarget, true, "window-gone")
 	}
 }
 
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
 // writeDesktopIdle adds bare `tether --hidden` to the idle table (rows
-// written by row), then says how it was measured.
+// written by row), says how it was measured, then writes the window's
+// figures.
 func writeDesktopIdle(p func(string, ...any), d desktopResult, row func(string, procIdle, time.Duration)) {
 	switch {
 	case d.Skipped != "":
-		p("| `tether --hidden` (daemon, tray, window hidden) | not measured: %s | | | |\n\n", d.Skipped)
+		p("| `tether --hidden` (daemon and tray, window closed) | not measured: %s | | | |\n\n", d.Skipped)
 		return
 	case d.Err != "":
-		p("| `tether --hidden` (daemon, tray, window hidden) | failed (below) | | | |\n\n")
+		p("| `tether --hidden` (daemon and tray, window closed) | failed (below) | | | |\n\n")
 		p("`tether --hidden` failed: %s\n\n", cell(clip(d.Err, 1500)))
 		return
 	}
-	row("`tether --hidden`: the process itself (daemon, tray, window hidden)", d.Self, d.Window)
-	row(fmt.Sprintf("`tether --hidden`: WebKit's processes under it (%s), summed", strings.Join(d.Names, ", ")), d.Children, d.Window)
-	row("`tether --hidden` in all", d.Total, d.Window)
-	p("\n`tether --hidden` (the daemon, the tray and the window, started hidden: what the login item runs) over %s once the `tether serve` measurement is over, ", d.Window)
+	row("`tether --hidden` (daemon and tray, window closed): the process itself", d.Self, d.Window)
+	if len(d.Names) > 0 {
+		row(fmt.Sprintf("`tether --hidden`: the processes under it (%s), summed", strings.Join(d.Names, ", ")), d.Children, d.Window)
+	}
+	row(fmt.Sprintf("`tether --hidden` in all (%s)", plural(d.Procs, "process", "processes")), d.Total, d.Window)
+	p("\n`tether --hidden` (the daemon and the tray: what the login item runs; the lean `bin/tether`, without GTK or WebKit) over %s once the `tether serve` measurement is over, with its window closed (never opened yet: no `tether-desktop` under it, no window titled \"Tether\" on the display, checked before and after), ", d.Window)
 	p("on its own Xvfb display (1280×900×24) and a private D-Bus session bus (`dbus-launch`) that the bench starts and stops, with a fresh config dir, HOME and runtime dir, on a free port (`TETHER_PORT=0`). ")
 	p("As for `tether serve`: a headless Chromium with the extension through `tether browser --headless`, paired with `tether profiles approve <code>` (the pairing code from the daemon's log line) (bare tether asks before a new profile connects; it has no `--auto-approve-profiles`), and an MCP session open through `tether mcp`, silent. ")
 	p("Unlike it: no page runs first (one `browser_tabs` call, then idle; the browser is on its start page), and the bridge is not measured again (it is the same `tether mcp`). ")
-	p("Before and after the measurement the window was built (its WebKit web process running, a window titled \"Tether\" on the display) and not visible (`xdotool search --onlyvisible --name '^Tether$'` found nothing). ")
 	p("The tray's StatusNotifierItem is on the bus, but no panel runs there, so it has no StatusNotifierWatcher to register with. ")
-	p("WebKit's processes are tether's descendants (parent pid in `/proc/<pid>/stat`, at any depth), listed again at every sample; the window's GTK and WebKitGTK code in the tether process itself is in its own row. ")
-	p("Summed RSS counts the shared libraries (WebKitGTK, JavaScriptCore, GTK) once in every process that maps them; the proportional set size (`/proc/<pid>/smaps_rollup`, shared pages split between the processes that map them) of tether and its WebKit processes in all is %s mean, %s max.\n\n",
-		kb(d.PSSMeanKB<<10), kb(d.PSSMaxKB<<10))
+	p("Its processes are tether and its descendants (parent pid in `/proc/<pid>/stat`, at any depth), listed again at every sample; at every sample each one's `/proc/<pid>/maps` is read for `libwebkit2gtk` and `libjavascriptcoregtk`: %d of them mapped either (%s). ",
+		d.WebKitProcs, orNone(d.WebKitNames))
+	p("Proportional set size (`/proc/<pid>/smaps_rollup`, shared pages split between the processes that map them) in all: %s mean, %s max.\n\n", kb(d.PSSMeanKB<<10), kb(d.PSSMaxKB<<10))
+
+	p("### The window\n\n")
+	p("Then the bench opens the window as the tray's Open Tether does: `POST /api/window/open` through `localclient` (`Client.OpenWindow`), with the event stream (`GET /api/events`) subscribed first; the time is the bench's clock from the request to the arrival of the window's `KindWindow` \"painted\" event, which the frontend reports in its first animation frame after it mounted; the window's own figure is from its process's start. ")
+	p("The window process (`tether-desktop window`, which the daemon starts) and its WebKit processes are then sampled every second for %s, from the first frame, as above.", d.OpenFor)
+	if d.Gone > 0 || len(d.GoneLeft) > 0 {
+		p(" Then the bench closes it as a window manager's close button does (a `WM_DELETE_WINDOW` client message; the window hides and its process lingers, by default 60 s, before it exits) and waits for the window process and every process under it to exit, each through a pidfd opened before the close (`poll(2)` reports the exit); the daemon must log the window process's exit, not a crash. ")
+		p("Then it opens the window %d more times, each a new process: the first once the cold one had exited after its linger, the others each after the bench ended the one before with SIGTERM (as the daemon does when it stops) and it and its WebKit processes had exited. ", len(d.Reopens))
+		p("The first open is the only cold one (a fresh HOME, so no WebKit caches; the OS file cache was warm, as the binaries had just been built); the machine's load moves it, so one run's figure is one sample.")
+	} else {
+		p(" A smoke run does not close it (its processes' exit takes the 60 s linger).")
+	}
+	p("\n\n| window | RSS mean | RSS max | CPU time | CPU (of one core) |\n|---|---|---|---|---|\n")
+	row("`tether-desktop window`, the process itself", d.Open.Self, d.OpenFor)
+	row(fmt.Sprintf("the processes under it (%s), summed", strings.Join(d.Open.Names, ", ")), d.Open.Children, d.OpenFor)
+	row(fmt.Sprintf("the window in all (%s)", plural(d.Open.Procs, "process", "processes")), d.Open.Total, d.OpenFor)
+	p("\nPSS of the window in all: %s mean, %s max (its shared pages are split with every process on the machine that maps the same libraries, other WebKitGTK programs too, so PSS moves with what else runs). Processes mapping WebKitGTK or JavaScriptCore: %d (%s).\n\n", kb(d.Open.PSSMeanKB<<10), kb(d.Open.PSSMaxKB<<10), d.Open.WebKitProcs, orNone(d.Open.WebKitNames))
+	p("| open | Open Tether → painted event (bench's clock) | process start → first frame (the window's) |\n|---|---|---|\n")
+	p("| cold: the session's first window process | %s | %s |\n", ms(d.Cold.Paint), ms(d.Cold.SinceStart))
+	for i, o := range d.Reopens {
+		after := "SIGTERM to the one before"
+		if i == 0 {
+			after = "the cold one's linger"
+		}
+		p("| reopen %d: a new process, after %s | %s | %s |\n", i+1, after, ms(o.Paint), ms(o.SinceStart))
+	}
+	p("\n")
+}
+
+// openPaints is the bench's figures of opens.
+func openPaints(opens []windowOpen) []time.Duration {
+	var out []time.Duration
+	for _, o := range opens {
+		out = append(out, o.Paint)
+	}
+	return out
+}
+
+// opensMedian is the median of the bench's figures and of the window's own.
+func opensMedian(opens []windowOpen) (paint, since time.Duration) {
+	var s []time.Duration
+	for _, o := range opens {
+		s = append(s, o.SinceStart)
+	}
+	return quantile(openPaints(opens), 0.5), quantile(s, 0.5)
+}
+
+func orNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+// writeDesktop is `bench desktop`'s report: its Targets rows and its
+// section of the idle table.
+func writeDesktop(w io.Writer, d desktopResult) {
+	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
+	p("## Targets\n\n| metric | Tether | peer | Tether ÷ peer | target | result |\n|---|---|---|---|---|---|\n")
+	writeDesktopTargets(p, func(metric, tv, pv, rt, tgt string, ok, known bool, _ string) {
+		res := "not measured"
+		if known && ok {
+			res = "**met**"
+		} else if known {
+			res = "**missed**"
+		}
+		p("| %s | %s | %s | %s | %s | %s |\n", metric, tv, pv, rt, tgt, res)
+	}, d)
+	p("\n## Idle footprint\n\n| process | RSS mean | RSS max | CPU time | CPU (of one core) |\n|---|---|---|---|---|\n")
+	writeDesktopIdle(p, d, func(name string, pi procIdle, window time.Duration) {
+		p("| %s | %s | %s | %.2f s | %.2f %% |\n", name, kb(pi.RSSMeanKB<<10), kb(pi.RSSMaxKB<<10), pi.CPUSeconds, 100*pi.CPUSeconds/window.Seconds())
+	})
 }
 
 // cell makes text fit one Markdown table cell or line.
@@ -498,6 +607,11 @@ var missNotes = map[string]string{
 	"noop": "**No-op call.** Chrome DevTools MCP answers `list_pages` from its own memory, in process, one stdio hop from the client. Tether's `browser_tabs` list is also answered from the daemon's memory, but passes the stdio bridge (`tether mcp`), a loopback HTTP request to the daemon, and the per-call guard (policy check, then a synchronous SQLite insert on the timeline). " +
 		"The same call over streamable HTTP straight to the daemon (no bridge, row above) is no faster, so the bridge is not the cost: the daemon's per-call path is. " +
 		"What would reach it: record the timeline asynchronously (a queue with batched inserts, off the call's path), and profile the guard and mcp-go's HTTP handling for the rest; a loopback HTTP round trip (≈ 0.3 ms here) stays as the floor.",
-	"concurrency": "**Concurrency.** Errors are listed by the concurrency bench (`go run ./bench concurrency`); each one is a bug to fix.",
-	"rss":         "**Idle RSS.** Measure the heap (`GODEBUG=gctrace=1`) and the modules linked in; lower `GOGC` or `debug.SetMemoryLimit` for the idle daemon.",
+	"concurrency":    "**Concurrency.** Errors are listed by the concurrency bench (`go run ./bench concurrency`); each one is a bug to fix.",
+	"desktop":        "**Desktop.** The desktop measurement failed: its error is in the idle section below; the desktop rows were not measured.",
+	"desktop-rss":    "**`tether --hidden` idle RSS.** The lean daemon and tray should stay near `tether serve`'s figure: compare the two rows of the idle table, and look for a library that loads GTK or WebKit into the lean binary (the WebKit row says whether any process maps it).",
+	"desktop-webkit": "**WebKit with the window closed.** A process of `tether --hidden` mapped WebKitGTK or JavaScriptCore (named in the idle section): the lean binary must not link them, and no window process may run before the window is opened.",
+	"window-open":    "**Open → first frame.** Compare the bench's clock with the window's own figure: the difference is the daemon starting the process and the event's way back; the window's own figure is GTK, WebKit's processes and the frontend's first render.",
+	"window-gone":    "**Window processes after close.** The window process exits after its linger (60 s by default); WebKit's processes should follow their parent at once. The processes still running are named in the row.",
+	"rss":            "**Idle RSS.** Measure the heap (`GODEBUG=gctrace=1`) and the modules linked in; lower `GOGC` or `debug.SetMemoryLimit` for the idle daemon.",
 }

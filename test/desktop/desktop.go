@@ -13,15 +13,12 @@ import (
 	"os/exec"
 	"os/signal"
 	"regexp"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/godbus/dbus/v5"
-	"github.com/jezek/xgb"
-	"github.com/jezek/xgb/xproto"
 )
 
 // The tray's D-Bus names.
@@ -350,67 +347,13 @@ func TrayOf(t testing.TB, addr string, pid int) *Tray {
 }
 
 // Close asks the window to close the way a window manager's close button
-// does, with a WM_DELETE_WINDOW client message (ICCCM §4.2.8.1, which
-// xdotool cannot send), and waits for what the window does: it returns
-// "unmapped" (hidden) or "destroyed". window is xdotool's decimal id.
+// does (DeleteWindow) and returns what it did: "unmapped" (hidden) or
+// "destroyed". window is xdotool's decimal id.
 func Close(t testing.TB, display, window string) string {
 	t.Helper()
-	id, err := strconv.ParseUint(window, 10, 32)
+	what, err := DeleteWindow(display, window, Wait)
 	if err != nil {
-		t.Fatalf("window id %q: %v", window, err)
+		t.Fatal(err)
 	}
-	win := xproto.Window(id)
-	x, err := xgb.NewConnDisplay(display)
-	if err != nil {
-		t.Fatalf("connect to %s: %v", display, err)
-	}
-	defer x.Close()
-	// Hear the window's unmap or destruction on this connection.
-	if err := xproto.ChangeWindowAttributesChecked(x, win, xproto.CwEventMask, []uint32{xproto.EventMaskStructureNotify}).Check(); err != nil {
-		t.Fatalf("watch window %s: %v", window, err)
-	}
-	atom := func(name string) xproto.Atom {
-		r, err := xproto.InternAtom(x, false, uint16(len(name)), name).Reply()
-		if err != nil {
-			t.Fatalf("InternAtom %s: %v", name, err)
-		}
-		return r.Atom
-	}
-	protocols, del := atom("WM_PROTOCOLS"), atom("WM_DELETE_WINDOW")
-	ev := xproto.ClientMessageEvent{
-		Format: 32, Window: win, Type: protocols,
-		Data: xproto.ClientMessageDataUnionData32New([]uint32{uint32(del), uint32(xproto.TimeCurrentTime), 0, 0, 0}),
-	}
-	if err := xproto.SendEventChecked(x, false, win, xproto.EventMaskNoEvent, string(ev.Bytes())).Check(); err != nil {
-		t.Fatalf("send WM_DELETE_WINDOW to %s: %v", window, err)
-	}
-	got := make(chan string, 1)
-	go func() {
-		for {
-			e, err := x.WaitForEvent()
-			if e == nil && err == nil {
-				got <- "connection closed"
-				return
-			}
-			switch e := e.(type) {
-			case xproto.UnmapNotifyEvent:
-				if e.Window == win {
-					got <- "unmapped"
-					return
-				}
-			case xproto.DestroyNotifyEvent:
-				if e.Window == win {
-					got <- "destroyed"
-					return
-				}
-			}
-		}
-	}()
-	select {
-	case what := <-got:
-		return what
-	case <-time.After(Wait):
-		t.Fatalf("window %s neither hid nor closed within %s of WM_DELETE_WINDOW", window, Wait)
-		return ""
-	}
+	return what
 }
