@@ -566,11 +566,12 @@ func answerDialog(t *testing.T, a *App, keys string) {
 }
 
 // answerInWindow presses the window's Allow once for the one held call,
-// with a real mouse and keyboard: the window opens its Approvals page for
-// a new held call, whose card's first button is Allow once. A click on the
-// page's blank area, right of its heading, puts the keyboard's starting
-// point at the top of the page; Tab then reaches Allow once, and Return
-// presses it.
+// with a real mouse and keyboard: Ctrl+3 shows the Approvals page (the
+// window also opens it by itself for a new held call), whose held call's
+// first button is Allow once. A click on the page's blank area, right of
+// its heading, puts the keyboard's starting point at the top of the page;
+// Tab then reaches Allow once, and Return presses it. (A wrong button
+// fails the test: the caller checks who answered what.)
 func answerInWindow(t *testing.T, a *App) {
 	t.Helper()
 	win := desktop.WaitWindow(t, a.Display, windowName)
@@ -587,6 +588,7 @@ func answerInWindow(t *testing.T, a *App) {
 	// from the right: blank.
 	for _, args := range [][]string{
 		{"windowfocus", "--sync", win},
+		{"key", "--clearmodifiers", "ctrl+3"},
 		{"mousemove", "--window", win, strconv.Itoa(width - 30), "90"},
 		{"click", "1"},
 		{"key", "--clearmodifiers", "Tab"},
