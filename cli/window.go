@@ -35,10 +35,14 @@ var processStart = time.Now()
 // it with SIGTERM). It runs on the main goroutine, which Wails needs.
 func runWindow(ctx context.Context, args []string) error {
 	fs := newFlagSet("window", args)
-	linger := fs.Duration("linger", app.DefaultLinger, "how long to stay, hidden, after the window was closed")
+	defaultLinger, err := lingerFromEnv(os.Getenv, app.DefaultLinger)
+	if err != nil {
+		return err
+	}
+	linger := fs.Duration("linger", defaultLinger, "how long to stay, hidden, after the window was closed (default from $"+EnvWindowLinger+" when set)")
 	goneAfter := fs.Duration("gone-after", app.DefaultGoneAfter, "exit when the daemon stays unreachable this long")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: %s window [flags]\n\nThe Tether window, in its own process; the daemon starts it when the window is opened.\n\nFlags:\n", desktopName)
+		fmt.Fprintf(fs.Output(), "Usage: %s window [flags]\n\nThe Tether window, in its own process; the daemon starts it when the window is opened.\n\nEnvironment:\n  %s  the default of --linger (a Go duration, e.g. 2s); the daemon's window process inherits it\n\nFlags:\n", desktopName, EnvWindowLinger)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

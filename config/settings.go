@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // Settings are the user's choices, kept in settings.json in the config dir.
@@ -18,7 +19,8 @@ import (
 //	  "trustedInput": false,                  // allow chrome.debugger input for one action
 //	  "images": true,                         // return screenshots as MCP image content
 //	  "snapshotMaxChars": 40000,              // cap on snapshot and Markdown text per result
-//	  "allowFileUrls": false                  // let tools open file: URLs
+//	  "allowFileUrls": false,                 // let tools open file: URLs
+//	  "approvalTimeoutSeconds": 120           // how long a held call waits for an answer
 //	}
 type Settings struct {
 	// EnabledTools lists off-by-default tools to offer (browser_evaluate).
@@ -34,6 +36,26 @@ type Settings struct {
 	// AllowFileURLs lets tools open file: URLs (off: a page steering the
 	// agent could otherwise have it read local files).
 	AllowFileURLs bool `json:"allowFileUrls,omitempty"`
+	// ApprovalTimeoutSeconds is how long a call held for the user's
+	// approval waits for an answer before it is denied (0: the default,
+	// DefaultApprovalTimeout).
+	ApprovalTimeoutSeconds int `json:"approvalTimeoutSeconds,omitempty"`
+}
+
+// DefaultApprovalTimeout is how long a held call waits for an answer when
+// settings.json does not say.
+const DefaultApprovalTimeout = 120 * time.Second
+
+// MaxApprovalTimeoutSeconds is the longest approvalTimeoutSeconds (an hour):
+// an AI app's call should not hang for longer.
+const MaxApprovalTimeoutSeconds = 3600
+
+// ApprovalTimeout is how long a held call waits for an answer.
+func (s Settings) ApprovalTimeout() time.Duration {
+	if s.ApprovalTimeoutSeconds == 0 {
+		return DefaultApprovalTimeout
+	}
+	return time.Duration(s.ApprovalTimeoutSeconds) * time.Second
 }
 
 // MaxSnapshotChars is the largest snapshotMaxChars the extension accepts.
@@ -66,6 +88,10 @@ func (p Paths) LoadSettings() (Settings, error) {
 	}
 	if s.SnapshotMaxChars < 0 || s.SnapshotMaxChars > MaxSnapshotChars {
 		return s, fmt.Errorf("settings file %s: snapshotMaxChars must be from 0 to %d", p.SettingsFile(), MaxSnapshotChars)
+	}
+	if s.ApprovalTimeoutSeconds < 0 || s.ApprovalTimeoutSeconds > MaxApprovalTimeoutSeconds {
+		return s, fmt.Errorf("settings file %s: approvalTimeoutSeconds must be from 1 to %d (an hour), or left out for the default of %d",
+			p.SettingsFile(), MaxApprovalTimeoutSeconds, int(DefaultApprovalTimeout/time.Second))
 	}
 	return s, nil
 }

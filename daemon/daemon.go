@@ -93,7 +93,8 @@ type Config struct {
 	// Approver asks the user about held calls (the tray's window); nil under
 	// `tether serve`.
 	Approver policy.Approver
-	// ApprovalTimeout is how long a held call waits for an answer (120 s).
+	// ApprovalTimeout is how long a held call waits for an answer; 0 means
+	// settings.json's approvalTimeoutSeconds (120 s by default).
 	ApprovalTimeout time.Duration
 	// Services, if set, is called once the daemon's parts are open, before
 	// it listens: the in-process API of the tray and window.
@@ -199,9 +200,13 @@ func Run(ctx context.Context, cfg Config) error {
 		log.Warn("UNATTENDED MODE: actions that need the user's confirmation (file upload, evaluate) are ALLOWED without asking; use only for tests and trusted servers",
 			"unattended", "allow")
 	}
+	approvalTimeout := cfg.ApprovalTimeout
+	if approvalTimeout <= 0 {
+		approvalTimeout = settings.ApprovalTimeout()
+	}
 	guard, err := policy.Open(policy.Config{
 		Path: p.Policy(), Approver: cfg.Approver, Unattended: cfg.Unattended,
-		Timeout: cfg.ApprovalTimeout, Logger: log,
+		Timeout: approvalTimeout, Logger: log,
 	})
 	if err != nil {
 		ln.Close()
