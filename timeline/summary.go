@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -149,11 +150,17 @@ func redactURL(raw string) string {
 }
 
 func quoteIfNeeded(s string) string {
-	if s == "" || strings.ContainsAny(s, " \t\n\"") {
+	if s == "" || strings.ContainsAny(s, " \t\n\"") || strings.IndexFunc(s, notPrint) >= 0 {
 		return fmt.Sprintf("%q", s)
 	}
 	return s
 }
+
+// notPrint is true for what a terminal or a label would not show as itself:
+// control characters (a terminal escape sequence in an argument would
+// reach `tether approvals` and `tether timeline`), bidi overrides and other
+// invisible format characters. A value with one is quoted, %q escaping it.
+func notPrint(r rune) bool { return !strconv.IsPrint(r) }
 
 // shorten cuts s to at most n runes, marking the cut with "…".
 func shorten(s string, n int) string {

@@ -359,3 +359,13 @@ func TestSummarizeKeepsEveryUploadPathWhole(t *testing.T) {
 		t.Error("a long URL is cut, not refused")
 	}
 }
+
+// A terminal escape or a bidi override in an argument never reaches the
+// summary raw: `tether approvals` and `tether timeline` print it to a
+// terminal, where "\x1b[2K\r" could redraw a held upload as something else.
+func TestSummarizeEscapesControlAndBidiCharacters(t *testing.T) {
+	s := Summarize("browser_click", map[string]any{"ref": "e1\x1b[2K\rbrowser_snapshot", "element": "abc\u202eexe.pdf"})
+	if strings.ContainsAny(s, "\x1b\r\u202e") || !strings.Contains(s, `\x1b[2K\r`) || !strings.Contains(s, `\u202e`) {
+		t.Errorf("summary %q", s)
+	}
+}
