@@ -26,6 +26,13 @@ func NewWindow(cfg Config) *Window { return &Window{app: New(cfg)} }
 // Bindings returns the App bound to the frontend.
 func (w *Window) Bindings() *App { return w.app }
 
+// webViewDrop turns off WebKit's own drop handling. Left on, a link or
+// an HTML file dropped on the window navigates it to that page, and the
+// page can post to the Wails bridge like Tether's own frontend: call
+// App.Answer, App.SetPaused or App.ApproveProfile with the control token
+// the window holds (seen under Xvfb: a dropped file:// page paused Tether).
+var webViewDrop = &options.DragAndDrop{DisableWebViewDrop: true}
+
 // WindowOptions configure Run.
 type WindowOptions struct {
 	// Assets is the built frontend (frontend.Dist()).
@@ -81,6 +88,7 @@ func (w *Window) Run(ctx context.Context, o WindowOptions) (err error) {
 		// App.run) until the process is ending.
 		OnBeforeClose: func(context.Context) bool { return w.app.closeRequested() },
 		Bind:          []any{w.app},
+		DragAndDrop:   webViewDrop,
 		Logger:        slogLogger{log},
 		Linux: &linux.Options{
 			Icon:             o.Icon,

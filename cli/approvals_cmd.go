@@ -21,7 +21,8 @@ const approvalsUsage = `Usage:
                                    (writes a rule in policy.json)
   tether approvals deny ID         refuse it
 
-ID is the call's id from the list (a unique prefix is enough). The first
+ID is the call's id from the list (a unique prefix of 4 characters or more
+is enough). The first
 answer wins: the window, the approval dialog or this command.
 `
 
@@ -47,11 +48,9 @@ func runApprovals(ctx context.Context, args []string) error {
 	if !ok {
 		return fmt.Errorf("unknown answer %q\n\n%s", args[0], approvalsUsage)
 	}
-	var match []apitype.Approval
-	for _, a := range queue {
-		if a.ID == args[1] || strings.HasPrefix(a.ID, args[1]) {
-			match = append(match, a)
-		}
+	match := matchApproval(queue, args[1])
+	if match == nil && len(args[1]) < minIDPrefix {
+		return fmt.Errorf("give at least %d characters of the call's id, not %q: a shorter prefix may name another call held since you looked; `tether approvals` lists them", minIDPrefix, args[1])
 	}
 	switch len(match) {
 	case 0:
@@ -71,6 +70,31 @@ func runApprovals(ctx context.Context, args []string) error {
 		apitype.AllowOnce: "allowed once", apitype.AlwaysAllowSite: "allowed, and always allowed on " + strings.Join(a.Sites, ", "),
 		apitype.Deny: "denied"}[answer])
 	return nil
+}
+
+// minIDPrefix is the shortest id prefix `tether approvals` answers: ids are
+// random hex, so an AI app holding a stream of calls gets one that starts
+// with a given character in 16 tries, and with a given 4 in 65 536.
+const minIDPrefix = 4
+
+// matchApproval returns the held call whose id is id, or else those whose id
+// starts with id when it is at least minIDPrefix characters long.
+func matchApproval(queue []apitype.Approval, id string) []apitype.Approval {
+	for _, a := range queue {
+		if a.ID == id {
+			return []apitype.Approval{a}
+		}
+	}
+	if len(id) < minIDPrefix {
+		return nil
+	}
+	var match []apitype.Approval
+	for _, a := range queue {
+		if strings.HasPrefix(a.ID, id) {
+			match = append(match, a)
+		}
+	}
+	return match
 }
 
 func listApprovals(queue []apitype.Approval) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -70,6 +71,13 @@ func (g *toolGuard) Check(ctx context.Context, call tmcp.ToolCall) (tmcp.Verdict
 	t := g.resolve(call)
 	action, _ := call.Args["action"].(string)
 	n := &note{id: newCallID(), target: t, summary: timeline.Summarize(call.Tool, call.Args)}
+	if !timeline.SummaryFits(call.Tool, call.Args) {
+		// An approval prompt and the timeline would show only the first of
+		// its paths: the user would approve files they were never shown.
+		msg := fmt.Sprintf("%s refused: its paths are too long to show the user in full (the approval prompt and the timeline show %d characters of arguments). Upload fewer files per call, e.g. one at a time.", call.Tool, timeline.MaxSummary)
+		n.verdict = policy.Verdict{Outcome: policy.Refused, Decision: "refused: arguments too long to show in full", Message: msg}
+		return tmcp.Verdict{Outcome: string(policy.Refused), Message: msg, Note: n}, nil
+	}
 	pc := policy.Call{
 		ID: n.id, Tool: call.Tool, Action: action, Client: call.Client,
 		Profile: t.profile, Tab: t.tab, Sites: t.sites, Summary: n.summary,

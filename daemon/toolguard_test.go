@@ -474,3 +474,53 @@ func TestUploadPromptAndTimelineShowTheResolvedPath(t *testing.T) {
 		t.Errorf("the timeline says %q; want the resolved %s", e.Args, real)
 	}
 }
+
+// Every file an upload reads is in the approval prompt: the summary used to
+// cut the list of paths at 120 characters, so a long first path hid a
+// second one (~/.ssh/id_ed25519, say) from the user who approved it. A list
+// too long to show whole is refused before anyone is asked.
+func TestUploadPromptShowsEveryPathOrRefuses(t *testing.T) {
+	d := &dialog{asked: make(chan policy.Request, 1), answers: make(chan policy.Answer, 1)}
+	r := newRig(t, policy.Config{Approver: d})
+	dir := t.TempDir()
+	write := func(name string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return real
+	}
+	decoy := write(strings.Repeat("quarterly-report-", 6) + ".pdf")
+	secret := write("id_ed25519")
+
+	d.answers <- policy.DenyOnce
+	if _, isErr := r.call(t, "browser_file_upload", map[string]any{"ref": "e1", "paths": []any{decoy, secret}}, nil); !isErr {
+		t.Fatal("a denied upload ran")
+	}
+	req := <-d.asked
+	if !strings.Contains(req.Summary, decoy) || !strings.Contains(req.Summary, secret) {
+		t.Errorf("the prompt says %q; want both %s and %s", req.Summary, decoy, secret)
+	}
+
+	var many []any
+	for i := 0; i < 8; i++ {
+		many = append(many, decoy)
+	}
+	many = append(many, secret)
+	text, isErr := r.call(t, "browser_file_upload", map[string]any{"ref": "e1", "paths": many}, nil)
+	if !isErr || !strings.Contains(text, "too long to show the user in full") {
+		t.Fatalf("an upload too long to show whole: error %v, %q", isErr, text)
+	}
+	select {
+	case req := <-d.asked:
+		t.Fatalf("the user was asked about %q, which hides some paths", req.Summary)
+	default:
+	}
+	if e := r.last(t); e.Outcome != timeline.Outcome(policy.Refused) {
+		t.Errorf("the timeline says %+v; want refused", e)
+	}
+}

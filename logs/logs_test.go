@@ -95,6 +95,23 @@ func TestRateLimitCutsLongValues(t *testing.T) {
 	}
 }
 
+// Attributes a derived logger adds (log.With("path", r.URL.Path), as the
+// local API's check does) are cut too: a refused request's path is the
+// sender's to choose, up to the 1 MB of a request line.
+func TestRateLimitAndCutValuesCutWithAttrs(t *testing.T) {
+	for name, wrap := range map[string]func(slog.Handler) slog.Handler{
+		"RateLimit": func(h slog.Handler) slog.Handler { return RateLimit(h, 10, time.Minute) },
+		"CutValues": CutValues,
+	} {
+		var out bytes.Buffer
+		log := slog.New(wrap(slog.NewTextHandler(&out, nil)))
+		log.With("path", "/api/"+strings.Repeat("A", 1<<20)).WithGroup("g").With("p2", strings.Repeat("B", 5000)).Warn("local API request refused")
+		if out.Len() > 1000 || !strings.Contains(out.String(), "(1048581 bytes)") || !strings.Contains(out.String(), "(5000 bytes)") {
+			t.Errorf("%s: a 1 MiB path added with With gave a %d-byte line: %.300s", name, out.Len(), out.String())
+		}
+	}
+}
+
 // Messages whose windows ended make room for new ones: a burst of distinct
 // messages does not fold every later message into one count for good.
 func TestRateLimitForgetsEndedWindows(t *testing.T) {

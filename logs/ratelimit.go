@@ -61,7 +61,7 @@ func (h *rateHandler) Enabled(ctx context.Context, level slog.Level) bool {
 }
 
 func (h *rateHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return &rateHandler{l: h.l, next: h.next.WithAttrs(attrs)}
+	return &rateHandler{l: h.l, next: h.next.WithAttrs(cutAttrs(attrs))}
 }
 
 func (h *rateHandler) WithGroup(name string) slog.Handler {
@@ -151,8 +151,10 @@ func CutValues(next slog.Handler) slog.Handler { return cutHandler{next} }
 type cutHandler struct{ next slog.Handler }
 
 func (h cutHandler) Enabled(ctx context.Context, l slog.Level) bool { return h.next.Enabled(ctx, l) }
-func (h cutHandler) WithAttrs(a []slog.Attr) slog.Handler           { return cutHandler{h.next.WithAttrs(a)} }
-func (h cutHandler) WithGroup(n string) slog.Handler                { return cutHandler{h.next.WithGroup(n)} }
+func (h cutHandler) WithAttrs(a []slog.Attr) slog.Handler {
+	return cutHandler{h.next.WithAttrs(cutAttrs(a))}
+}
+func (h cutHandler) WithGroup(n string) slog.Handler { return cutHandler{h.next.WithGroup(n)} }
 func (h cutHandler) Handle(ctx context.Context, r slog.Record) error {
 	return h.next.Handle(ctx, cut(r))
 }
@@ -245,6 +247,17 @@ func tooLong(v slog.Value) bool {
 		}
 	}
 	return false
+}
+
+// cutAttrs cuts the attributes a derived handler (logger.With) adds to
+// every record: they are the sender's to choose as often as a record's own
+// (a refused request's path, say), and cut would never see them.
+func cutAttrs(attrs []slog.Attr) []slog.Attr {
+	out := make([]slog.Attr, len(attrs))
+	for i, a := range attrs {
+		out[i] = cutAttr(a)
+	}
+	return out
 }
 
 func cutAttr(a slog.Attr) slog.Attr {

@@ -5,9 +5,13 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
+
+// MaxSummary is the most runes Summarize returns.
+const MaxSummary = maxSummary
 
 // Summary limits.
 const (
@@ -22,6 +26,14 @@ const (
 var redactedArgs = map[string]map[string]bool{
 	"browser_type":     {"text": true},
 	"browser_evaluate": {"expression": true},
+}
+
+// wholeArgs are arguments shown whole, never shortened: what the user
+// approves must be all there, so browser_file_upload's every resolved path
+// is listed in full. A call whose summary cannot hold them all within
+// maxSummary is refused before anyone is asked (SummaryFits).
+var wholeArgs = map[string]map[string]bool{
+	"browser_file_upload": {"paths": true},
 }
 
 // omittedArgs are arguments left out of the summary because they have their
@@ -48,6 +60,22 @@ func isSecretName(name string) bool {
 // contents never (tools take paths, which are kept), URLs kept without
 // their password and secret-looking query values.
 func Summarize(tool string, args map[string]any) string {
+	return shorten(summarize(tool, args), maxSummary)
+}
+
+// SummaryFits reports whether Summarize shows the call's arguments that are
+// never shortened (a browser_file_upload's paths) whole. When it does not,
+// an approval prompt or the timeline would hide some of them: the daemon
+// refuses such a call.
+func SummaryFits(tool string, args map[string]any) bool {
+	if len(wholeArgs[tool]) == 0 {
+		return true
+	}
+	return utf8.RuneCountInString(summarize(tool, args)) <= maxSummary
+}
+
+// summarize is Summarize before the summary is cut to maxSummary.
+func summarize(tool string, args map[string]any) string {
 	keys := make([]string, 0, len(args))
 	for k := range args {
 		if !omittedArgs[k] {
@@ -59,7 +87,7 @@ func Summarize(tool string, args map[string]any) string {
 	for _, k := range keys {
 		parts = append(parts, k+"="+summarizeValue(tool, k, args[k]))
 	}
-	return shorten(strings.Join(parts, " "), maxSummary)
+	return strings.Join(parts, " ")
 }
 
 func summarizeValue(tool, key string, v any) string {
@@ -69,18 +97,22 @@ func summarizeValue(tool, key string, v any) string {
 		}
 		return "<redacted>"
 	}
+	limit := maxValue
+	if wholeArgs[tool][key] {
+		limit = maxSummary + 1 // never cut, except by Summarize's own cut
+	}
 	switch x := v.(type) {
 	case string:
 		if key == "url" || strings.Contains(x, "://") {
 			x = redactURL(x)
 		}
-		return quoteIfNeeded(shorten(x, maxValue))
+		return quoteIfNeeded(shorten(x, limit))
 	case []any:
 		items := make([]string, len(x))
 		for i, it := range x {
 			items[i] = summarizeValue(tool, key, it)
 		}
-		return shorten("["+strings.Join(items, ",")+"]", maxValue)
+		return shorten("["+strings.Join(items, ",")+"]", limit)
 	case map[string]any:
 		return "{…}"
 	case nil:
@@ -118,11 +150,17 @@ func redactURL(raw string) string {
 }
 
 func quoteIfNeeded(s string) string {
-	if s == "" || strings.ContainsAny(s, " \t\n\"") {
+	if s == "" || strings.ContainsAny(s, " \t\n\"") || strings.IndexFunc(s, notPrint) >= 0 {
 		return fmt.Sprintf("%q", s)
 	}
 	return s
 }
+
+// notPrint is true for what a terminal or a label would not show as itself:
+// control characters (a terminal escape sequence in an argument would
+// reach `tether approvals` and `tether timeline`), bidi overrides and other
+// invisible format characters. A value with one is quoted, %q escaping it.
+func notPrint(r rune) bool { return !strconv.IsPrint(r) }
 
 // shorten cuts s to at most n runes, marking the cut with "…".
 func shorten(s string, n int) string {

@@ -342,3 +342,30 @@ func ids(es []Entry) string {
 	}
 	return strings.Join(out, " ")
 }
+
+// An upload's paths are never shortened: each is whole in the summary, or
+// SummaryFits says the summary cannot hold them all.
+func TestSummarizeKeepsEveryUploadPathWhole(t *testing.T) {
+	long := "/home/user/Documents/" + strings.Repeat("quarterly-report-", 6) + ".pdf"
+	args := map[string]any{"ref": "e1", "paths": []any{long, "/home/user/.ssh/id_ed25519"}}
+	if s := Summarize("browser_file_upload", args); !strings.Contains(s, long) || !strings.Contains(s, "/home/user/.ssh/id_ed25519") || !SummaryFits("browser_file_upload", args) {
+		t.Errorf("summary %q hides a path", s)
+	}
+	args["paths"] = []any{long, long, long, long, "/home/user/.ssh/id_ed25519"}
+	if SummaryFits("browser_file_upload", args) {
+		t.Errorf("summary %q fits?", Summarize("browser_file_upload", args))
+	}
+	if !SummaryFits("browser_navigate", map[string]any{"url": "https://a.example/" + strings.Repeat("x", 5000)}) {
+		t.Error("a long URL is cut, not refused")
+	}
+}
+
+// A terminal escape or a bidi override in an argument never reaches the
+// summary raw: `tether approvals` and `tether timeline` print it to a
+// terminal, where "\x1b[2K\r" could redraw a held upload as something else.
+func TestSummarizeEscapesControlAndBidiCharacters(t *testing.T) {
+	s := Summarize("browser_click", map[string]any{"ref": "e1\x1b[2K\rbrowser_snapshot", "element": "abc\u202eexe.pdf"})
+	if strings.ContainsAny(s, "\x1b\r\u202e") || !strings.Contains(s, `\x1b[2K\r`) || !strings.Contains(s, `\u202e`) {
+		t.Errorf("summary %q", s)
+	}
+}

@@ -96,6 +96,19 @@ func TestDriveByFloodStaysUnderTheLogCap(t *testing.T) {
 			resp.Body.Close()
 		}
 	})
+	// Refused local API requests with a path of up to 512 KB, from a web
+	// page (no-cors fetch: Origin) and from a local process (no token): the
+	// check logs the path through log.With, which once escaped the cut.
+	longPath := base + apitype.PathPrefix + strings.Repeat("A", 512<<10)
+	run(2, 40, func(i int) {
+		req, _ := http.NewRequest("GET", longPath, nil)
+		if i%2 == 0 {
+			req.Header.Set("Origin", "https://evil.example")
+		}
+		if resp, err := client.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	})
 	// Sockets from web pages.
 	run(4, 1000, func(i int) {
 		h := http.Header{"Origin": {"https://evil.example/" + junk[:i%1000]}}
@@ -173,7 +186,15 @@ func TestDriveByFloodStaysUnderTheLogCap(t *testing.T) {
 	if testing.Verbose() {
 		t.Logf("tether.log:\n%s", logText)
 	}
-	if n := strings.Count(string(logText), "request refused: browser origin"); n > logs.DefaultBurst {
-		t.Errorf("%d lines for refused origins in a minute, want at most %d", n, logs.DefaultBurst)
+	for _, line := range strings.Split(string(logText), "\n") {
+		if len(line) > 4<<10 {
+			t.Errorf("a %d-byte line in tether.log: a value the sender chose was not cut: %.200s", len(line), line)
+			break
+		}
+	}
+	for _, msg := range []string{"request refused: browser origin on the MCP endpoint", "local API request refused: browser origin"} {
+		if n := strings.Count(string(logText), `msg="`+msg+`"`); n > logs.DefaultBurst {
+			t.Errorf("%d lines %q in a minute, want at most %d", n, msg, logs.DefaultBurst)
+		}
 	}
 }
