@@ -39,6 +39,10 @@ const (
 	PathHealth    = "/health"
 )
 
+// IdleTimeout closes a kept-alive HTTP connection that has sent no new
+// request for this long (net/http.Server.IdleTimeout).
+const IdleTimeout = 2 * time.Minute
+
 // ErrAlreadyRunning is returned when another daemon holds the lock.
 var ErrAlreadyRunning = errors.New("a Tether daemon is already running")
 
@@ -280,6 +284,10 @@ func Run(ctx context.Context, cfg Config) error {
 	srv := &http.Server{
 		Handler:           apiOrLoopbackOnly(api, loopbackOnly(log, mux)),
 		ReadHeaderTimeout: 10 * time.Second,
+		// A kept-alive connection waiting for its next request is closed
+		// after this long, so idle sockets (a local process opening many)
+		// do not pile up; streams in progress (SSE, MCP) are not idle.
+		IdleTimeout: IdleTimeout,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 
