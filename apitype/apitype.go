@@ -433,7 +433,7 @@ type CallEvent struct {
 	Approval *Approval `json:"approval,omitempty"`
 	// Answer, on PhaseAnswered, is AllowOnce, AlwaysAllowSite or Deny, or
 	// "timeout" and "cancelled"; AnsweredBy says where: "window", "dialog",
-	// "cli", "timeout", "pause" or "cancelled".
+	// "cli", "timeout", "pause", "cancelled" or "shutdown" (Tether stopped).
 	Answer     string `json:"answer,omitempty"`
 	AnsweredBy string `json:"answeredBy,omitempty"`
 }

@@ -313,6 +313,12 @@ func Run(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("http server: %w", err)
 	}
 	log.Info("tether daemon stopping")
+	// A held call has not run: it is denied now, with that outcome, rather
+	// than holding the stop up to its timeout and reaching the agent as
+	// "outcome unknown".
+	if n := guard.DenyPending(); n > 0 {
+		log.Info("held calls denied: Tether is stopping", "calls", n)
+	}
 	// In-flight calls finish first, so their true results reach the agent
 	// (a click that ran must not be reported as failed); new ones get 503.
 	drain.drain(log, DrainTimeout)

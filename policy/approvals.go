@@ -89,6 +89,9 @@ const (
 	ByPause = "pause"
 	// ByCancelled: the client cancelled the call while it was held.
 	ByCancelled = "cancelled"
+	// ByShutdown: Tether stopped (quit, restart, token rotation) while the
+	// call was held.
+	ByShutdown = "shutdown"
 )
 
 // The answers a held call gets without the user (Verdict.Answer).
@@ -192,6 +195,9 @@ type Guard struct {
 	pending  []*pending
 	nextID   int
 	changed  chan struct{}
+	// stopping is set by DenyPending: calls that need an answer from now
+	// on are denied at once.
+	stopping bool
 }
 
 type pending struct {
@@ -279,15 +285,39 @@ func (g *Guard) SetPaused(paused bool) error {
 	g.log.Warn("AI access "+map[bool]string{true: "paused", false: "resumed"}[paused], "paused", paused)
 	if paused {
 		// The kill switch also denies what waits for the user's answer.
-		for _, p := range g.pending {
-			if !p.done {
-				p.done = true
-				p.answer <- answer{DenyOnce, ByPause}
-			}
-		}
+		g.denyPendingLocked(ByPause)
 	}
 	g.notifyLocked()
 	return nil
+}
+
+// DenyPending denies every held call at once, answered by ByShutdown, and
+// every call that would be held from now on: the daemon calls it when it
+// stops, so that a held call gets its true outcome (not run) instead of
+// holding the stop up until its timeout. It returns how many held calls it
+// denied.
+func (g *Guard) DenyPending() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.stopping = true
+	n := g.denyPendingLocked(ByShutdown)
+	if n > 0 {
+		g.notifyLocked()
+	}
+	return n
+}
+
+// denyPendingLocked answers every held call Deny, by by; call with mu held.
+func (g *Guard) denyPendingLocked(by string) int {
+	n := 0
+	for _, p := range g.pending {
+		if !p.done {
+			p.done = true
+			p.answer <- answer{DenyOnce, by}
+			n++
+		}
+	}
+	return n
 }
 
 // Rules returns a copy of the user's rules.
@@ -416,6 +446,12 @@ func (g *Guard) confirm(ctx context.Context, c Call, class Class, approver Appro
 		g.nextID++
 		id = strconv.Itoa(g.nextID)
 	}
+	if g.stopping {
+		g.mu.Unlock()
+		v := g.answered(c, class, answer{DenyOnce, ByShutdown}, prefix, where)
+		v.Answer, v.AnsweredBy = string(DenyOnce), ByShutdown
+		return v
+	}
 	p := &pending{answer: make(chan answer, 1), req: Request{
 		ID: id, Tool: c.Tool, Class: class, Client: c.Client,
 		Profile: c.Profile, Tab: c.Tab, Sites: slices.Clone(c.Sites), Summary: c.Summary,
@@ -468,8 +504,12 @@ func (g *Guard) confirm(ctx context.Context, c Call, class Class, approver Appro
 }
 
 func (g *Guard) answered(c Call, class Class, ans answer, prefix, where string) Verdict {
-	if ans.by == ByPause {
+	switch ans.by {
+	case ByPause:
 		return Verdict{Outcome: Paused, Class: class, Decision: prefix + "denied: AI access was paused while it waited", Message: PausedMessage}
+	case ByShutdown:
+		return Verdict{Outcome: Denied, Class: class, Decision: prefix + "denied: Tether stopped while it waited for the user",
+			Message: fmt.Sprintf("%s on %s was not done: Tether stopped (or restarted) while it waited for the user's approval. Call it again to ask again.", c.Tool, where)}
 	}
 	switch ans.a {
 	case AllowOnce:

@@ -3,6 +3,7 @@ package policy
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -374,6 +375,11 @@ func TestHeldCallAnswers(t *testing.T) {
 		{"pause", func(g *Guard, _ string, _ func()) { _ = g.SetPaused(true) }, 0, string(DenyOnce), ByPause, false, Paused},
 		{"cancelled", func(_ *Guard, _ string, cancel func()) { cancel() }, 0, AnswerCancelled, ByCancelled, false, Denied},
 		{"timeout", func(*Guard, string, func()) {}, 50 * time.Millisecond, AnswerTimeout, ByTimeout, false, Denied},
+		{"shutdown", func(g *Guard, _ string, _ func()) {
+			if n := g.DenyPending(); n != 1 {
+				panic(fmt.Sprintf("DenyPending denied %d calls, want 1", n))
+			}
+		}, 0, string(DenyOnce), ByShutdown, false, Denied},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			g, _ := Open(Config{Path: filepath.Join(t.TempDir(), "p.json"), Approver: QueueOnly{}, Timeout: tt.timeout})
@@ -401,5 +407,18 @@ func TestHeldCallAnswers(t *testing.T) {
 				t.Fatal("Held called more than once")
 			}
 		})
+	}
+}
+
+// Once the daemon stops, a call that needs an answer is denied at once,
+// without being held: it must not hold the stop up until its timeout.
+func TestStoppingDeniesWithoutHolding(t *testing.T) {
+	g, _ := Open(Config{Path: filepath.Join(t.TempDir(), "p.json"), Approver: QueueOnly{}, Timeout: time.Hour})
+	g.DenyPending()
+	c := upload
+	c.Held = func(Request) { t.Error("a call was held while Tether stops") }
+	v := g.Check(context.Background(), c)
+	if v.Allow || v.Outcome != Denied || v.AnsweredBy != ByShutdown || !strings.Contains(v.Message, "Tether stopped") {
+		t.Fatalf("verdict while stopping: %+v", v)
 	}
 }
