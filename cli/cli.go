@@ -49,6 +49,7 @@ Usage:
                                                       list the AI's tool calls, newest first; export as JSON Lines
   tether approvals [allow|always|deny ID]             list the tool calls waiting for your answer; answer one
   tether pause | resume                               refuse every tool call until resumed (kill switch)
+  tether stop                                         stop the running Tether, as the tray's Quit does
   tether version                                      print the version
 
 Environment:
@@ -79,7 +80,7 @@ func Main(argv []string) {
 	// Commands with flags print their usage from their flag set and return
 	// flag.ErrHelp, also exit 0 below.
 	switch cmd {
-	case "profiles", "approvals", "disconnect", "token", "pause", "resume", "version":
+	case "profiles", "approvals", "disconnect", "token", "pause", "resume", "stop", "version":
 		if wantsHelp(args) {
 			fmt.Print(plainUsage(cmd))
 			return
@@ -105,6 +106,8 @@ func Main(argv []string) {
 		err = runTimeline(ctx, args)
 	case "approvals":
 		err = runApprovals(ctx, args)
+	case "stop":
+		err = runStop(ctx, args)
 	case "pause":
 		err = runPause(ctx, args, true)
 	case "resume":

@@ -225,6 +225,9 @@ func runToken(ctx context.Context, args []string) error {
 		return fmt.Errorf("the daemon was stopped but did not start again: %w; start it with `%s`", err, again)
 	}
 	fmt.Printf("restarted the daemon (pid %d, port %d) so it uses the new token; browsers reconnect by themselves\n", newRec.PID, newRec.Port)
+	if rec.UI {
+		fmt.Println("it runs in the tray (as `tether --hidden`); if its window was open, it closed: open it again from the tray")
+	}
 	if len(rec.Flags) > 0 {
 		fmt.Printf("(with the flags it ran with: %s)\n", strings.Join(rec.Flags, " "))
 	}
