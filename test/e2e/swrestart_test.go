@@ -13,6 +13,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/tether-browser/tether/broker"
 	"github.com/tether-browser/tether/test/mcpclient"
 )
 
@@ -205,6 +206,10 @@ func TestWorkerStopNoFalseDialog(t *testing.T) {
 		t.Fatal(err)
 	}
 	dialogs.next(t, 10*time.Second)
+	// The hooks' record of it must be in the extension's session storage
+	// before the worker stops: a stop in the instant between the dialog
+	// opening and that write loses it (the dialog then reads as unseen).
+	waitSessionState(t, alloc, "Seen: delete the draft?")
 	StopServiceWorkers(t, blank)
 	text, isErr := call(t, ctx, c, "browser_snapshot", nil)
 	if !isErr || !strings.Contains(text, "dialog_open") || !strings.Contains(text, "Seen: delete the draft?") {
@@ -227,6 +232,25 @@ func TestWorkerStopNoFalseDialog(t *testing.T) {
 	}
 	answer(t, tab, true)
 	mustCall(t, ctx, c, "browser_snapshot", nil)
+}
+
+// waitSessionState waits until the extension's chrome.storage.session
+// holds text, read from an extension page of its own (session storage is
+// readable from the extension's pages, not from web pages).
+func waitSessionState(t *testing.T, alloc context.Context, text string) {
+	t.Helper()
+	page := OpenTab(t, alloc, "chrome-extension://"+broker.DefaultExtensionID+"/popup.html")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got, err := chromedp.Run(page, chromedp.Evaluate[string](`chrome.storage.session.get(null).then((s) => JSON.stringify(s))`, chromedp.EvalAwaitPromise))
+		if err == nil && strings.Contains(got, text) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the extension's session storage never held %q (%v): %.300s", text, err, got)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // pageTab attaches the harness to the page at url, at once.
