@@ -327,6 +327,8 @@ func TestPolicySitesFromTabsAndTargets(t *testing.T) {
 		{"browser_snapshot", nil, false},                     // current tab: app.example
 		{"browser_snapshot", map[string]any{"tab": 2}, true}, // tab 2: bank.example
 		{"browser_click", map[string]any{"ref": "e1", "tab": 2, "profile": "Work"}, true},
+		{"browser_snapshot", map[string]any{"tab": 2, "profile": "wo"}, true},       // a slug prefix, as the broker resolves it
+		{"browser_snapshot", map[string]any{"tab": 2, "profile": "c0ffee00"}, true}, // an id prefix
 		{"browser_navigate", map[string]any{"url": "https://bank.example/x"}, true},
 		{"browser_navigate", map[string]any{"url": "https://ok.example/", "tab": 2}, false}, // judged by the target
 		{"browser_read_url", map[string]any{"url": "http://bank.example/"}, true},
@@ -341,6 +343,27 @@ func TestPolicySitesFromTabsAndTargets(t *testing.T) {
 			if e := r.last(t); e.Outcome != timeline.Refused || !strings.Contains(e.Decision, "deny") {
 				t.Errorf("timeline: %+v", e)
 			}
+		}
+	}
+}
+
+// TestToolRedactionsReachTheTimeline: what each tool's definition says
+// about its arguments (mcp.Tool's Redacted, Plain) is what the timeline
+// stores, refused calls included.
+func TestToolRedactionsReachTheTimeline(t *testing.T) {
+	r := newRig(t, policy.Config{})
+	for _, tt := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"browser_evaluate", map[string]any{"expression": "document.cookie"}, "expression=<redacted, 15 chars>"}, // sensitive: refused without a UI
+		{"browser_press_key", map[string]any{"key": "Enter"}, "key=Enter"},
+		{"browser_click", map[string]any{"ref": "e1", "session": "abc"}, ""}, // an unknown argument: refused by the schema
+	} {
+		r.call(t, tt.tool, tt.args, nil)
+		if e := r.last(t); e.Tool != tt.tool || tt.want != "" && e.Args != tt.want || strings.Contains(e.Args, "abc") {
+			t.Errorf("%s: timeline args %q, want %q", tt.tool, e.Args, tt.want)
 		}
 	}
 }
