@@ -392,7 +392,8 @@ func TestProfileResolution(t *testing.T) {
 	connect(t, b, url, "bbbb-2222", "Work")
 	connect(t, b, url, "cccc-3333", "Home")
 	got := map[string]string{}
-	for _, p := range b.Profiles() {
+	ps := b.Profiles()
+	for _, p := range ps {
 		got[p.ID] = p.Slug
 	}
 	if got["aaaa-1111"] != "work" || got["bbbb-2222"] != "work-2" || got["cccc-3333"] != "home" {
@@ -410,6 +411,10 @@ func TestProfileResolution(t *testing.T) {
 		{"nope", "", "unknown"},
 	} {
 		c, err := b.resolveNamedLocked(tc.name)
+		// FindProfile (the policy's view of the same name) agrees.
+		if p, ok := FindProfile(ps, tc.name); ok != (tc.wantErr == "") || p.ID != tc.wantID {
+			t.Errorf("FindProfile(%q) = %s, %v; want %q", tc.name, p.ID, ok, tc.wantID)
+		}
 		switch {
 		case tc.wantErr != "":
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
@@ -420,6 +425,19 @@ func TestProfileResolution(t *testing.T) {
 		case c.stored.ID != tc.wantID:
 			t.Errorf("%q resolved to %s, want %s", tc.name, c.stored.ID, tc.wantID)
 		}
+	}
+}
+
+func TestProfileTab(t *testing.T) {
+	p := Profile{Tabs: []protocol.TabInfo{{Tab: 3, URL: "https://a.example/"}, {Tab: 5, URL: "https://b.example/", Current: true}}}
+	for _, tc := range []struct{ n, want int }{{0, 5}, {3, 3}, {5, 5}, {4, 0}} {
+		got, ok := p.Tab(tc.n)
+		if ok != (tc.want != 0) || got.Tab != tc.want {
+			t.Errorf("Tab(%d) = %d, %v; want %d", tc.n, got.Tab, ok, tc.want)
+		}
+	}
+	if _, ok := (Profile{Tabs: []protocol.TabInfo{{Tab: 1}}}).Tab(0); ok {
+		t.Error("Tab(0) without a current tab found one")
 	}
 }
 

@@ -71,12 +71,8 @@ func (r *record) queue(tab int) *tabQueue {
 // currentTab is the number of the tab a call without one addresses, as the
 // extension last reported it; 0 when unknown.
 func (r *record) currentTab() int {
-	for _, t := range r.tabs {
-		if t.Current {
-			return t.Tab
-		}
-	}
-	return 0
+	t, _ := tabOf(r.tabs, 0)
+	return t.Tab
 }
 
 // saveLocked persists the registry; b.mu must be held.

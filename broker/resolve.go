@@ -9,45 +9,87 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/tether-browser/tether/protocol"
 )
 
-// resolveNamedLocked finds the record a non-empty profile name means, in
-// this order: exact profile id; exact slug (the name is slugified first, so
-// "Work Laptop" finds work-laptop); unique slug prefix; unique id prefix.
-func (b *Broker) resolveNamedLocked(name string) (*record, error) {
-	if rec, ok := b.records[name]; ok {
-		return rec, nil
-	}
-	slug := Slugify(name)
-	for _, r := range b.records {
-		if r.stored.Slug == slug {
-			return r, nil
+// matchName finds the item a non-empty profile name means, in this order:
+// exact profile id; exact slug (the name is slugified first, so "Work
+// Laptop" finds work-laptop); unique slug prefix; unique id prefix. When a
+// prefix matches several items and none exactly, it returns them all
+// (ambiguous); when nothing matches, none. It is the one resolution of
+// names: Call's (resolveNamedLocked) and FindProfile's.
+func matchName[T any](items []T, name string, id, slug func(T) string) []T {
+	for _, it := range items {
+		if id(it) == name {
+			return []T{it}
 		}
 	}
-	for _, match := range []func(*record) bool{
-		func(r *record) bool { return strings.HasPrefix(r.stored.Slug, slug) },
-		func(r *record) bool { return strings.HasPrefix(r.stored.ID, name) },
+	s := Slugify(name)
+	for _, it := range items {
+		if slug(it) == s {
+			return []T{it}
+		}
+	}
+	for _, match := range []func(T) bool{
+		func(it T) bool { return strings.HasPrefix(slug(it), s) },
+		func(it T) bool { return strings.HasPrefix(id(it), name) },
 	} {
-		var found []*record
-		for _, r := range b.records {
-			if match(r) {
-				found = append(found, r)
+		var found []T
+		for _, it := range items {
+			if match(it) {
+				found = append(found, it)
 			}
 		}
-		switch len(found) {
-		case 1:
-			return found[0], nil
-		case 0:
-			continue
-		default:
-			return nil, fmt.Errorf("%w %q: it matches %s; use the full slug", ErrAmbiguousProfile, name, describe(found))
+		if len(found) > 0 {
+			return found
 		}
 	}
-	var all []*record
+	return nil
+}
+
+// FindProfile finds the profile among ps (as Profiles lists them) that a
+// non-empty profile name in a tool call means, exactly as Call resolves it
+// (exact id, exact slug, unique slug prefix, unique id prefix); ok is
+// false when the name is unknown or ambiguous, where Call fails.
+func FindProfile(ps []Profile, name string) (Profile, bool) {
+	found := matchName(ps, name, func(p Profile) string { return p.ID }, func(p Profile) string { return p.Slug })
+	if len(found) != 1 {
+		return Profile{}, false
+	}
+	return found[0], true
+}
+
+// Tab is the shared tab a call passing tab addresses in this profile: tab
+// n, or the current tab when n is 0, as the extension last reported them;
+// ok is false when there is no such tab.
+func (p Profile) Tab(n int) (protocol.TabInfo, bool) {
+	return tabOf(p.Tabs, n)
+}
+
+func tabOf(tabs []protocol.TabInfo, n int) (protocol.TabInfo, bool) {
+	for _, t := range tabs {
+		if n > 0 && t.Tab == n || n == 0 && t.Current {
+			return t, true
+		}
+	}
+	return protocol.TabInfo{}, false
+}
+
+// resolveNamedLocked finds the record a non-empty profile name means
+// (matchName).
+func (b *Broker) resolveNamedLocked(name string) (*record, error) {
+	all := make([]*record, 0, len(b.records))
 	for _, r := range b.records {
 		all = append(all, r)
 	}
-	if len(all) == 0 {
+	found := matchName(all, name, func(r *record) string { return r.stored.ID }, func(r *record) string { return r.stored.Slug })
+	switch {
+	case len(found) == 1:
+		return found[0], nil
+	case len(found) > 1:
+		return nil, fmt.Errorf("%w %q: it matches %s; use the full slug", ErrAmbiguousProfile, name, describe(found))
+	case len(all) == 0:
 		return nil, fmt.Errorf("%w %q: no browser profile has connected yet", ErrUnknownProfile, name)
 	}
 	return nil, fmt.Errorf("%w %q: the profiles are %s", ErrUnknownProfile, name, describe(all))

@@ -210,7 +210,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	guard, err := policy.Open(policy.Config{
 		Path: p.Policy(), Approver: cfg.Approver, Unattended: cfg.Unattended,
-		Timeout: approvalTimeout, Logger: log,
+		Timeout: approvalTimeout, Logger: log, Classify: tmcp.Classify,
 	})
 	if err != nil {
 		ln.Close()
@@ -226,7 +226,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	defer tl.Close()
 	adapter := browserAdapter{b}
-	tg := &toolGuard{guard: guard, timeline: tl, profiles: adapter.Profiles, log: log}
+	tg := newToolGuard(guard, tl, b.Profiles, log)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	apiCfg, err := localAPIConfig(cfg, port)

@@ -21,8 +21,19 @@ import (
 type toolGuard struct {
 	guard    *policy.Guard
 	timeline *timeline.Store // nil: not recorded
-	profiles func() []tmcp.Profile
+	summary  *timeline.Summarizer
+	profiles func() []broker.Profile
 	log      *slog.Logger
+}
+
+// newToolGuard returns the toolGuard of guard (built with tmcp.Classify)
+// and tl, whose summaries redact what each tool's definition says.
+func newToolGuard(guard *policy.Guard, tl *timeline.Store, profiles func() []broker.Profile, log *slog.Logger) *toolGuard {
+	rules := map[string]timeline.ArgRules{}
+	for _, t := range tmcp.Tools() {
+		rules[t.Name()] = timeline.ArgRules{Redacted: t.Redacted, Whole: t.Whole, Plain: t.Plain}
+	}
+	return &toolGuard{guard: guard, timeline: tl, summary: timeline.NewSummarizer(rules), profiles: profiles, log: log}
 }
 
 // target is what a call addresses, as far as the daemon can tell.
@@ -70,8 +81,8 @@ func newCallID() string {
 func (g *toolGuard) Check(ctx context.Context, call tmcp.ToolCall) (tmcp.Verdict, error) {
 	t := g.resolve(call)
 	action, _ := call.Args["action"].(string)
-	n := &note{id: newCallID(), target: t, summary: timeline.Summarize(call.Tool, call.Args)}
-	if !timeline.SummaryFits(call.Tool, call.Args) {
+	n := &note{id: newCallID(), target: t, summary: g.summary.Summarize(call.Tool, call.Args)}
+	if !g.summary.Fits(call.Tool, call.Args) {
 		// An approval prompt and the timeline would show only the first of
 		// its paths: the user would approve files they were never shown.
 		msg := fmt.Sprintf("%s refused: its paths are too long to show the user in full (the approval prompt and the timeline show %d characters of arguments). Upload fewer files per call, e.g. one at a time.", call.Tool, timeline.MaxSummary)
@@ -105,7 +116,7 @@ func (g *toolGuard) entry(call tmcp.ToolCall, v tmcp.Verdict) timeline.Entry {
 	n, ok := v.Note.(*note)
 	if !ok {
 		return timeline.Entry{CallID: newCallID(), Time: call.Started, Client: call.Client, Tool: call.Tool,
-			Args: timeline.Summarize(call.Tool, call.Args)}
+			Args: g.summary.Summarize(call.Tool, call.Args)}
 	}
 	return g.entryOf(call, n)
 }
@@ -148,11 +159,11 @@ func (g *toolGuard) Finished(call tmcp.ToolCall, v tmcp.Verdict, end tmcp.CallEn
 }
 
 // resolve finds the profile, tab and site(s) a call addresses, the way the
-// broker will: the named profile (id, slug, unique prefix) or the only
-// connected one; when several are connected and none is named, the broker
-// picks the most recently used, which the daemon cannot see, so every
-// connected profile's current tab counts and the strictest decision wins.
-// Navigation is judged by its target URL.
+// broker will (broker.FindProfile, broker.Profile.Tab): the named profile
+// or, when the call names none, any connected one: the broker picks the
+// most recently used, which another call may change before this one runs,
+// so every connected profile's tab counts and the strictest decision wins.
+// Navigation is judged by its target URL (the tool's LoadsURL).
 func (g *toolGuard) resolve(call tmcp.ToolCall) target {
 	var t target
 	name, _ := call.Args["profile"].(string)
@@ -160,10 +171,10 @@ func (g *toolGuard) resolve(call tmcp.ToolCall) target {
 	if f, ok := call.Args["tab"].(float64); ok {
 		tab = int(f)
 	}
-	var candidates []tmcp.Profile
+	var candidates []broker.Profile
 	if name != "" {
-		if p, ok := findProfile(g.profiles(), name); ok {
-			candidates = []tmcp.Profile{p}
+		if p, ok := broker.FindProfile(g.profiles(), name); ok {
+			candidates = []broker.Profile{p}
 		}
 	} else {
 		for _, p := range g.profiles() {
@@ -175,7 +186,7 @@ func (g *toolGuard) resolve(call tmcp.ToolCall) target {
 	if len(candidates) == 1 {
 		t.profile = candidates[0].Slug
 	}
-	if u, ok := navigationTarget(call); ok {
+	if u, ok := tmcp.LoadsURL(call.Tool, call.Args); ok {
 		if o := policy.Origin(u); o != "" {
 			t.sites = []string{o}
 		}
@@ -186,68 +197,15 @@ func (g *toolGuard) resolve(call tmcp.ToolCall) target {
 	}
 	seen := map[string]bool{}
 	for _, p := range candidates {
-		for _, ti := range p.Tabs {
-			if tab > 0 && ti.Tab == tab || tab == 0 && ti.Current {
-				if len(candidates) == 1 {
-					t.tab = ti.Tab
-				}
-				if o := policy.Origin(ti.URL); o != "" && !seen[o] {
-					seen[o] = true
-					t.sites = append(t.sites, o)
-				}
+		if ti, ok := p.Tab(tab); ok {
+			if len(candidates) == 1 {
+				t.tab = ti.Tab
+			}
+			if o := policy.Origin(ti.URL); o != "" && !seen[o] {
+				seen[o] = true
+				t.sites = append(t.sites, o)
 			}
 		}
 	}
 	return t
-}
-
-// navigationTarget is the URL a navigating call loads.
-func navigationTarget(call tmcp.ToolCall) (string, bool) {
-	u, _ := call.Args["url"].(string)
-	switch call.Tool {
-	case "browser_navigate", "browser_read_url":
-		return u, true
-	case "browser_tabs":
-		if a, _ := call.Args["action"].(string); a == "new" {
-			if u == "" {
-				u = "about:blank"
-			}
-			return u, true
-		}
-	}
-	return "", false
-}
-
-// findProfile resolves a profile name as the broker does: exact id, exact
-// slug (of the slugified name), unique slug prefix, unique id prefix.
-func findProfile(ps []tmcp.Profile, name string) (tmcp.Profile, bool) {
-	slug := broker.Slugify(name)
-	for _, p := range ps {
-		if p.ID == name {
-			return p, true
-		}
-	}
-	for _, p := range ps {
-		if p.Slug == slug {
-			return p, true
-		}
-	}
-	for _, match := range []func(tmcp.Profile) bool{
-		func(p tmcp.Profile) bool { return slug != "" && strings.HasPrefix(p.Slug, slug) },
-		func(p tmcp.Profile) bool { return strings.HasPrefix(p.ID, name) },
-	} {
-		var found []tmcp.Profile
-		for _, p := range ps {
-			if match(p) {
-				found = append(found, p)
-			}
-		}
-		if len(found) == 1 {
-			return found[0], true
-		}
-		if len(found) > 1 {
-			return tmcp.Profile{}, false
-		}
-	}
-	return tmcp.Profile{}, false
 }

@@ -9,6 +9,7 @@ import (
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/tether-browser/tether/policy"
 	"github.com/tether-browser/tether/protocol"
 )
 
@@ -42,9 +43,10 @@ func needRef(ref string) string {
 	return ""
 }
 
-func (h *handlers) clickTool() tool {
-	return tool{
-		def: actionTool("browser_click", "Click an element by its ref.", mcpgo.WithInputSchema[ClickArgs]()),
+func (h *handlers) clickTool() Tool {
+	return Tool{
+		Def:   actionTool("browser_click", "Click an element by its ref.", mcpgo.WithInputSchema[ClickArgs]()),
+		Class: policy.Interact,
 		handler: mcpgo.NewTypedToolHandler(func(ctx context.Context, _ mcpgo.CallToolRequest, args ClickArgs) (*mcpgo.CallToolResult, error) {
 			if msg := needRef(args.Ref) + h.trustedRefused(args.Trusted); msg != "" {
 				return mcpgo.NewToolResultError(msg), nil
@@ -55,9 +57,11 @@ func (h *handlers) clickTool() tool {
 	}
 }
 
-func (h *handlers) typeTool() tool {
-	return tool{
-		def: actionTool("browser_type", "Replace the value of an editable element (input, textarea, contenteditable) by its ref.", mcpgo.WithInputSchema[TypeArgs]()),
+func (h *handlers) typeTool() Tool {
+	return Tool{
+		Def:      actionTool("browser_type", "Replace the value of an editable element (input, textarea, contenteditable) by its ref.", mcpgo.WithInputSchema[TypeArgs]()),
+		Class:    policy.Interact,
+		Redacted: []string{"text"}, // it may be a password: the daemon cannot tell what field a ref names
 		handler: mcpgo.NewTypedToolHandler(func(ctx context.Context, _ mcpgo.CallToolRequest, args TypeArgs) (*mcpgo.CallToolResult, error) {
 			if msg := needRef(args.Ref); msg != "" {
 				return mcpgo.NewToolResultError(msg), nil
@@ -79,9 +83,10 @@ type SelectOptionArgs struct {
 	Values []string `json:"values" jsonschema:"Option values or labels"`
 }
 
-func (h *handlers) selectOptionTool() tool {
-	return tool{
-		def: actionTool("browser_select_option", "Select options of a native select by value or label (change fires). Click ARIA comboboxes instead.", mcpgo.WithInputSchema[SelectOptionArgs]()),
+func (h *handlers) selectOptionTool() Tool {
+	return Tool{
+		Def:   actionTool("browser_select_option", "Select options of a native select by value or label (change fires). Click ARIA comboboxes instead.", mcpgo.WithInputSchema[SelectOptionArgs]()),
+		Class: policy.Interact,
 		handler: mcpgo.NewTypedToolHandler(func(ctx context.Context, _ mcpgo.CallToolRequest, args SelectOptionArgs) (*mcpgo.CallToolResult, error) {
 			if msg := needRef(args.Ref); msg != "" {
 				return mcpgo.NewToolResultError(msg), nil
@@ -102,9 +107,10 @@ type HoverArgs struct {
 	Trusted bool   `json:"trusted,omitempty" jsonschema:"Trusted input (if enabled)"`
 }
 
-func (h *handlers) hoverTool() tool {
-	return tool{
-		def: actionTool("browser_hover", "Move the pointer over an element.", mcpgo.WithInputSchema[HoverArgs]()),
+func (h *handlers) hoverTool() Tool {
+	return Tool{
+		Def:   actionTool("browser_hover", "Move the pointer over an element.", mcpgo.WithInputSchema[HoverArgs]()),
+		Class: policy.Interact,
 		handler: mcpgo.NewTypedToolHandler(func(ctx context.Context, _ mcpgo.CallToolRequest, args HoverArgs) (*mcpgo.CallToolResult, error) {
 			if msg := needRef(args.Ref) + h.trustedRefused(args.Trusted); msg != "" {
 				return mcpgo.NewToolResultError(msg), nil
@@ -122,9 +128,10 @@ type DragArgs struct {
 	ToRef   string `json:"to_ref" jsonschema:"Drop target"`
 }
 
-func (h *handlers) dragTool() tool {
-	return tool{
-		def: actionTool("browser_drag", "Drag one element onto another (HTML5 drag and drop).", mcpgo.WithInputSchema[DragArgs]()),
+func (h *handlers) dragTool() Tool {
+	return Tool{
+		Def:   actionTool("browser_drag", "Drag one element onto another (HTML5 drag and drop).", mcpgo.WithInputSchema[DragArgs]()),
+		Class: policy.Interact,
 		handler: mcpgo.NewTypedToolHandler(func(ctx context.Context, _ mcpgo.CallToolRequest, args DragArgs) (*mcpgo.CallToolResult, error) {
 			if args.FromRef == "" || args.ToRef == "" {
 				return mcpgo.NewToolResultError("from_ref and to_ref are required: refs from the latest snapshot"), nil
@@ -142,9 +149,11 @@ type PressKeyArgs struct {
 	Trusted bool   `json:"trusted,omitempty" jsonschema:"Trusted input (if enabled)"`
 }
 
-func (h *handlers) pressKeyTool() tool {
-	return tool{
-		def: actionTool("browser_press_key", "Press a key or combo in the focused element.", mcpgo.WithInputSchema[PressKeyArgs]()),
+func (h *handlers) pressKeyTool() Tool {
+	return Tool{
+		Def:   actionTool("browser_press_key", "Press a key or combo in the focused element.", mcpgo.WithInputSchema[PressKeyArgs]()),
+		Class: policy.Interact,
+		Plain: []string{"key"},
 		handler: mcpgo.NewTypedToolHandler(func(ctx context.Context, _ mcpgo.CallToolRequest, args PressKeyArgs) (*mcpgo.CallToolResult, error) {
 			if strings.TrimSpace(args.Key) == "" {
 				return mcpgo.NewToolResultError("key is required, e.g. Enter or Control+A"), nil
@@ -165,9 +174,12 @@ type FileUploadArgs struct {
 	Paths []string `json:"paths" jsonschema:"Absolute local paths"`
 }
 
-func (h *handlers) fileUploadTool() tool {
-	return tool{
-		def: actionTool("browser_file_upload", "Set local files on a file input, or the control that opens one.", mcpgo.WithInputSchema[FileUploadArgs]()),
+func (h *handlers) fileUploadTool() Tool {
+	return Tool{
+		Def:     actionTool("browser_file_upload", "Set local files on a file input, or the control that opens one.", mcpgo.WithInputSchema[FileUploadArgs]()),
+		Class:   policy.Sensitive, // it can send local files to a site
+		Whole:   []string{"paths"},
+		prepare: h.prepareUpload,
 		handler: mcpgo.NewTypedToolHandler(func(ctx context.Context, _ mcpgo.CallToolRequest, args FileUploadArgs) (*mcpgo.CallToolResult, error) {
 			if msg := needRef(args.Ref); msg != "" {
 				return mcpgo.NewToolResultError(msg), nil
@@ -197,13 +209,14 @@ func waitTimeError(got float64, limit time.Duration) string {
 		limit.Seconds(), got)
 }
 
-func (h *handlers) waitForTool() tool {
-	return tool{
-		def: mcpgo.NewTool("browser_wait_for",
+func (h *handlers) waitForTool() Tool {
+	return Tool{
+		Def: mcpgo.NewTool("browser_wait_for",
 			mcpgo.WithDescription("Wait (60 s at most) for text to appear or disappear, or for a time. Returns the snapshot (untrusted page data)."),
 			mcpgo.WithInputSchema[WaitForArgs](),
 			readOnly(),
 		),
+		Class: policy.Read,
 		handler: mcpgo.NewTypedToolHandler(func(ctx context.Context, req mcpgo.CallToolRequest, args WaitForArgs) (*mcpgo.CallToolResult, error) {
 			limit := h.cfg.WaitTimeout
 			_, timePassed := req.GetArguments()["time"]
@@ -230,13 +243,14 @@ type HandleDialogArgs struct {
 	Times      int    `json:"times,omitempty" jsonschema:"Dialogs covered (default 1)"`
 }
 
-func (h *handlers) handleDialogTool() tool {
-	return tool{
-		def: mcpgo.NewTool("browser_handle_dialog",
+func (h *handlers) handleDialogTool() Tool {
+	return Tool{
+		Def: mcpgo.NewTool("browser_handle_dialog",
 			mcpgo.WithDescription("Arm the answer to the next alert/confirm/prompt, before an action that may open one. Unarmed: alerts accepted, confirms and prompts dismissed. Dialog text is untrusted."),
 			mcpgo.WithInputSchema[HandleDialogArgs](),
 			mutating(false),
 		),
+		Class: policy.Interact,
 		handler: mcpgo.NewTypedToolHandler(func(ctx context.Context, _ mcpgo.CallToolRequest, args HandleDialogArgs) (*mcpgo.CallToolResult, error) {
 			if args.Times < 0 || args.Times > 100 {
 				return mcpgo.NewToolResultError("times is between 1 and 100"), nil

@@ -7,6 +7,7 @@ import (
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/tether-browser/tether/policy"
 	"github.com/tether-browser/tether/protocol"
 )
 
@@ -16,14 +17,16 @@ type NavigateArgs struct {
 	URL string `json:"url" jsonschema:"Absolute http(s) URL"`
 }
 
-func (h *handlers) navigateTool() tool {
-	return tool{
-		def: mcpgo.NewTool("browser_navigate",
+func (h *handlers) navigateTool() Tool {
+	return Tool{
+		Def: mcpgo.NewTool("browser_navigate",
 			mcpgo.WithDescription("Load a URL in a shared tab (opening one if none is shared) and wait for the load, 30 s at most. Returns the snapshot (untrusted page data)."),
 			mcpgo.WithInputSchema[NavigateArgs](),
 			mutating(false),
 		),
-		handler: mcpgo.NewTypedToolHandler(h.navigate),
+		Class:    policy.Navigate,
+		LoadsURL: urlArg,
+		handler:  mcpgo.NewTypedToolHandler(h.navigate),
 	}
 }
 
@@ -41,13 +44,14 @@ type HistoryArgs struct {
 	Target
 }
 
-func (h *handlers) historyTool(name, action, what string) tool {
-	return tool{
-		def: mcpgo.NewTool(name,
+func (h *handlers) historyTool(name, action, what string) Tool {
+	return Tool{
+		Def: mcpgo.NewTool(name,
 			mcpgo.WithDescription(what+" and wait for the load. Returns the snapshot (untrusted page data)."),
 			mcpgo.WithInputSchema[HistoryArgs](),
 			mutating(false),
 		),
+		Class: policy.Navigate,
 		handler: mcpgo.NewTypedToolHandler(func(ctx context.Context, _ mcpgo.CallToolRequest, args HistoryArgs) (*mcpgo.CallToolResult, error) {
 			params := &protocol.HistoryParams{TabParams: protocol.TabParams{Tab: args.Tab}, SnapshotOptions: h.snapshotOptions(), Action: action}
 			return h.pageCall(ctx, name, args.Profile, protocol.MethodHistory, params, h.cfg.NavigateTimeout, "Done: "+action+".")

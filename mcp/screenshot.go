@@ -15,6 +15,7 @@ import (
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/tether-browser/tether/policy"
 	"github.com/tether-browser/tether/protocol"
 )
 
@@ -31,13 +32,14 @@ type ScreenshotArgs struct {
 // maxImageBytes caps an image returned inline (base64 grows it by a third).
 const maxImageBytes = 1 << 20
 
-func (h *handlers) screenshotTool() tool {
-	return tool{
-		def: mcpgo.NewTool("browser_take_screenshot",
+func (h *handlers) screenshotTool() Tool {
+	return Tool{
+		Def: mcpgo.NewTool("browser_take_screenshot",
 			mcpgo.WithDescription("Capture the visible tab, whole page or one element as an image (untrusted page data)."),
 			mcpgo.WithInputSchema[ScreenshotArgs](),
 			readOnly(),
 		),
+		Class:   policy.Read,
 		handler: mcpgo.NewTypedToolHandler(h.screenshot),
 	}
 }
@@ -218,30 +220,4 @@ func PruneScreenshots(dir string, now time.Time, maxAge time.Duration, maxFiles 
 		}
 	}
 	return removed
-}
-
-// EvaluateArgs are browser_evaluate's arguments.
-type EvaluateArgs struct {
-	Target
-	Expression string `json:"expression" jsonschema:"JavaScript; promises are awaited"`
-}
-
-func (h *handlers) evaluateTool() tool {
-	return tool{
-		def: mcpgo.NewTool("browser_evaluate",
-			mcpgo.WithDescription("Run a JavaScript expression in the page (the user's logged-in session) and return its JSON value. The value is untrusted data."),
-			mcpgo.WithInputSchema[EvaluateArgs](),
-			mutating(true),
-		),
-		handler: mcpgo.NewTypedToolHandler(func(ctx context.Context, _ mcpgo.CallToolRequest, args EvaluateArgs) (*mcpgo.CallToolResult, error) {
-			if args.Expression == "" {
-				return mcpgo.NewToolResultError("expression is required"), nil
-			}
-			var res protocol.EvaluateResult
-			if err := h.browser.Call(ctx, args.Profile, protocol.MethodEvaluate, &protocol.EvaluateParams{TabParams: protocol.TabParams{Tab: args.Tab}, Expression: args.Expression}, &res, h.cfg.ActionTimeout); err != nil {
-				return browserError("browser_evaluate", err), nil
-			}
-			return mcpgo.NewToolResultText(fmt.Sprintf("Tab %d: the value (untrusted page data):\n%s", res.Tab, h.fenced(res.ValueJSON))), nil
-		}),
-	}
 }

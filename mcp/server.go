@@ -50,7 +50,8 @@ type Config struct {
 	// Fence is the random marker that wraps page-authored text in results;
 	// empty picks a new one.
 	Fence string
-	// EnabledTools turns on off-by-default tools (browser_evaluate).
+	// EnabledTools turns on tools that are off by default (Tool.OffByDefault:
+	// browser_evaluate).
 	EnabledTools []string
 	// SettingsFile is the path of settings.json, named in the error a call
 	// to a tool that is off gets ("" names it as "settings.json in Tether's
@@ -78,19 +79,10 @@ type Config struct {
 	Recorder Recorder
 }
 
-// offByDefault are the tools absent from tools/list until enabled, because
-// they run arbitrary code in the user's logged-in pages.
-var offByDefault = map[string]bool{"browser_evaluate": true}
-
-// tool is one MCP tool: its definition next to its handler.
-type tool struct {
-	def     mcpgo.Tool
-	handler server.ToolHandlerFunc
-}
-
-// tools is the one list that feeds registration, docs and tests.
-func (h *handlers) tools() []tool {
-	all := []tool{
+// tools is the one list of tools, each with all its facts (Tool): it feeds
+// registration, the daemon's policy and timeline (Tools), docs and tests.
+func (h *handlers) tools() []Tool {
+	all := []Tool{
 		h.navigateTool(),
 		h.historyTool("browser_navigate_back", "back", "Go back in the tab's history"),
 		h.historyTool("browser_navigate_forward", "forward", "Go forward in the tab's history"),
@@ -119,12 +111,14 @@ func (h *handlers) tools() []tool {
 type handlers struct {
 	browser Browser
 	cfg     Config
+	bound   map[string]Tool // the server's tools, by name
 }
 
 // offered reports whether tools/list offers the tool named name: every
-// tool but those off by default that cfg.EnabledTools does not enable.
+// tool but those off by default (Tool.OffByDefault) that cfg.EnabledTools
+// does not enable.
 func (h *handlers) offered(name string) bool {
-	if !offByDefault[name] {
+	if !byName()[name].OffByDefault {
 		return true
 	}
 	for _, n := range h.cfg.EnabledTools {
@@ -140,7 +134,7 @@ func (h *handlers) offered(name string) bool {
 // on. Such tools are registered but left out of tools/list (hideDisabled), so
 // a call reaches the middleware, which records it on the timeline.
 func (h *handlers) disabled(tool string) string {
-	if !offByDefault[tool] || h.offered(tool) {
+	if h.offered(tool) {
 		return ""
 	}
 	return disabledToolMessage(tool, h.cfg.SettingsFile)
@@ -205,8 +199,11 @@ func NewServer(b Browser, cfg Config) *server.MCPServer {
 		server.WithInstructions(instructions),
 		server.WithRecovery(),
 	}
-	h := &handlers{browser: b, cfg: cfg}
+	h := &handlers{browser: b, cfg: cfg, bound: map[string]Tool{}}
 	tools := h.tools()
+	for _, t := range tools {
+		h.bound[t.Name()] = t
+	}
 	// Arguments are checked against each tool's schema (SEP-1303) in the
 	// middleware: a wrong type or an unknown argument is a tool error the
 	// model can fix, and the call is on the timeline.
@@ -218,19 +215,16 @@ func NewServer(b Browser, cfg Config) *server.MCPServer {
 	hooks.AddAfterListTools(h.hideDisabled)
 	s := server.NewMCPServer("tether", cfg.Version, opts...)
 	for _, t := range tools {
-		s.AddTool(t.def, t.handler)
+		s.AddTool(t.Def, t.handler)
 	}
 	h.addResources(s)
 	return s
 }
 
-// prepare runs after schema validation and before the guard; it may
-// rewrite args in place (what the guard, the timeline and the tool see) or
-// refuse the call with a message for the AI. browser_file_upload's paths
-// are resolved here (prepareUpload).
+// prepare runs the tool's Tool.prepare, if it has one.
 func (h *handlers) prepare(tool string, args map[string]any) string {
-	if tool == "browser_file_upload" {
-		return h.prepareUpload(args)
+	if p := h.bound[tool].prepare; p != nil {
+		return p(args)
 	}
 	return ""
 }

@@ -28,31 +28,31 @@ type argValidator struct {
 }
 
 // newArgValidator compiles the input schema of every tool.
-func newArgValidator(tools []tool) (*argValidator, error) {
+func newArgValidator(tools []Tool) (*argValidator, error) {
 	v := &argValidator{schemas: map[string]*jsonschema.Schema{}, printer: message.NewPrinter(language.English)}
 	for _, t := range tools {
-		raw := t.def.RawInputSchema
+		raw := t.Def.RawInputSchema
 		if len(raw) == 0 {
-			b, err := json.Marshal(t.def.InputSchema)
+			b, err := json.Marshal(t.Def.InputSchema)
 			if err != nil {
-				return nil, fmt.Errorf("tool %s: %w", t.def.Name, err)
+				return nil, fmt.Errorf("tool %s: %w", t.Def.Name, err)
 			}
 			raw = b
 		}
 		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 		if err != nil {
-			return nil, fmt.Errorf("tool %s input schema: %w", t.def.Name, err)
+			return nil, fmt.Errorf("tool %s input schema: %w", t.Def.Name, err)
 		}
-		url := "mem:///tether/tools/" + t.def.Name + ".json"
+		url := "mem:///tether/tools/" + t.Def.Name + ".json"
 		c := jsonschema.NewCompiler()
 		if err := c.AddResource(url, doc); err != nil {
-			return nil, fmt.Errorf("tool %s input schema: %w", t.def.Name, err)
+			return nil, fmt.Errorf("tool %s input schema: %w", t.Def.Name, err)
 		}
 		s, err := c.Compile(url)
 		if err != nil {
-			return nil, fmt.Errorf("tool %s input schema: %w", t.def.Name, err)
+			return nil, fmt.Errorf("tool %s input schema: %w", t.Def.Name, err)
 		}
-		v.schemas[t.def.Name] = s
+		v.schemas[t.Def.Name] = s
 	}
 	return v, nil
 }

@@ -52,10 +52,10 @@ func fuzzValidator(t testing.TB) (*argValidator, []string) {
 	}
 	var names []string
 	for _, tl := range tools {
-		if argTypes[tl.def.Name] == nil {
-			t.Fatalf("argTypes lacks %s", tl.def.Name)
+		if argTypes[tl.Def.Name] == nil {
+			t.Fatalf("argTypes lacks %s", tl.Def.Name)
 		}
-		names = append(names, tl.def.Name)
+		names = append(names, tl.Def.Name)
 	}
 	return v, names
 }

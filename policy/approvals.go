@@ -176,6 +176,11 @@ type Config struct {
 	// ProgressEvery is how often a held call sends a progress notification
 	// (10 s).
 	ProgressEvery time.Duration
+	// Classify returns a call's class from its tool and that tool's
+	// "action" argument (browser_tabs's: listing reads, new navigates);
+	// the MCP tools' definitions supply it. Nil, or a tool it does not
+	// know, is Sensitive (fail closed).
+	Classify func(tool, action string) Class
 	// Logger receives decisions that change state (rules written, pause).
 	Logger *slog.Logger
 	// Now is the clock (time.Now).
@@ -409,7 +414,12 @@ func (g *Guard) AnswerBy(id string, a Answer, by string) error {
 // runs; confirm → held until the user answers (or denied at once without a
 // UI, unless Unattended is Allow). It blocks while the call is held.
 func (g *Guard) Check(ctx context.Context, c Call) Verdict {
-	class := ClassOf(c.Tool, c.Action)
+	class := Sensitive
+	if g.cfg.Classify != nil {
+		if k := g.cfg.Classify(c.Tool, c.Action); slices.Contains(Classes, k) {
+			class = k
+		}
+	}
 	g.mu.Lock()
 	paused := g.file.Paused
 	d := Evaluate(g.file.Rules, class, c.Sites, c.Client)

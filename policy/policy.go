@@ -3,14 +3,15 @@
 // allow, confirm or deny, persisted in policy.json, the queue of calls held
 // for the user's approval, and the daemon-wide pause switch.
 //
-// It knows nothing of MCP or the browser: callers pass the tool name, the
-// client's name and the sites (origins) a call touches, which the daemon
-// resolves from the broker's registry of shared tabs.
+// It knows nothing of MCP or the browser: each tool's class is a fact of
+// the tool's definition, handed in by Config.Classify; callers pass the
+// tool name, the client's name and the sites (origins) a call touches,
+// which the daemon resolves from the broker's registry of shared tabs.
 //
-// Limitation: "typing into a password field" cannot be classified here,
-// because the daemon does not know what kind of field a ref names. So
-// browser_type is interact; browser_file_upload and browser_evaluate are
-// sensitive; the timeline never stores typed text whatever the field.
+// Limitation: "typing into a password field" cannot be classified, because
+// the daemon does not know what kind of field a ref names. So browser_type
+// is interact; browser_file_upload and browser_evaluate are sensitive; the
+// timeline never stores typed text whatever the field.
 package policy
 
 import (
@@ -61,55 +62,6 @@ func (a Action) strictness() int {
 // Defaults are the actions when no rule matches: read, navigate and
 // interact are allowed; sensitive actions need the user's confirmation.
 var Defaults = map[Class]Action{Read: Allow, Navigate: Allow, Interact: Allow, Sensitive: Confirm}
-
-// toolClasses classifies every tool Tether offers. A tool missing here is
-// Sensitive (fail closed); a test in the daemon package checks that every
-// registered tool is listed.
-var toolClasses = map[string]Class{
-	"browser_snapshot":         Read,
-	"browser_find":             Read,
-	"browser_read":             Read,
-	"browser_console_messages": Read,
-	"browser_take_screenshot":  Read,
-	"browser_wait_for":         Read,
-	"browser_navigate":         Navigate,
-	"browser_navigate_back":    Navigate,
-	"browser_navigate_forward": Navigate,
-	"browser_reload":           Navigate,
-	"browser_read_url":         Navigate,
-	"browser_click":            Interact,
-	"browser_type":             Interact,
-	"browser_select_option":    Interact,
-	"browser_hover":            Interact,
-	"browser_drag":             Interact,
-	"browser_press_key":        Interact,
-	"browser_handle_dialog":    Interact,
-	"browser_tabs":             Interact, // refined by action in ClassOf
-	"browser_file_upload":      Sensitive,
-	"browser_evaluate":         Sensitive,
-}
-
-// Known reports whether tool has an explicit class.
-func Known(tool string) bool { _, ok := toolClasses[tool]; return ok }
-
-// ClassOf returns tool's class. action is browser_tabs's "action" argument
-// (list is read, new is navigate, close and select are interact); other
-// tools ignore it. Unknown tools are Sensitive.
-func ClassOf(tool, action string) Class {
-	if tool == "browser_tabs" {
-		switch action {
-		case "", "list":
-			return Read
-		case "new":
-			return Navigate
-		}
-		return Interact
-	}
-	if c, ok := toolClasses[tool]; ok {
-		return c
-	}
-	return Sensitive
-}
 
 // Rule maps calls of a class, on sites matching a pattern, from a client, to
 // an action. Empty fields and "*" match anything.

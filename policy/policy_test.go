@@ -11,28 +11,31 @@ import (
 	"time"
 )
 
-func TestClassOf(t *testing.T) {
+// TestClassifyFailsClosed: the class comes from Config.Classify (the MCP
+// tools' definitions; mcp's tests check the table); without it, or for a
+// class it does not know, a call is sensitive.
+func TestClassifyFailsClosed(t *testing.T) {
+	ctx := context.Background()
+	classes := map[string]Class{"browser_snapshot": Read, "browser_odd": "odd"}
+	classify := func(tool, action string) Class {
+		if action != "" {
+			t.Errorf("action %q, want none", action)
+		}
+		return classes[tool]
+	}
 	for _, tt := range []struct {
-		tool, action string
-		want         Class
+		tool     string
+		classify func(string, string) Class
+		want     Class
 	}{
-		{"browser_snapshot", "", Read},
-		{"browser_take_screenshot", "", Read},
-		{"browser_navigate", "", Navigate},
-		{"browser_read_url", "", Navigate},
-		{"browser_click", "", Interact},
-		{"browser_type", "", Interact},
-		{"browser_file_upload", "", Sensitive},
-		{"browser_evaluate", "", Sensitive},
-		{"browser_tabs", "", Read},
-		{"browser_tabs", "list", Read},
-		{"browser_tabs", "new", Navigate},
-		{"browser_tabs", "close", Interact},
-		{"browser_tabs", "select", Interact},
-		{"browser_some_future_tool", "", Sensitive},
+		{"browser_snapshot", classify, Read},
+		{"browser_snapshot", nil, Sensitive},
+		{"browser_odd", classify, Sensitive},
+		{"browser_some_future_tool", classify, Sensitive},
 	} {
-		if got := ClassOf(tt.tool, tt.action); got != tt.want {
-			t.Errorf("ClassOf(%q, %q) = %s, want %s", tt.tool, tt.action, got, tt.want)
+		g, _ := Open(Config{Path: filepath.Join(t.TempDir(), "p.json"), Classify: tt.classify})
+		if v := g.Check(ctx, Call{Tool: tt.tool}); v.Class != tt.want {
+			t.Errorf("%s (classify set: %v): class %s, want %s", tt.tool, tt.classify != nil, v.Class, tt.want)
 		}
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 )
 
-// MaxSummary is the most runes Summarize returns.
+// MaxSummary is the most runes Summarizer.Summarize returns.
 const MaxSummary = maxSummary
 
 // Summary limits.
@@ -20,20 +20,49 @@ const (
 	maxError   = 300
 )
 
-// redactedArgs are arguments never stored, only their length: what was typed
-// (it may be a password: the daemon cannot tell what field a ref names), and
-// code run in the page (it may carry credentials).
-var redactedArgs = map[string]map[string]bool{
-	"browser_type":     {"text": true},
-	"browser_evaluate": {"expression": true},
+// ArgRules are how summaries treat one tool's arguments; the tool's
+// definition (package mcp) states them, and the daemon hands them to
+// NewSummarizer.
+type ArgRules struct {
+	// Redacted arguments are never stored, only their length: what was
+	// typed (it may be a password: the daemon cannot tell what field a ref
+	// names), code run in the page (it may carry credentials).
+	Redacted []string
+	// Whole arguments are shown whole, never shortened: what the user
+	// approves must be all there, so browser_file_upload's every resolved
+	// path is listed in full. A call whose summary cannot hold them all
+	// within MaxSummary is refused before anyone is asked (Fits).
+	Whole []string
+	// Plain arguments are kept although their name looks secret
+	// (browser_press_key's key).
+	Plain []string
 }
 
-// wholeArgs are arguments shown whole, never shortened: what the user
-// approves must be all there, so browser_file_upload's every resolved path
-// is listed in full. A call whose summary cannot hold them all within
-// maxSummary is refused before anyone is asked (SummaryFits).
-var wholeArgs = map[string]map[string]bool{
-	"browser_file_upload": {"paths": true},
+// Summarizer writes the short, redacted summaries of tool calls' arguments
+// that the timeline and approval prompts show, by each tool's ArgRules.
+type Summarizer struct {
+	redacted, whole, plain map[string]map[string]bool
+}
+
+// NewSummarizer returns a Summarizer for the tools in rules (tool name →
+// its rules); other tools' arguments get only the generic redaction of
+// secret-looking names and URLs.
+func NewSummarizer(rules map[string]ArgRules) *Summarizer {
+	s := &Summarizer{redacted: map[string]map[string]bool{}, whole: map[string]map[string]bool{}, plain: map[string]map[string]bool{}}
+	set := func(m map[string]map[string]bool, tool string, args []string) {
+		for _, a := range args {
+			if m[tool] == nil {
+				m[tool] = map[string]bool{}
+			}
+			m[tool][a] = true
+		}
+	}
+	for tool, r := range rules {
+		set(s.redacted, tool, r.Redacted)
+		set(s.whole, tool, r.Whole)
+		set(s.plain, tool, r.Plain)
+	}
+	return s
 }
 
 // omittedArgs are arguments left out of the summary because they have their
@@ -59,23 +88,23 @@ func isSecretName(name string) bool {
 // shortened, typed text and evaluated code reduced to their length, file
 // contents never (tools take paths, which are kept), URLs kept without
 // their password and secret-looking query values.
-func Summarize(tool string, args map[string]any) string {
-	return shorten(summarize(tool, args), maxSummary)
+func (s *Summarizer) Summarize(tool string, args map[string]any) string {
+	return shorten(s.summarize(tool, args), maxSummary)
 }
 
-// SummaryFits reports whether Summarize shows the call's arguments that are
+// Fits reports whether Summarize shows the call's arguments that are
 // never shortened (a browser_file_upload's paths) whole. When it does not,
 // an approval prompt or the timeline would hide some of them: the daemon
 // refuses such a call.
-func SummaryFits(tool string, args map[string]any) bool {
-	if len(wholeArgs[tool]) == 0 {
+func (s *Summarizer) Fits(tool string, args map[string]any) bool {
+	if len(s.whole[tool]) == 0 {
 		return true
 	}
-	return utf8.RuneCountInString(summarize(tool, args)) <= maxSummary
+	return utf8.RuneCountInString(s.summarize(tool, args)) <= maxSummary
 }
 
 // summarize is Summarize before the summary is cut to maxSummary.
-func summarize(tool string, args map[string]any) string {
+func (s *Summarizer) summarize(tool string, args map[string]any) string {
 	keys := make([]string, 0, len(args))
 	for k := range args {
 		if !omittedArgs[k] {
@@ -85,20 +114,20 @@ func summarize(tool string, args map[string]any) string {
 	slices.Sort(keys)
 	var parts []string
 	for _, k := range keys {
-		parts = append(parts, k+"="+summarizeValue(tool, k, args[k]))
+		parts = append(parts, k+"="+s.value(tool, k, args[k]))
 	}
 	return strings.Join(parts, " ")
 }
 
-func summarizeValue(tool, key string, v any) string {
-	if redactedArgs[tool][key] || (isSecretName(key) && !(tool == "browser_press_key" && key == "key")) {
+func (s *Summarizer) value(tool, key string, v any) string {
+	if s.redacted[tool][key] || isSecretName(key) && !s.plain[tool][key] {
 		if s, ok := v.(string); ok {
 			return fmt.Sprintf("<redacted, %d chars>", utf8.RuneCountInString(s))
 		}
 		return "<redacted>"
 	}
 	limit := maxValue
-	if wholeArgs[tool][key] {
+	if s.whole[tool][key] {
 		limit = maxSummary + 1 // never cut, except by Summarize's own cut
 	}
 	switch x := v.(type) {
@@ -110,7 +139,7 @@ func summarizeValue(tool, key string, v any) string {
 	case []any:
 		items := make([]string, len(x))
 		for i, it := range x {
-			items[i] = summarizeValue(tool, key, it)
+			items[i] = s.value(tool, key, it)
 		}
 		return shorten("["+strings.Join(items, ",")+"]", limit)
 	case map[string]any:

@@ -215,6 +215,15 @@ func TestEventsNeverBlockAndCountDrops(t *testing.T) {
 	}
 }
 
+// sum has the rules Tether's tools declare (package mcp; the daemon's
+// tests check that the real wiring redacts typed text).
+var sum = NewSummarizer(map[string]ArgRules{
+	"browser_type":        {Redacted: []string{"text"}},
+	"browser_evaluate":    {Redacted: []string{"expression"}},
+	"browser_file_upload": {Whole: []string{"paths"}},
+	"browser_press_key":   {Plain: []string{"key"}},
+})
+
 func TestSummarize(t *testing.T) {
 	for _, tt := range []struct {
 		tool string
@@ -232,11 +241,11 @@ func TestSummarize(t *testing.T) {
 		{"browser_x", map[string]any{"password": "p"}, `password=<redacted, 1 chars>`},
 		{"browser_snapshot", map[string]any{}, ``},
 	} {
-		if got := Summarize(tt.tool, tt.args); got != tt.want {
+		if got := sum.Summarize(tt.tool, tt.args); got != tt.want {
 			t.Errorf("%s: %q, want %q", tt.tool, got, tt.want)
 		}
 	}
-	long := Summarize("browser_find", map[string]any{"query": strings.Repeat("a", 1000)})
+	long := sum.Summarize("browser_find", map[string]any{"query": strings.Repeat("a", 1000)})
 	if n := len([]rune(long)); n > maxValue+10 {
 		t.Errorf("long value: %d runes", n)
 	}
@@ -344,18 +353,18 @@ func ids(es []Entry) string {
 }
 
 // An upload's paths are never shortened: each is whole in the summary, or
-// SummaryFits says the summary cannot hold them all.
+// Fits says the summary cannot hold them all.
 func TestSummarizeKeepsEveryUploadPathWhole(t *testing.T) {
 	long := "/home/user/Documents/" + strings.Repeat("quarterly-report-", 6) + ".pdf"
 	args := map[string]any{"ref": "e1", "paths": []any{long, "/home/user/.ssh/id_ed25519"}}
-	if s := Summarize("browser_file_upload", args); !strings.Contains(s, long) || !strings.Contains(s, "/home/user/.ssh/id_ed25519") || !SummaryFits("browser_file_upload", args) {
+	if s := sum.Summarize("browser_file_upload", args); !strings.Contains(s, long) || !strings.Contains(s, "/home/user/.ssh/id_ed25519") || !sum.Fits("browser_file_upload", args) {
 		t.Errorf("summary %q hides a path", s)
 	}
 	args["paths"] = []any{long, long, long, long, "/home/user/.ssh/id_ed25519"}
-	if SummaryFits("browser_file_upload", args) {
-		t.Errorf("summary %q fits?", Summarize("browser_file_upload", args))
+	if sum.Fits("browser_file_upload", args) {
+		t.Errorf("summary %q fits?", sum.Summarize("browser_file_upload", args))
 	}
-	if !SummaryFits("browser_navigate", map[string]any{"url": "https://a.example/" + strings.Repeat("x", 5000)}) {
+	if !sum.Fits("browser_navigate", map[string]any{"url": "https://a.example/" + strings.Repeat("x", 5000)}) {
 		t.Error("a long URL is cut, not refused")
 	}
 }
@@ -364,7 +373,7 @@ func TestSummarizeKeepsEveryUploadPathWhole(t *testing.T) {
 // summary raw: `tether approvals` and `tether timeline` print it to a
 // terminal, where "\x1b[2K\r" could redraw a held upload as something else.
 func TestSummarizeEscapesControlAndBidiCharacters(t *testing.T) {
-	s := Summarize("browser_click", map[string]any{"ref": "e1\x1b[2K\rbrowser_snapshot", "element": "abc\u202eexe.pdf"})
+	s := sum.Summarize("browser_click", map[string]any{"ref": "e1\x1b[2K\rbrowser_snapshot", "element": "abc\u202eexe.pdf"})
 	if strings.ContainsAny(s, "\x1b\r\u202e") || !strings.Contains(s, `\x1b[2K\r`) || !strings.Contains(s, `\u202e`) {
 		t.Errorf("summary %q", s)
 	}

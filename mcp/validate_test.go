@@ -1,0 +1,46 @@
+package mcp
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestArgumentsAreValidated(t *testing.T) {
+	fb := &fakeBrowser{}
+	c := newClient(t, fb)
+	for _, tc := range []struct {
+		args map[string]any
+		want string
+	}{
+		{map[string]any{"tab": "2"}, "tab: got string, want integer"},
+		{map[string]any{"bogus": true}, "arguments: additional properties 'bogus' not allowed"},
+		{map[string]any{"depth": 1.5}, "depth: got number, want integer"},
+	} {
+		text, isErr := callTool(t, c, "browser_snapshot", tc.args)
+		if !isErr || !strings.HasPrefix(text, "Invalid arguments for browser_snapshot: "+tc.want+".") {
+			t.Errorf("%v: (isError=%v) %s; want %q", tc.args, isErr, text, tc.want)
+		}
+	}
+	if len(fb.calls) != 0 {
+		t.Fatalf("invalid arguments reached the browser: %+v", fb.calls)
+	}
+}
+
+// An integer argument the schema accepts but a Go int cannot hold (1e300
+// is an integer to JSON Schema) is refused with its range, not bound into
+// a "failed to bind arguments" error; a huge error is cut.
+func TestIntegerRangeAndErrorCap(t *testing.T) {
+	fb := &fakeBrowser{}
+	c := newClient(t, fb)
+	text, isErr := callTool(t, c, "browser_snapshot", map[string]any{"tab": 1e300})
+	if !isErr || !strings.Contains(text, "tab: must be an integer between -9007199254740991 and 9007199254740991") {
+		t.Errorf("tab 1e300: (isError=%v) %q", isErr, text)
+	}
+	if len(fb.calls) != 0 {
+		t.Fatalf("reached the browser: %+v", fb.calls)
+	}
+	if got := argError("browser_x", strings.Repeat("é", 2000)); len(got) > maxArgErrorLen || !strings.HasSuffix(got, "…. Fix them to match the tool's input schema and call again.") || !utf8.ValidString(got) {
+		t.Errorf("argError not cut cleanly: %d bytes, %q…", len(got), got[:61])
+	}
+}
