@@ -181,5 +181,3 @@ func Stop(ctx context.Context, p config.Paths, rec config.DaemonRecord, token st
 	}
 	return lock.Unlock()
 }
-
-

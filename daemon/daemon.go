@@ -288,7 +288,7 @@ func Run(ctx context.Context, cfg Config) error {
 		// after this long, so idle sockets (a local process opening many)
 		// do not pile up; streams in progress (SSE, MCP) are not idle.
 		IdleTimeout: IdleTimeout,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		ErrorLog:    slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 
 	rec := config.DaemonRecord{PID: os.Getpid(), Port: port, Version: cfg.Version, UI: cfg.UI, Flags: cfg.Flags}
