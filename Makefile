@@ -73,6 +73,7 @@ test-fe: $(FE)/node_modules/.package-lock.json
 	cd $(FE) && npm run typecheck && npm test
 
 test-go: $(BIN) $(DESKTOP)
+	@bad=$$(gofmt -l $(GOFILES)); if [ -n "$$bad" ]; then echo "not gofmt-clean (run gofmt -w):"; echo "$$bad"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags $(TAGS) .
 	TETHER_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 15m ./...
