@@ -30,8 +30,9 @@ export interface AriaNode {
   url?: string;
   /**
    * A cross-origin iframe's document, answered by its own content script: its
-   * Chrome frameId, or "u<url>" when the frameId is not known here (the
-   * service worker finds the child frame with that URL).
+   * Chrome frameId, or "u<url>" / "u<n> <url>" when the frameId is not
+   * known here (the service worker finds the child frame with that URL, the
+   * n-th of this document's frames showing it).
    */
   frame?: number | string;
   children: Item[];
@@ -152,10 +153,20 @@ class Walker {
   /** Elements only counted once the budget ran out. */
   skipped = 0;
 
+  /** How many frames of this document showing each URL were met so far. */
+  private readonly frameURLs = new Map<string, number>();
+
   constructor(
     private readonly frameIdOf: ((iframe: Element) => number | undefined) | undefined,
     private readonly budget: number,
   ) {}
+
+  /** The rank of a frame showing url among those met so far (0 for the first); counts it. */
+  private frameRank(url: string): number {
+    const n = this.frameURLs.get(url) ?? 0;
+    this.frameURLs.set(url, n + 1);
+    return n;
+  }
 
   visitChildren(el: Element, out: Item[], textVisible: boolean): void {
     const kids = childNodesOf(el);
@@ -225,6 +236,8 @@ class Walker {
   }
 
   private visitFrame(frame: HTMLIFrameElement, aria: AriaNode): void {
+    // A srcdoc frame's document is about:srcdoc whatever its src says.
+    const url = frame.hasAttribute('srcdoc') ? 'about:srcdoc' : frame.src || 'about:blank';
     let inner: Document | null = null;
     try {
       inner = frame.contentDocument;
@@ -233,12 +246,18 @@ class Walker {
     }
     const body = inner?.body ?? inner?.documentElement;
     if (body) {
+      this.frameRank(url);
       this.visitChildren(body, aria.children, true);
       return;
     }
     const id = this.frameIdOf?.(frame);
-    if (id !== undefined && id > 0) aria.frame = id;
-    else aria.frame = `u${frame.src || 'about:blank'}`;
+    if (id !== undefined && id > 0) {
+      aria.frame = id;
+      return;
+    }
+    // By URL and rank among the frames showing it (see frameResolver).
+    const nth = this.frameRank(url);
+    aria.frame = nth === 0 ? `u${url}` : `u${nth} ${url}`;
   }
 }
 
