@@ -13,6 +13,39 @@ describe('snapshot', () => {
     refs = new RefRegistry(1);
   });
 
+  it('prints date-like, color, range and file inputs with Chromium\'s roles, their names and values', () => {
+    page(`
+      <label for="from">From date</label><input type="date" id="from">
+      <label>Start <input type="time" value="09:30"></label>
+      <input type="datetime-local" aria-label="Meeting" value="2026-03-04T10:15">
+      <label>Month <input type="month" value="2026-02"></label>
+      <label>Week <input type="week"></label>
+      <label>Colour <input type="color" value="#336699"></label>
+      <label>Volume <input type="range" min="1" max="10" value="3"></label>
+      <label for="f">Pick a file</label><input type="file" id="f" accept=".pdf">
+      <label for="g">Upload photo</label><input type="file" id="g" hidden>
+      <button>Attach</button><input type="file" style="display:none">`);
+    expect(snapshot(document, refs).split('\n')).toEqual([
+      '- text: From date',
+      '- date "From date" [format=yyyy-mm-dd] [ref=e1]',
+      '- text: Start',
+      '- time "Start" [ref=e2]: 09:30',
+      '- datetime "Meeting" [ref=e3]: 2026-03-04T10:15',
+      '- text: Month',
+      '- datetime "Month" [ref=e4]: "2026-02"',
+      '- text: Week',
+      '- datetime "Week" [format=yyyy-Www] [ref=e5]',
+      '- text: Colour',
+      '- color "Colour" [ref=e6]: "#336699"',
+      '- text: Volume',
+      '- slider "Volume" [min=1] [max=10] [ref=e7]: "3"',
+      '- text: Pick a file',
+      '- button "Pick a file" [takes files: .pdf] [ref=e8]',
+      '- button "Upload photo" [takes files] [ref=e9]',
+      '- button "Attach" [takes files] [ref=e10]',
+    ]);
+  });
+
   it('prints a small form with roles, names, values and states', () => {
     page(`
       <h1>Sign in</h1>

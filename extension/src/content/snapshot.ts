@@ -55,10 +55,22 @@ const CONTAINER_REF_ROLES = new Set([
   'main', 'navigation', 'region', 'complementary', 'banner', 'contentinfo', 'search', 'form',
   'dialog', 'alertdialog', 'table', 'grid', 'treegrid', 'article', 'iframe',
 ]);
-const VALUE_ROLES = new Set(['textbox', 'searchbox', 'combobox', 'spinbutton', 'slider']);
+const VALUE_ROLES = new Set(['textbox', 'searchbox', 'combobox', 'spinbutton', 'slider', 'date', 'datetime', 'time', 'color']);
 const CHECKABLE_ROLES = new Set(['checkbox', 'radio', 'switch', 'menuitemcheckbox', 'menuitemradio']);
 /** Roles whose subtree is their value or name: children are not printed. */
-const LEAF_ROLES = new Set(['textbox', 'searchbox', 'spinbutton', 'slider', 'img', 'progressbar', 'meter', 'separator', 'scrollbar']);
+const LEAF_ROLES = new Set(['textbox', 'searchbox', 'spinbutton', 'slider', 'img', 'progressbar', 'meter', 'separator', 'scrollbar', 'date', 'datetime', 'time', 'color']);
+/**
+ * Chromium's roles for the input types that have no ARIA role (its
+ * accessibility tree: Date, DateTime, InputTime, ColorWell; a file input is a
+ * button). dom-accessibility-api 0.7 gives them none.
+ */
+const INPUT_ROLES: Record<string, string> = {
+  date: 'date', 'datetime-local': 'datetime', month: 'datetime', week: 'datetime', time: 'time', color: 'color', file: 'button',
+};
+/** The format a date-like input's value takes, printed while it is empty. */
+const INPUT_FORMATS: Record<string, string> = {
+  date: 'yyyy-mm-dd', 'datetime-local': 'yyyy-mm-ddThh:mm', month: 'yyyy-mm', week: 'yyyy-Www', time: 'hh:mm',
+};
 /** Implicit roles dom-accessibility-api 0.7 does not map. */
 const FALLBACK_ROLES: Record<string, string> = { P: 'paragraph', BLOCKQUOTE: 'blockquote', CAPTION: 'caption', CODE: 'code', IFRAME: 'iframe', FRAME: 'iframe' };
 /** Marks a block-box boundary between text runs: they are printed apart. */
@@ -129,6 +141,14 @@ export function buildTree(doc: Document, opts: TreeOptions = {}): { items: Item[
 
 /** The role printed for el, or null for a role-less wrapper. */
 export function roleOf(el: Element): string | null {
+  if (el.tagName === 'INPUT' && !el.hasAttribute('role')) {
+    const native = INPUT_ROLES[(el as HTMLInputElement).type];
+    if (native) return native;
+  }
+  // A label standing in for a hidden file input is its button (Chromium shows neither).
+  if (el.tagName === 'LABEL' && !el.hasAttribute('role') && isFileInput((el as HTMLLabelElement).control) && !isRendered((el as HTMLLabelElement).control!)) {
+    return 'button';
+  }
   const role = getRole(el) ?? FALLBACK_ROLES[el.tagName] ?? null;
   if (role === null && el.tagName === 'INPUT' && (el as HTMLInputElement).type === 'password') return 'textbox';
   if (isEditableHost(el) && (role === null || role === 'generic')) return 'textbox';
@@ -354,6 +374,7 @@ export function nodeKey(node: AriaNode, name: string, refs: RefRegistry | undefi
 /** The value printed after a node's key, if any. */
 export function nodeValue(node: AriaNode): string | undefined {
   if (node.el.tagName === 'SELECT') return undefined;
+  if (isFileInput(node.el)) return valueOf(node.el);
   if (VALUE_ROLES.has(node.role) || isEditableHost(node.el)) return valueOf(node.el);
   return undefined;
 }
@@ -394,6 +415,19 @@ export function isInteractive(el: Element, role: string | null): boolean {
 
 function propsOf(el: Element, role: string): string[] {
   const props: string[] = [];
+  const files = takesFiles(el);
+  if (files !== undefined) props.push(files ? `[takes files: ${clip(files, 60)}]` : '[takes files]');
+  if (role === 'slider') {
+    const input = el.tagName === 'INPUT' ? (el as HTMLInputElement) : undefined;
+    const min = input ? input.min || '0' : el.getAttribute('aria-valuemin');
+    const max = input ? input.max || '100' : el.getAttribute('aria-valuemax');
+    if (min) props.push(`[min=${min}]`);
+    if (max) props.push(`[max=${max}]`);
+  }
+  if (el.tagName === 'INPUT' && !(el as HTMLInputElement).value) {
+    const format = INPUT_FORMATS[(el as HTMLInputElement).type];
+    if (format) props.push(`[format=${format}]`);
+  }
   if (CHECKABLE_ROLES.has(role)) {
     const checked = checkedState(el);
     if (checked === 'mixed') props.push('[checked=mixed]');
@@ -413,6 +447,47 @@ function propsOf(el: Element, role: string): string[] {
     props.push('[selected]');
   }
   return props;
+}
+
+/**
+ * Whether el takes files: a file input, or a label or button that opens one
+ * (its label control, one inside it, one it names by aria-controls, or a
+ * file input hidden right beside it). undefined: no; otherwise the input's
+ * accept list ('' when it takes any file).
+ */
+export function takesFiles(el: Element): string | undefined {
+  const input = fileInputOf(el);
+  return input ? (input.getAttribute('accept') ?? '').trim() : undefined;
+}
+
+function isFileInput(el: Element | null | undefined): el is HTMLInputElement {
+  return !!el && el.tagName === 'INPUT' && (el as HTMLInputElement).type === 'file';
+}
+
+function fileInputOf(el: Element): HTMLInputElement | undefined {
+  if (isFileInput(el)) return el;
+  if (el.tagName === 'LABEL') {
+    const control = (el as HTMLLabelElement).control;
+    return isFileInput(control) ? control : undefined;
+  }
+  if (el.tagName !== 'BUTTON' && el.getAttribute('role') !== 'button' && el.tagName !== 'A') return undefined;
+  const inside = el.querySelector('input[type=file]');
+  if (isFileInput(inside)) return inside;
+  for (const id of (el.getAttribute('aria-controls') ?? '').split(/\s+/).filter(Boolean)) {
+    const named = el.ownerDocument.getElementById(id);
+    if (isFileInput(named)) return named;
+  }
+  // The usual custom upload button: a file input hidden beside it, opened by its click handler.
+  for (const near of [el.nextElementSibling, el.previousElementSibling]) {
+    if (isFileInput(near) && !isRendered(near)) return near;
+  }
+  return undefined;
+}
+
+function isRendered(el: Element): boolean {
+  if (el.hasAttribute('hidden')) return false;
+  const style = el.ownerDocument.defaultView?.getComputedStyle(el);
+  return !!style && style.display !== 'none' && style.visibility !== 'hidden';
 }
 
 function checkedState(el: Element): boolean | 'mixed' {
@@ -441,8 +516,12 @@ function valueOf(el: Element): string | undefined {
   if (el.tagName === 'INPUT') {
     const input = el as HTMLInputElement;
     if (input.type === 'password') return input.value ? PASSWORD_MASK : undefined;
-    if (input.type === 'checkbox' || input.type === 'radio' || input.type === 'button' || input.type === 'submit' || input.type === 'reset' || input.type === 'file' || input.type === 'image') {
+    if (input.type === 'checkbox' || input.type === 'radio' || input.type === 'button' || input.type === 'submit' || input.type === 'reset' || input.type === 'image') {
       return undefined;
+    }
+    if (input.type === 'file') {
+      const names = [...(input.files ?? [])].map((f) => f.name).join(', ');
+      return names ? clip(names) : undefined;
     }
     return input.value ? clip(normalizeSpace(input.value)) : undefined;
   }
@@ -478,6 +557,8 @@ export function safeName(el: Element): string {
       const placeholder = el.getAttribute('placeholder') ?? el.getAttribute('aria-placeholder');
       if (placeholder) return placeholder.trim();
     }
+    // A label printed as its hidden file input's button (roleOf) is named by its text.
+    if (el.tagName === 'LABEL') return el.textContent ?? '';
     return name;
   } catch {
     return el.getAttribute('aria-label') ?? '';
