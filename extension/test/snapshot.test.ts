@@ -1,4 +1,4 @@
-import { beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { RefRegistry } from '../src/content/refs';
 import { snapshot } from '../src/content/snapshot';
 import { TetherError } from '../src/shared/errors';
@@ -11,6 +11,20 @@ describe('snapshot', () => {
   let refs: RefRegistry;
   beforeEach(() => {
     refs = new RefRegistry(1);
+  });
+
+  it('walks into closed shadow roots through chrome.dom.openOrClosedShadowRoot', () => {
+    page('<div id="host"></div>');
+    const host = document.getElementById('host')!;
+    const root = host.attachShadow({ mode: 'closed' });
+    root.innerHTML = '<label>Card holder <input></label>';
+    expect(snapshot(document, refs)).toBe('');
+    vi.stubGlobal('chrome', { dom: { openOrClosedShadowRoot: (el: HTMLElement) => (el === host ? root : null) } });
+    try {
+      expect(snapshot(document, refs).split('\n')).toEqual(['- text: Card holder', '- textbox "Card holder" [ref=e1]']);
+    } finally {
+      vi.unstubAllGlobals();
+    }
   });
 
   it('prints date-like, color, range and file inputs with Chromium\'s roles, their names and values', () => {

@@ -17,6 +17,7 @@
 // replaces with that frame's own snapshot.
 import { computeAccessibleName, getRole } from 'dom-accessibility-api';
 import type { RefRegistry } from './refs';
+import { shadowRootOf } from './shadow';
 
 /** Longest text run or name printed before it is cut with "…". */
 export const TEXT_LIMIT = 200;
@@ -396,7 +397,8 @@ export function textLine(text: string): string {
 }
 
 function childNodesOf(el: Element): Iterable<Node> {
-  if (el.shadowRoot) return el.shadowRoot.childNodes;
+  const shadow = shadowRootOf(el);
+  if (shadow) return shadow.childNodes;
   if (el.tagName === 'SLOT') {
     const assigned = (el as HTMLSlotElement).assignedNodes();
     if (assigned.length) return assigned;
