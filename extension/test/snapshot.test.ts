@@ -13,6 +13,34 @@ describe('snapshot', () => {
     refs = new RefRegistry(1);
   });
 
+  it('lists controls hidden until a CSS :hover, marked, under their row', () => {
+    page(`
+      <style>
+        .row .more { visibility: hidden; }
+        .row:hover .more, .x:hover::after { visibility: visible; }
+        .row .tools { display: none; }
+        @media screen { .row:hover > .tools { display: flex; } }
+        .plain { display: none; }
+      </style>
+      <ul><li class="row">Report.pdf <button class="more">More options</button>
+        <span class="tools"><button>Share</button></span><button class="plain">Never</button></li></ul>`);
+    expect(snapshot(document, refs).split('\n')).toEqual([
+      '- list:',
+      '  - listitem:',
+      '    - text: Report.pdf',
+      '    - button "More options" [hidden until hover] [ref=e1]',
+      '    - button "Share" [hidden until hover] [ref=e2]',
+    ]);
+  });
+
+  it('gives a canvas a ref and its box', () => {
+    page('<canvas aria-label="Seat map" role="img"></canvas><canvas></canvas>');
+    expect(snapshot(document, refs).split('\n')).toEqual([
+      '- img "Seat map" [box=0,0 0x0] [ref=e1]',
+      '- canvas [box=0,0 0x0] [ref=e2]',
+    ]);
+  });
+
   it('walks into closed shadow roots through chrome.dom.openOrClosedShadowRoot', () => {
     page('<div id="host"></div>');
     const host = document.getElementById('host')!;

@@ -17,6 +17,7 @@
 // replaces with that frame's own snapshot.
 import { computeAccessibleName, getRole } from 'dom-accessibility-api';
 import type { RefRegistry } from './refs';
+import { hoverRevealed } from './hover';
 import { shadowRootOf } from './shadow';
 
 /** Longest text run or name printed before it is cut with "…". */
@@ -28,6 +29,8 @@ export interface AriaNode {
   role: string;
   el: Element;
   interactive: boolean;
+  /** Hidden now, shown by a CSS :hover rule (hover.ts): printed [hidden until hover]. */
+  hoverHidden?: boolean;
   url?: string;
   /**
    * A cross-origin iframe's document, answered by its own content script: its
@@ -77,6 +80,15 @@ const FALLBACK_ROLES: Record<string, string> = { P: 'paragraph', BLOCKQUOTE: 'bl
 /** Marks a block-box boundary between text runs: they are printed apart. */
 const BREAK = '\u0000';
 const INTERACTIVE_TAGS = new Set(['BUTTON', 'SELECT', 'TEXTAREA', 'SUMMARY']);
+/**
+ * Visual surfaces a page draws on or plays in, targeted by position rather
+ * than by their content: they get a ref and print their box. An <svg> is one
+ * only when it has a role and is not icon-sized (SURFACE_MIN_SIDE).
+ */
+const SURFACE_TAGS = new Set(['CANVAS', 'VIDEO', 'EMBED', 'OBJECT']);
+const SURFACE_MIN_SIDE = 48;
+/** Chromium's roles for surfaces dom-accessibility-api 0.7 gives none. */
+const SURFACE_ROLES: Record<string, string> = { CANVAS: 'canvas', VIDEO: 'video', EMBED: 'embed', OBJECT: 'embed' };
 
 /** The default cap of a snapshot's text (SnapshotOptions.maxChars 0). */
 export const DEFAULT_MAX_CHARS = 40_000;
@@ -115,7 +127,7 @@ export function snapshotPage(doc: Document, refs: RefRegistry, opts: SnapshotOpt
   // Each printed line costs at least ~10 characters: past this many nodes the
   // rest of the page is only counted, never styled or named.
   const walkBudget = Math.ceil(maxChars / 10) + 50;
-  const items = buildTree(doc, { root: opts.root, frameIdOf: opts.frameIdOf, budget: walkBudget });
+  const items = buildTree(doc, { root: opts.root, frameIdOf: opts.frameIdOf, budget: walkBudget, hover: hoverRevealed(doc) });
   const r = new Renderer(refs, Math.max(maxChars - NOTE_RESERVE, 1), opts.depth && opts.depth > 0 ? opts.depth : Infinity, opts.urls === true);
   r.renderItems(items.items, '', opts.root ? 0 : 1);
   return { text: r.lines.join('\n'), omitted: r.omitted + items.uncounted, frames: r.frames };
@@ -126,11 +138,13 @@ export interface TreeOptions {
   frameIdOf?: ((iframe: Element) => number | undefined) | undefined;
   /** Nodes built before the rest is only counted; absent: no limit. */
   budget?: number;
+  /** Elements a CSS :hover rule shows (hoverRevealed); absent: none. */
+  hover?: ReadonlySet<Element>;
 }
 
 /** Walks the page (or root and its subtree) into role nodes and text runs. */
 export function buildTree(doc: Document, opts: TreeOptions = {}): { items: Item[]; uncounted: number } {
-  const walker = new Walker(opts.frameIdOf, opts.budget ?? Infinity);
+  const walker = new Walker(opts.frameIdOf, opts.budget ?? Infinity, opts.hover);
   const items: Item[] = [];
   if (opts.root) walker.visit(opts.root, items, true);
   else {
@@ -150,7 +164,7 @@ export function roleOf(el: Element): string | null {
   if (el.tagName === 'LABEL' && !el.hasAttribute('role') && isFileInput((el as HTMLLabelElement).control) && !isRendered((el as HTMLLabelElement).control!)) {
     return 'button';
   }
-  const role = getRole(el) ?? FALLBACK_ROLES[el.tagName] ?? null;
+  const role = getRole(el) ?? FALLBACK_ROLES[el.tagName] ?? SURFACE_ROLES[el.tagName] ?? null;
   if (role === null && el.tagName === 'INPUT' && (el as HTMLInputElement).type === 'password') return 'textbox';
   if (isEditableHost(el) && (role === null || role === 'generic')) return 'textbox';
   if (role === 'presentation' || role === 'none' || role === 'generic') return null;
@@ -177,9 +191,13 @@ class Walker {
   /** How many frames of this document showing each URL were met so far. */
   private readonly frameURLs = new Map<string, number>();
 
+  /** How many hover-hidden elements the walk is inside (their subtrees print as shown). */
+  private inHover = 0;
+
   constructor(
     private readonly frameIdOf: ((iframe: Element) => number | undefined) | undefined,
     private readonly budget: number,
+    private readonly hover: ReadonlySet<Element> = new Set(),
   ) {}
 
   /** The rank of a frame showing url among those met so far (0 for the first); counts it. */
@@ -217,15 +235,24 @@ class Walker {
     }
     const view = el.ownerDocument.defaultView as (Window & typeof globalThis) | null;
     const style = view?.getComputedStyle(el);
-    if (!style || style.display === 'none') return;
-    const isOption = el.tagName === 'OPTION' || el.tagName === 'OPTGROUP';
-    // checkVisibility also catches closed <details> and content-visibility:hidden
-    // ancestors; it is false for boxless display:contents elements and for the
-    // options of a drop-down <select>, so those skip it.
-    if (style.display !== 'contents' && !isOption && typeof el.checkVisibility === 'function' && !el.checkVisibility()) {
+    if (!style) return;
+    // Hidden now but shown by a :hover rule: walked as shown, and marked.
+    const revealed = this.hover.has(el) && (style.display === 'none' || style.visibility === 'hidden' || style.opacity === '0' || !visibleNow(el));
+    if (revealed) {
+      this.inHover++;
+      try {
+        this.walkElement(el, style, out, true);
+      } finally {
+        this.inHover--;
+      }
       return;
     }
-    const selfVisible = style.visibility !== 'hidden' && style.visibility !== 'collapse';
+    if (style.display === 'none') return;
+    if (this.inHover === 0 && !visibleNow(el, style)) return;
+    this.walkElement(el, style, out, this.inHover > 0 || (style.visibility !== 'hidden' && style.visibility !== 'collapse'));
+  }
+
+  private walkElement(el: Element, style: CSSStyleDeclaration, out: Item[], selfVisible: boolean): void {
     const role = selfVisible ? roleOf(el) : null;
     const interactive = selfVisible && isInteractive(el, role);
 
@@ -233,13 +260,15 @@ class Walker {
       // A wrapper: its children move up. Block boxes separate text runs.
       const block = style.display !== '' && !/^inline/.test(style.display) && style.display !== 'contents';
       if (block) out.push(BREAK);
-      this.visitChildren(el, out, selfVisible);
+      // Text shown only on hover is left to the names of the controls it is in.
+      this.visitChildren(el, out, selfVisible && this.inHover === 0);
       if (block) out.push(BREAK);
       return;
     }
 
     this.built++;
     const aria: AriaNode = { role: role ?? 'generic', el, interactive, children: [] };
+    if (this.inHover > 0) aria.hoverHidden = true;
     if (el.tagName === 'A' && el.hasAttribute('href')) {
       const href = el.getAttribute('href')!.trim();
       if (href && !/^javascript:/i.test(href)) aria.url = clip(href);
@@ -360,7 +389,7 @@ export function countItems(items: Item[]): number {
 
 /** A node's accessible name as printed ('' for role-less nodes). */
 export function nodeName(node: AriaNode): string {
-  return node.role !== 'generic' ? clip(normalizeSpace(safeName(node.el))) : '';
+  return node.role !== 'generic' ? clip(normalizeSpace(safeName(node.el, node.hoverHidden === true))) : '';
 }
 
 /** `role "name" [props] [ref=…]`: a node's line without its "- " and value. withRef issues a ref to any node. */
@@ -368,6 +397,7 @@ export function nodeKey(node: AriaNode, name: string, refs: RefRegistry | undefi
   let key = node.role;
   if (name) key += ' ' + JSON.stringify(name);
   for (const p of propsOf(node.el, node.role)) key += ' ' + p;
+  if (node.hoverHidden) key += ' [hidden until hover]';
   if (refs && (node.interactive || withRef || CONTAINER_REF_ROLES.has(node.role))) key += ` [ref=${refs.refFor(node.el)}]`;
   return key;
 }
@@ -396,6 +426,17 @@ export function textLine(text: string): string {
   return `- text: ${yamlText(clip(text))}`;
 }
 
+/**
+ * checkVisibility, which also catches closed <details> and
+ * content-visibility:hidden ancestors; it is false for boxless
+ * display:contents elements and for the options of a drop-down <select>, so
+ * those skip it.
+ */
+function visibleNow(el: Element, style?: CSSStyleDeclaration): boolean {
+  if (style?.display === 'contents' || el.tagName === 'OPTION' || el.tagName === 'OPTGROUP') return true;
+  return typeof el.checkVisibility !== 'function' || el.checkVisibility();
+}
+
 function childNodesOf(el: Element): Iterable<Node> {
   const shadow = shadowRootOf(el);
   if (shadow) return shadow.childNodes;
@@ -408,6 +449,7 @@ function childNodesOf(el: Element): Iterable<Node> {
 
 export function isInteractive(el: Element, role: string | null): boolean {
   if (role !== null && INTERACTIVE_ROLES.has(role)) return true;
+  if (isSurface(el, role)) return true;
   if (INTERACTIVE_TAGS.has(el.tagName)) return true;
   if (el.tagName === 'A' && el.hasAttribute('href')) return true;
   if (el.tagName === 'INPUT') return true;
@@ -415,8 +457,23 @@ export function isInteractive(el: Element, role: string | null): boolean {
   return isEditableHost(el);
 }
 
+/** Whether el is a visual surface (SURFACE_TAGS, or a sizable <svg> with a role). */
+export function isSurface(el: Element, role: string | null): boolean {
+  if (SURFACE_TAGS.has(el.tagName)) return true;
+  if (el.tagName !== 'svg' || role === null || role === 'generic') return false;
+  const r = el.getBoundingClientRect();
+  return r.width >= SURFACE_MIN_SIDE && r.height >= SURFACE_MIN_SIDE;
+}
+
+/** `[box=x,y wxh]`: el's border box in its frame's viewport, CSS pixels, rounded. */
+export function boxProp(el: Element): string {
+  const r = el.getBoundingClientRect();
+  return `[box=${Math.round(r.left)},${Math.round(r.top)} ${Math.round(r.width)}x${Math.round(r.height)}]`;
+}
+
 function propsOf(el: Element, role: string): string[] {
   const props: string[] = [];
+  if (isSurface(el, role)) props.push(boxProp(el));
   const files = takesFiles(el);
   if (files !== undefined) props.push(files ? `[takes files: ${clip(files, 60)}]` : '[takes files]');
   if (role === 'slider') {
@@ -548,9 +605,10 @@ function nameStyle(el: Element, pseudo?: string | null): CSSStyleDeclaration {
   return (el.ownerDocument.defaultView ?? window).getComputedStyle(el, pseudo);
 }
 
-export function safeName(el: Element): string {
+/** el's accessible name; hidden: also from hidden content (an element hidden until hover). */
+export function safeName(el: Element, hidden = false): string {
   try {
-    const name = computeAccessibleName(el, { getComputedStyle: nameStyle });
+    const name = computeAccessibleName(el, hidden ? { getComputedStyle: nameStyle, hidden: true } : { getComputedStyle: nameStyle });
     if (name) return name;
     // HTML-AAM (accessible name computation for input and textarea): with
     // no label, aria-label or title, the placeholder names the field, as
