@@ -4,6 +4,7 @@
 // so a search of a huge page stays cheap.
 import type { FindMatch } from '../protocol.gen';
 import type { RefRegistry } from './refs';
+import { hoverRevealed } from './hover';
 import { shadowRootOf } from './shadow';
 import { buildTree, nodeKey, nodeLine, nodeName, normalizeSpace, textLine, type AriaNode, type Item } from './snapshot';
 
@@ -25,7 +26,7 @@ export interface FindOutput {
 export function find(doc: Document, refs: RefRegistry, q: FindQuery): FindOutput {
   const needle = q.text ? normalizeSpace(q.text).toLowerCase() : '';
   const role = q.role?.trim().toLowerCase() || '';
-  const { items } = buildTree(doc, { frameIdOf: q.frameIdOf });
+  const { items } = buildTree(doc, { frameIdOf: q.frameIdOf, hover: hoverRevealed(doc) });
   const out: FindOutput = { matches: [], frames: [] };
   let heading: string | undefined;
   const rows: AriaNode[] = [];

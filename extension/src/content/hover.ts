@@ -34,7 +34,7 @@ export function hoverRevealed(doc: Document): Set<Element> {
       }
     }
   };
-  for (const sheet of Array.from(doc.styleSheets)) {
+  for (const sheet of [...Array.from(doc.styleSheets), ...(doc.adoptedStyleSheets ?? [])]) {
     let rules: CSSRuleList;
     try {
       rules = sheet.cssRules;
