@@ -52,6 +52,7 @@ func TestSnapshotSurfaces(t *testing.T) {
 		`- button "Srcdoc button" [ref=`,
 		`- button "Data button" [ref=`,
 		`- button "Late button" [ref=`,
+		`- button "Clear holder" [hidden until hover] [ref=`,
 	} {
 		if !strings.Contains(snap, want) {
 			t.Errorf("the snapshot lacks %q", want)

@@ -179,10 +179,10 @@ async function stitchFrames(tabId: number, parentFrameId: number, page: PageSnap
     const key = t.slice(FRAME_MARK.length);
     const text = inner.get(key);
     if (text === undefined || text === '') {
-      // Never silently missing: the frame's own line says why it is empty.
-      const reason = text === '' ? 'its document is empty' : (unreadable.get(key) ?? 'it did not answer');
+      // Never silently missing: the frame's own line says it is empty, or why it could not be read.
+      const mark = text === '' ? '[empty]' : `[not readable: ${unreadable.get(key) ?? 'it did not answer'}]`;
       const last = lines.length - 1;
-      if (last >= 0 && lines[last]!.endsWith(':')) lines[last] = `${lines[last]!.slice(0, -1)} [not readable: ${reason}]`;
+      if (last >= 0 && lines[last]!.endsWith(':')) lines[last] = `${lines[last]!.slice(0, -1)} ${mark}`;
       continue;
     }
     const indent = line.slice(0, line.length - t.length);

@@ -11,8 +11,14 @@ export const MAX_RULES = 5000;
 /** Revealing selectors run per snapshot, at most. */
 export const MAX_SELECTORS = 200;
 
-/** The elements of doc that a :hover rule shows (a set, empty when the page has none). */
-export function hoverRevealed(doc: Document): Set<Element> {
+/** Shadow roots whose own style sheets are scanned per snapshot, at most. */
+export const MAX_SHADOW_ROOTS = 50;
+
+/**
+ * The elements of doc (a document, or a shadow root with its own style
+ * sheets) that a :hover rule shows: a set, empty when there are none.
+ */
+export function hoverRevealed(doc: Document | ShadowRoot): Set<Element> {
   const selectors = new Set<string>();
   let seen = 0;
   const scan = (rules: CSSRuleList) => {
@@ -24,7 +30,7 @@ export function hoverRevealed(doc: Document): Set<Element> {
       if (typeof selectorText === 'string' && style) {
         if (selectorText.includes(':hover') && reveals(style)) {
           for (const part of splitSelectors(selectorText)) {
-            const stripped = withoutHover(part);
+            const stripped = withoutHover(part, doc.nodeType === 11 /* DOCUMENT_FRAGMENT_NODE */);
             if (stripped) selectors.add(stripped);
           }
         }
@@ -34,7 +40,7 @@ export function hoverRevealed(doc: Document): Set<Element> {
       }
     }
   };
-  for (const sheet of [...Array.from(doc.styleSheets), ...(doc.adoptedStyleSheets ?? [])]) {
+  for (const sheet of [...Array.from(doc.styleSheets ?? []), ...(doc.adoptedStyleSheets ?? [])]) {
     let rules: CSSRuleList;
     try {
       rules = sheet.cssRules;
@@ -79,9 +85,18 @@ function splitSelectors(list: string): string[] {
   return out.filter((s) => s.includes(':hover'));
 }
 
-/** The selector with :hover removed (`.row:hover .more` → `.row .more`); '' for pseudo-element targets. */
-export function withoutHover(selector: string): string {
+/**
+ * The selector with :hover removed (`.row:hover .more` → `.row .more`); ''
+ * for pseudo-element targets. In a shadow root's sheet (inShadow) a leading
+ * :host(…) goes too: the host is outside the root's querySelectorAll.
+ */
+export function withoutHover(selector: string, inShadow = false): string {
   if (selector.includes('::') || /:(before|after)\b/.test(selector)) return '';
+  if (inShadow) {
+    if (!/^:host\b/.test(selector)) return withoutHover(selector);
+    selector = selector.replace(/^:host(\([^)]*\))?\s*>?\s*/, '');
+    if (!selector) return '';
+  }
   return selector
     .replace(/(^|[\s>+~(,]):hover\b/g, '$1*')
     .replace(/:hover\b/g, '')

@@ -17,7 +17,7 @@
 // replaces with that frame's own snapshot.
 import { computeAccessibleName, getRole } from 'dom-accessibility-api';
 import type { RefRegistry } from './refs';
-import { hoverRevealed } from './hover';
+import { hoverRevealed, MAX_SHADOW_ROOTS } from './hover';
 import { shadowRootOf } from './shadow';
 
 /** Longest text run or name printed before it is cut with "…". */
@@ -138,8 +138,8 @@ export interface TreeOptions {
   frameIdOf?: ((iframe: Element) => number | undefined) | undefined;
   /** Nodes built before the rest is only counted; absent: no limit. */
   budget?: number;
-  /** Elements a CSS :hover rule shows (hoverRevealed); absent: none. */
-  hover?: ReadonlySet<Element>;
+  /** Elements a CSS :hover rule shows (hoverRevealed); absent: none, and shadow roots' sheets are not scanned either. */
+  hover?: Set<Element>;
 }
 
 /** Walks the page (or root and its subtree) into role nodes and text runs. */
@@ -193,11 +193,13 @@ class Walker {
 
   /** How many hover-hidden elements the walk is inside (their subtrees print as shown). */
   private inHover = 0;
+  /** Shadow roots whose style sheets were scanned for :hover rules. */
+  private shadowScans = 0;
 
   constructor(
     private readonly frameIdOf: ((iframe: Element) => number | undefined) | undefined,
     private readonly budget: number,
-    private readonly hover: ReadonlySet<Element> = new Set(),
+    private readonly hover: Set<Element> | undefined,
   ) {}
 
   /** The rank of a frame showing url among those met so far (0 for the first); counts it. */
@@ -208,6 +210,14 @@ class Walker {
   }
 
   visitChildren(el: Element, out: Item[], textVisible: boolean): void {
+    if (this.hover) {
+      // A component's own sheets hold its :hover rules (`:host(:hover) .more`).
+      const shadow = shadowRootOf(el);
+      if (shadow && this.shadowScans < MAX_SHADOW_ROOTS && ((shadow.styleSheets?.length ?? 0) > 0 || (shadow.adoptedStyleSheets?.length ?? 0) > 0)) {
+        this.shadowScans++;
+        for (const found of hoverRevealed(shadow)) this.hover.add(found);
+      }
+    }
     const kids = childNodesOf(el);
     for (const child of kids) this.visit(child, out, textVisible);
   }
@@ -237,7 +247,7 @@ class Walker {
     const style = view?.getComputedStyle(el);
     if (!style) return;
     // Hidden now but shown by a :hover rule: walked as shown, and marked.
-    const revealed = this.hover.has(el) && (style.display === 'none' || style.visibility === 'hidden' || style.opacity === '0' || !visibleNow(el));
+    const revealed = this.hover?.has(el) === true && (style.display === 'none' || style.visibility === 'hidden' || style.opacity === '0' || !visibleNow(el));
     if (revealed) {
       this.inHover++;
       try {
