@@ -51,3 +51,24 @@ describe('frame placeholders', () => {
     expect(await got).toBeUndefined();
   });
 });
+
+describe('frame placeholders by rank', () => {
+  afterEach(() => vi.unstubAllGlobals());
+
+  it('takes the n-th child frame showing the URL, by creation order, skipping one read in place', async () => {
+    fakeChrome([
+      { frameId: 0, parentFrameId: -1, url: TOP },
+      { frameId: 9, parentFrameId: 0, url: 'about:srcdoc' },
+      { frameId: 3, parentFrameId: 0, url: 'about:srcdoc' },
+    ], []);
+    const { frameResolver } = await import('../src/background/methods-read');
+    // The first about:srcdoc frame (3) was read in place by the parent: the placeholder is the second.
+    expect(await frameResolver(1, 0)('u1 about:srcdoc')).toBe(9);
+  });
+
+  it('says why a frame could not be read', async () => {
+    const { frameFailure } = await import('../src/background/methods-read');
+    expect(frameFailure(new Error('Frame with ID 4 is showing error page'))).toMatch(/error page/);
+    expect(frameFailure(new Error('Cannot access contents of url "chrome-extension://x/". Extension manifest must request permission'))).toMatch(/does not let extensions/);
+  });
+});

@@ -87,6 +87,14 @@ describe('find', () => {
     expect(buttons.matches).toHaveLength(2);
     expect(buttons.matches[0]!.ref).toBe('e1'); // the same element keeps its ref
   });
+
+  it('finds a control hidden until hover, marked', () => {
+    document.body.innerHTML = `
+      <style>.row .more { display: none; } .row:hover .more { display: inline; }</style>
+      <ul><li class="row">Report.pdf <button class="more">More options</button></li></ul>`;
+    const out = find(document, new RefRegistry(1), { text: 'more options' });
+    expect(out.matches.map((m) => m.line)).toEqual(['- button "More options" [hidden until hover] [ref=e1]']);
+  });
 });
 
 describe('read', () => {

@@ -1,4 +1,4 @@
-import { beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { RefRegistry } from '../src/content/refs';
 import { snapshot } from '../src/content/snapshot';
 import { TetherError } from '../src/shared/errors';
@@ -11,6 +11,81 @@ describe('snapshot', () => {
   let refs: RefRegistry;
   beforeEach(() => {
     refs = new RefRegistry(1);
+  });
+
+  it('lists controls hidden until a CSS :hover, marked, under their row', () => {
+    page(`
+      <style>
+        .row .more { visibility: hidden; }
+        .row:hover .more, .x:hover::after { visibility: visible; }
+        .row .tools { display: none; }
+        @media screen { .row:hover > .tools { display: flex; } }
+        .plain { display: none; }
+      </style>
+      <ul><li class="row">Report.pdf <button class="more">More options</button>
+        <span class="tools"><button>Share</button></span><button class="plain">Never</button></li></ul>`);
+    expect(snapshot(document, refs).split('\n')).toEqual([
+      '- list:',
+      '  - listitem:',
+      '    - text: Report.pdf',
+      '    - button "More options" [hidden until hover] [ref=e1]',
+      '    - button "Share" [hidden until hover] [ref=e2]',
+    ]);
+  });
+
+  it('gives a canvas a ref and its box', () => {
+    page('<canvas aria-label="Seat map" role="img"></canvas><canvas></canvas>');
+    expect(snapshot(document, refs).split('\n')).toEqual([
+      '- img "Seat map" [box=0,0 0x0] [ref=e1]',
+      '- canvas [box=0,0 0x0] [ref=e2]',
+    ]);
+  });
+
+  it('walks into closed shadow roots through chrome.dom.openOrClosedShadowRoot', () => {
+    page('<div id="host"></div>');
+    const host = document.getElementById('host')!;
+    const root = host.attachShadow({ mode: 'closed' });
+    root.innerHTML = '<label>Card holder <input></label>';
+    expect(snapshot(document, refs)).toBe('');
+    vi.stubGlobal('chrome', { dom: { openOrClosedShadowRoot: (el: HTMLElement) => (el === host ? root : null) } });
+    try {
+      expect(snapshot(document, refs).split('\n')).toEqual(['- text: Card holder', '- textbox "Card holder" [ref=e1]']);
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
+
+  it('prints date-like, color, range and file inputs with Chromium\'s roles, their names and values', () => {
+    page(`
+      <label for="from">From date</label><input type="date" id="from">
+      <label>Start <input type="time" value="09:30"></label>
+      <input type="datetime-local" aria-label="Meeting" value="2026-03-04T10:15">
+      <label>Month <input type="month" value="2026-02"></label>
+      <label>Week <input type="week"></label>
+      <label>Colour <input type="color" value="#336699"></label>
+      <label>Volume <input type="range" min="1" max="10" value="3"></label>
+      <label for="f">Pick a file</label><input type="file" id="f" accept=".pdf">
+      <label for="g">Upload photo</label><input type="file" id="g" hidden>
+      <button>Attach</button><input type="file" style="display:none">`);
+    expect(snapshot(document, refs).split('\n')).toEqual([
+      '- text: From date',
+      '- date "From date" [format=yyyy-mm-dd] [ref=e1]',
+      '- text: Start',
+      '- time "Start" [ref=e2]: 09:30',
+      '- datetime "Meeting" [ref=e3]: 2026-03-04T10:15',
+      '- text: Month',
+      '- datetime "Month" [ref=e4]: "2026-02"',
+      '- text: Week',
+      '- datetime "Week" [format=yyyy-Www] [ref=e5]',
+      '- text: Colour',
+      '- color "Colour" [ref=e6]: "#336699"',
+      '- text: Volume',
+      '- slider "Volume" [min=1] [max=10] [ref=e7]: "3"',
+      '- text: Pick a file',
+      '- button "Pick a file" [takes files: .pdf] [ref=e8]',
+      '- button "Upload photo" [takes files] [ref=e9]',
+      '- button "Attach" [takes files] [ref=e10]',
+    ]);
   });
 
   it('prints a small form with roles, names, values and states', () => {

@@ -26,8 +26,9 @@ import (
 )
 
 // HostResolverRules keeps saved real pages from stalling on DNS for their
-// external hosts (DEVELOPERS.md).
-const HostResolverRules = "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"
+// external hosts (DEVELOPERS.md); localhost stays reachable, as another
+// site than 127.0.0.1 (an out-of-process frame in tests).
+const HostResolverRules = "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost"
 
 // Binary returns the tether binary under test: $TETHER_BIN (the Makefile sets
 // it; its tether-desktop lies next to it), else one built into a temporary

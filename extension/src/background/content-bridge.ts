@@ -52,8 +52,15 @@ export async function callContent(tabId: number, msg: ContentMessage, deadline: 
     }
     if (!reply) {
       if (frameId === 0) await injectTop(tabId, url);
-      else if (!(await injectScripts({ tabId, frameIds: [frameId] }))) {
-        throw new TetherError('stale_ref', 'The frame that element was in is gone (it navigated or was removed). Call browser_snapshot again and use a fresh ref.');
+      else {
+        let failure: unknown;
+        if (!(await injectScripts({ tabId, frameIds: [frameId] }, (err) => (failure = err)))) {
+          const why = String(failure instanceof Error ? failure.message : failure);
+          if (/No frame with id|frame.*(removed|not found)/i.test(why)) {
+            throw new TetherError('stale_ref', 'The frame that element was in is gone (it navigated or was removed). Call browser_snapshot again and use a fresh ref.');
+          }
+          throw new Error(`the frame cannot be scripted: ${why}`);
+        }
       }
       reply = check(await withDeadline(chrome.tabs.sendMessage(tabId, msg, { frameId }), deadline));
     }

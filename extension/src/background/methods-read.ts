@@ -148,18 +148,25 @@ async function stitchFrames(tabId: number, parentFrameId: number, page: PageSnap
   let omitted = page.omitted ?? 0;
   if (!page.frames?.length) return { text: page.snapshot, omitted };
   const inner = new Map<string, string>();
+  const unreadable = new Map<string, string>();
   const resolve = frameResolver(tabId, parentFrameId);
   for (const key of page.frames) {
-    if (depth >= MAX_FRAME_DEPTH) continue;
+    if (depth >= MAX_FRAME_DEPTH) {
+      unreadable.set(String(key), `frames nested deeper than ${MAX_FRAME_DEPTH} are not read`);
+      continue;
+    }
     try {
       const frameId = await resolve(key);
-      if (frameId === undefined) continue;
+      if (frameId === undefined) {
+        unreadable.set(String(key), 'Chrome lists no frame for it (it has not loaded yet, or was removed)');
+        continue;
+      }
       const child = await snapshotFrame(tabId, frameId, shape.urls ? { maxChars: shape.maxChars, urls: true } : { maxChars: shape.maxChars }, deadline);
       const sub = await stitchFrames(tabId, frameId, child, shape, deadline, depth + 1);
       inner.set(String(key), sub.text);
       omitted += sub.omitted;
-    } catch {
-      // The frame went away or cannot be scripted: it stays out.
+    } catch (err) {
+      unreadable.set(String(key), frameFailure(err));
     }
   }
   const lines: string[] = [];
@@ -169,21 +176,41 @@ async function stitchFrames(tabId: number, parentFrameId: number, page: PageSnap
       lines.push(line);
       continue;
     }
-    const text = inner.get(t.slice(FRAME_MARK.length));
-    if (!text) continue;
+    const key = t.slice(FRAME_MARK.length);
+    const text = inner.get(key);
+    if (text === undefined || text === '') {
+      // Never silently missing: the frame's own line says it is empty, or why it could not be read.
+      const mark = text === '' ? '[empty]' : `[not readable: ${unreadable.get(key) ?? 'it did not answer'}]`;
+      const last = lines.length - 1;
+      if (last >= 0 && lines[last]!.endsWith(':')) lines[last] = `${lines[last]!.slice(0, -1)} ${mark}`;
+      continue;
+    }
     const indent = line.slice(0, line.length - t.length);
     for (const l of text.split('\n')) lines.push(indent + l);
   }
   return { text: lines.join('\n'), omitted };
 }
 
+/** Why a frame's snapshot failed, in words for the snapshot line. */
+export function frameFailure(err: unknown): string {
+  const text = String(err instanceof Error ? err.message : err);
+  if (/error page/i.test(text)) return "it shows Chrome's error page (it did not load)";
+  if (/cannot be scripted|Cannot access|must request permission/i.test(text)) return 'Chrome does not let extensions read it';
+  if (err instanceof TetherError && err.code === 'timeout') return 'it did not answer in time';
+  if (err instanceof TetherError && err.code === 'stale_ref') return 'it navigated or was removed while being read';
+  return text.replace(/\s+/g, ' ').slice(0, 120);
+}
+
 /** How long the frames webNavigation does not list get to say their URL, in ms. */
 const UNLISTED_MS = 1000;
 
 /**
- * Turns a frame placeholder into a frameId: a number is one already; "u<url>"
- * is the next child frame of parentFrameId showing that URL. The frames of a
- * page restored from the back/forward cache are missing from
+ * Turns a frame placeholder into a frameId: a number is one already;
+ * "u<url>" is the next child frame of parentFrameId showing that URL, and
+ * "u<n> <url>" the n-th (from 0, in creation order: by frameId) of the child
+ * frames showing it, counting those the parent's script read in place (a
+ * same-origin srcdoc frame beside a sandboxed one are both about:srcdoc).
+ * The frames of a page restored from the back/forward cache are missing from
  * webNavigation.getAllFrames (only the top frame is listed, and
  * runtime.getFrameId knows none of them: seen on Chromium 156), though
  * their content scripts answer: those frames are asked for their URLs
@@ -195,16 +222,23 @@ export function frameResolver(tabId: number, parentFrameId: number): (key: numbe
   let unlisted: Promise<Array<{ frameId: number; url: string }>> | undefined;
   const used = new Set<number>();
   const matches = (u: string, url: string) => u === url || stripHash(u) === stripHash(url);
+  const pick = (frames: Array<{ frameId: number }>, nth: number | undefined) => {
+    const sorted = [...frames].sort((a, b) => a.frameId - b.frameId);
+    const at = nth === undefined ? undefined : sorted[nth];
+    return at && !used.has(at.frameId) ? at : sorted.find((f) => !used.has(f.frameId));
+  };
   return async (key) => {
     if (typeof key === 'number') return key;
     if (!key.startsWith('u')) return undefined;
-    const url = key.slice(1);
+    const m = /^u(\d+) (.*)$/s.exec(key);
+    const nth = m ? Number(m[1]) : undefined;
+    const url = m ? m[2]! : key.slice(1);
     all ??= chrome.webNavigation.getAllFrames({ tabId }).then((frames) => frames ?? [], () => []);
     const listed = await all;
-    let hit: { frameId: number } | undefined = listed.find((f) => f.parentFrameId === parentFrameId && !used.has(f.frameId) && matches(f.url, url));
+    let hit: { frameId: number } | undefined = pick(listed.filter((f) => f.parentFrameId === parentFrameId && matches(f.url, url)), nth);
     if (!hit) {
       unlisted ??= unlistedFrames(tabId, new Set(listed.map((f) => f.frameId)));
-      hit = (await unlisted).find((f) => !used.has(f.frameId) && matches(f.url, url));
+      hit = pick((await unlisted).filter((f) => matches(f.url, url)), nth);
     }
     if (!hit) return undefined;
     used.add(hit.frameId);

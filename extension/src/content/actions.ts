@@ -121,10 +121,22 @@ export function clickablePoint(el: Element, what = 'clicked'): { x: number; y: n
     // Nothing reported under any point (outside the viewport or an unrendered DOM).
     return { x: cx, y: cy, target: el };
   }
+  if (cover.contains(el) && !visibleToPointer(el)) {
+    // el is hidden until its container is hovered (snapshot's [hidden until
+    // hover]): the point falls through to the container, and a person's
+    // pointer there would reveal el. It gets the events.
+    return { x: cx, y: cy, target: el };
+  }
   throw new TetherError(
     'not_interactable',
     `The ${describe(el)} cannot be ${what}: another element, ${describeCover(cover)}, is on top of it and would receive the click. Close or move what covers it (often a cookie banner, dialog, overlay or sticky header), or act on the covering element if that is what you meant; then call browser_snapshot and retry.`,
   );
+}
+
+/** False when el, or an ancestor, is visibility:hidden (hit testing passes through it). */
+function visibleToPointer(el: Element): boolean {
+  const style = el.ownerDocument.defaultView?.getComputedStyle(el);
+  return !style || (style.visibility !== 'hidden' && style.visibility !== 'collapse');
 }
 
 /**

@@ -4,6 +4,8 @@
 // so a search of a huge page stays cheap.
 import type { FindMatch } from '../protocol.gen';
 import type { RefRegistry } from './refs';
+import { hoverRevealed } from './hover';
+import { shadowRootOf } from './shadow';
 import { buildTree, nodeKey, nodeLine, nodeName, normalizeSpace, textLine, type AriaNode, type Item } from './snapshot';
 
 export interface FindQuery {
@@ -24,7 +26,7 @@ export interface FindOutput {
 export function find(doc: Document, refs: RefRegistry, q: FindQuery): FindOutput {
   const needle = q.text ? normalizeSpace(q.text).toLowerCase() : '';
   const role = q.role?.trim().toLowerCase() || '';
-  const { items } = buildTree(doc, { frameIdOf: q.frameIdOf });
+  const { items } = buildTree(doc, { frameIdOf: q.frameIdOf, hover: hoverRevealed(doc) });
   const out: FindOutput = { matches: [], frames: [] };
   let heading: string | undefined;
   const rows: AriaNode[] = [];
@@ -106,7 +108,7 @@ const NAME_FROM_CONTENT = new Set([
 function mightContain(el: Element, needle: string, fromContent: boolean): boolean {
   if (el.hasAttribute('aria-labelledby')) return true;
   // Content in shadow trees or slotted from the light DOM is not in textContent.
-  if (fromContent && (el.shadowRoot || el.querySelector('slot') || el.tagName === 'SLOT')) return true;
+  if (fromContent && (shadowRootOf(el) !== null || el.querySelector('slot') || el.tagName === 'SLOT')) return true;
   if (fromContent && (el.textContent ?? '').toLowerCase().includes(needle)) return true;
   for (const a of ['aria-label', 'title', 'alt', 'placeholder', 'value']) {
     if ((el.getAttribute(a) ?? '').toLowerCase().includes(needle)) return true;

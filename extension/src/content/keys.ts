@@ -6,6 +6,7 @@
 // form, text insertion, Backspace/Delete, Space/Enter activating controls),
 // and only when the page did not cancel the keydown.
 import { TetherError } from '../shared/errors';
+import { shadowRootOf } from './shadow';
 
 export type Modifier = 'Alt' | 'Control' | 'Meta' | 'Shift';
 
@@ -149,7 +150,7 @@ export function deepActiveElement(doc: Document): Element {
   let el: Element | null = doc.activeElement;
   for (;;) {
     if (!el) return doc.body ?? doc.documentElement;
-    const inner = el.shadowRoot?.activeElement;
+    const inner = shadowRootOf(el)?.activeElement;
     if (inner) {
       el = inner;
       continue;
@@ -446,9 +447,10 @@ export function tabbables(doc: Document): HTMLElement[] {
   let order = 0;
   const visit = (root: Document | ShadowRoot | Element) => {
     for (const el of Array.from(root.querySelectorAll('*'))) {
-      if (el.shadowRoot) {
+      const shadow = shadowRootOf(el);
+      if (shadow) {
         if (isTabbable(el)) found.push({ el: el as HTMLElement, index: tabIndexOf(el), order: order++ });
-        visit(el.shadowRoot);
+        visit(shadow);
         continue;
       }
       if (el.matches(FOCUSABLE) && isTabbable(el)) found.push({ el: el as HTMLElement, index: tabIndexOf(el), order: order++ });

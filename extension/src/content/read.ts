@@ -1,10 +1,12 @@
 // browser_read: the rendered DOM as HTML, for the daemon to turn into
-// Markdown. Unlike outerHTML it serializes what the user sees: open shadow
-// roots are inlined (slots filled with their assigned nodes), same-origin
+// Markdown. Unlike outerHTML it serializes what the user sees: shadow
+// roots, open or closed, are inlined (slots filled with their assigned nodes), same-origin
 // iframes are inlined, form controls carry their current values, links and
 // images are absolute, and scripts, styles, templates, noscript, event-handler
 // and style attributes and hidden elements are left out. A password field's
 // value never appears.
+
+import { shadowRootOf } from './shadow';
 
 const DROPPED_TAGS = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'LINK', 'BASE', 'OBJECT', 'EMBED', 'CANVAS', 'SVG']);
 const VOID_TAGS = new Set(['AREA', 'BR', 'COL', 'HR', 'IMG', 'INPUT', 'META', 'SOURCE', 'TRACK', 'WBR']);
@@ -58,7 +60,8 @@ class HtmlWriter {
 
   private children(el: Element, inHead: boolean): void {
     let kids: Iterable<Node> = el.childNodes;
-    if (el.shadowRoot) kids = el.shadowRoot.childNodes;
+    const shadow = shadowRootOf(el);
+    if (shadow) kids = shadow.childNodes;
     else if (el.tagName === 'SLOT') {
       const assigned = (el as HTMLSlotElement).assignedNodes();
       if (assigned.length) kids = assigned;

@@ -17,6 +17,8 @@
 // replaces with that frame's own snapshot.
 import { computeAccessibleName, getRole } from 'dom-accessibility-api';
 import type { RefRegistry } from './refs';
+import { hoverRevealed, MAX_SHADOW_ROOTS } from './hover';
+import { shadowRootOf } from './shadow';
 
 /** Longest text run or name printed before it is cut with "…". */
 export const TEXT_LIMIT = 200;
@@ -27,11 +29,14 @@ export interface AriaNode {
   role: string;
   el: Element;
   interactive: boolean;
+  /** Hidden now, shown by a CSS :hover rule (hover.ts): printed [hidden until hover]. */
+  hoverHidden?: boolean;
   url?: string;
   /**
    * A cross-origin iframe's document, answered by its own content script: its
-   * Chrome frameId, or "u<url>" when the frameId is not known here (the
-   * service worker finds the child frame with that URL).
+   * Chrome frameId, or "u<url>" / "u<n> <url>" when the frameId is not
+   * known here (the service worker finds the child frame with that URL, the
+   * n-th of this document's frames showing it).
    */
   frame?: number | string;
   children: Item[];
@@ -54,15 +59,36 @@ const CONTAINER_REF_ROLES = new Set([
   'main', 'navigation', 'region', 'complementary', 'banner', 'contentinfo', 'search', 'form',
   'dialog', 'alertdialog', 'table', 'grid', 'treegrid', 'article', 'iframe',
 ]);
-const VALUE_ROLES = new Set(['textbox', 'searchbox', 'combobox', 'spinbutton', 'slider']);
+const VALUE_ROLES = new Set(['textbox', 'searchbox', 'combobox', 'spinbutton', 'slider', 'date', 'datetime', 'time', 'color']);
 const CHECKABLE_ROLES = new Set(['checkbox', 'radio', 'switch', 'menuitemcheckbox', 'menuitemradio']);
 /** Roles whose subtree is their value or name: children are not printed. */
-const LEAF_ROLES = new Set(['textbox', 'searchbox', 'spinbutton', 'slider', 'img', 'progressbar', 'meter', 'separator', 'scrollbar']);
+const LEAF_ROLES = new Set(['textbox', 'searchbox', 'spinbutton', 'slider', 'img', 'progressbar', 'meter', 'separator', 'scrollbar', 'date', 'datetime', 'time', 'color']);
+/**
+ * Chromium's roles for the input types that have no ARIA role (its
+ * accessibility tree: Date, DateTime, InputTime, ColorWell; a file input is a
+ * button). dom-accessibility-api 0.7 gives them none.
+ */
+const INPUT_ROLES: Record<string, string> = {
+  date: 'date', 'datetime-local': 'datetime', month: 'datetime', week: 'datetime', time: 'time', color: 'color', file: 'button',
+};
+/** The format a date-like input's value takes, printed while it is empty. */
+const INPUT_FORMATS: Record<string, string> = {
+  date: 'yyyy-mm-dd', 'datetime-local': 'yyyy-mm-ddThh:mm', month: 'yyyy-mm', week: 'yyyy-Www', time: 'hh:mm',
+};
 /** Implicit roles dom-accessibility-api 0.7 does not map. */
 const FALLBACK_ROLES: Record<string, string> = { P: 'paragraph', BLOCKQUOTE: 'blockquote', CAPTION: 'caption', CODE: 'code', IFRAME: 'iframe', FRAME: 'iframe' };
 /** Marks a block-box boundary between text runs: they are printed apart. */
 const BREAK = '\u0000';
 const INTERACTIVE_TAGS = new Set(['BUTTON', 'SELECT', 'TEXTAREA', 'SUMMARY']);
+/**
+ * Visual surfaces a page draws on or plays in, targeted by position rather
+ * than by their content: they get a ref and print their box. An <svg> is one
+ * only when it has a role and is not icon-sized (SURFACE_MIN_SIDE).
+ */
+const SURFACE_TAGS = new Set(['CANVAS', 'VIDEO', 'EMBED', 'OBJECT']);
+const SURFACE_MIN_SIDE = 48;
+/** Chromium's roles for surfaces dom-accessibility-api 0.7 gives none. */
+const SURFACE_ROLES: Record<string, string> = { CANVAS: 'canvas', VIDEO: 'video', EMBED: 'embed', OBJECT: 'embed' };
 
 /** The default cap of a snapshot's text (SnapshotOptions.maxChars 0). */
 export const DEFAULT_MAX_CHARS = 40_000;
@@ -101,7 +127,7 @@ export function snapshotPage(doc: Document, refs: RefRegistry, opts: SnapshotOpt
   // Each printed line costs at least ~10 characters: past this many nodes the
   // rest of the page is only counted, never styled or named.
   const walkBudget = Math.ceil(maxChars / 10) + 50;
-  const items = buildTree(doc, { root: opts.root, frameIdOf: opts.frameIdOf, budget: walkBudget });
+  const items = buildTree(doc, { root: opts.root, frameIdOf: opts.frameIdOf, budget: walkBudget, hover: hoverRevealed(doc) });
   const r = new Renderer(refs, Math.max(maxChars - NOTE_RESERVE, 1), opts.depth && opts.depth > 0 ? opts.depth : Infinity, opts.urls === true);
   r.renderItems(items.items, '', opts.root ? 0 : 1);
   return { text: r.lines.join('\n'), omitted: r.omitted + items.uncounted, frames: r.frames };
@@ -112,11 +138,13 @@ export interface TreeOptions {
   frameIdOf?: ((iframe: Element) => number | undefined) | undefined;
   /** Nodes built before the rest is only counted; absent: no limit. */
   budget?: number;
+  /** Elements a CSS :hover rule shows (hoverRevealed); absent: none, and shadow roots' sheets are not scanned either. */
+  hover?: Set<Element>;
 }
 
 /** Walks the page (or root and its subtree) into role nodes and text runs. */
 export function buildTree(doc: Document, opts: TreeOptions = {}): { items: Item[]; uncounted: number } {
-  const walker = new Walker(opts.frameIdOf, opts.budget ?? Infinity);
+  const walker = new Walker(opts.frameIdOf, opts.budget ?? Infinity, opts.hover);
   const items: Item[] = [];
   if (opts.root) walker.visit(opts.root, items, true);
   else {
@@ -128,7 +156,15 @@ export function buildTree(doc: Document, opts: TreeOptions = {}): { items: Item[
 
 /** The role printed for el, or null for a role-less wrapper. */
 export function roleOf(el: Element): string | null {
-  const role = getRole(el) ?? FALLBACK_ROLES[el.tagName] ?? null;
+  if (el.tagName === 'INPUT' && !el.hasAttribute('role')) {
+    const native = INPUT_ROLES[(el as HTMLInputElement).type];
+    if (native) return native;
+  }
+  // A label standing in for a hidden file input is its button (Chromium shows neither).
+  if (el.tagName === 'LABEL' && !el.hasAttribute('role') && isFileInput((el as HTMLLabelElement).control) && !isRendered((el as HTMLLabelElement).control!)) {
+    return 'button';
+  }
+  const role = getRole(el) ?? FALLBACK_ROLES[el.tagName] ?? SURFACE_ROLES[el.tagName] ?? null;
   if (role === null && el.tagName === 'INPUT' && (el as HTMLInputElement).type === 'password') return 'textbox';
   if (isEditableHost(el) && (role === null || role === 'generic')) return 'textbox';
   if (role === 'presentation' || role === 'none' || role === 'generic') return null;
@@ -152,12 +188,36 @@ class Walker {
   /** Elements only counted once the budget ran out. */
   skipped = 0;
 
+  /** How many frames of this document showing each URL were met so far. */
+  private readonly frameURLs = new Map<string, number>();
+
+  /** How many hover-hidden elements the walk is inside (their subtrees print as shown). */
+  private inHover = 0;
+  /** Shadow roots whose style sheets were scanned for :hover rules. */
+  private shadowScans = 0;
+
   constructor(
     private readonly frameIdOf: ((iframe: Element) => number | undefined) | undefined,
     private readonly budget: number,
+    private readonly hover: Set<Element> | undefined,
   ) {}
 
+  /** The rank of a frame showing url among those met so far (0 for the first); counts it. */
+  private frameRank(url: string): number {
+    const n = this.frameURLs.get(url) ?? 0;
+    this.frameURLs.set(url, n + 1);
+    return n;
+  }
+
   visitChildren(el: Element, out: Item[], textVisible: boolean): void {
+    if (this.hover) {
+      // A component's own sheets hold its :hover rules (`:host(:hover) .more`).
+      const shadow = shadowRootOf(el);
+      if (shadow && this.shadowScans < MAX_SHADOW_ROOTS && ((shadow.styleSheets?.length ?? 0) > 0 || (shadow.adoptedStyleSheets?.length ?? 0) > 0)) {
+        this.shadowScans++;
+        for (const found of hoverRevealed(shadow)) this.hover.add(found);
+      }
+    }
     const kids = childNodesOf(el);
     for (const child of kids) this.visit(child, out, textVisible);
   }
@@ -185,15 +245,24 @@ class Walker {
     }
     const view = el.ownerDocument.defaultView as (Window & typeof globalThis) | null;
     const style = view?.getComputedStyle(el);
-    if (!style || style.display === 'none') return;
-    const isOption = el.tagName === 'OPTION' || el.tagName === 'OPTGROUP';
-    // checkVisibility also catches closed <details> and content-visibility:hidden
-    // ancestors; it is false for boxless display:contents elements and for the
-    // options of a drop-down <select>, so those skip it.
-    if (style.display !== 'contents' && !isOption && typeof el.checkVisibility === 'function' && !el.checkVisibility()) {
+    if (!style) return;
+    // Hidden now but shown by a :hover rule: walked as shown, and marked.
+    const revealed = this.hover?.has(el) === true && (style.display === 'none' || style.visibility === 'hidden' || style.opacity === '0' || !visibleNow(el));
+    if (revealed) {
+      this.inHover++;
+      try {
+        this.walkElement(el, style, out, true);
+      } finally {
+        this.inHover--;
+      }
       return;
     }
-    const selfVisible = style.visibility !== 'hidden' && style.visibility !== 'collapse';
+    if (style.display === 'none') return;
+    if (this.inHover === 0 && !visibleNow(el, style)) return;
+    this.walkElement(el, style, out, this.inHover > 0 || (style.visibility !== 'hidden' && style.visibility !== 'collapse'));
+  }
+
+  private walkElement(el: Element, style: CSSStyleDeclaration, out: Item[], selfVisible: boolean): void {
     const role = selfVisible ? roleOf(el) : null;
     const interactive = selfVisible && isInteractive(el, role);
 
@@ -201,13 +270,15 @@ class Walker {
       // A wrapper: its children move up. Block boxes separate text runs.
       const block = style.display !== '' && !/^inline/.test(style.display) && style.display !== 'contents';
       if (block) out.push(BREAK);
-      this.visitChildren(el, out, selfVisible);
+      // Text shown only on hover is left to the names of the controls it is in.
+      this.visitChildren(el, out, selfVisible && this.inHover === 0);
       if (block) out.push(BREAK);
       return;
     }
 
     this.built++;
     const aria: AriaNode = { role: role ?? 'generic', el, interactive, children: [] };
+    if (this.inHover > 0) aria.hoverHidden = true;
     if (el.tagName === 'A' && el.hasAttribute('href')) {
       const href = el.getAttribute('href')!.trim();
       if (href && !/^javascript:/i.test(href)) aria.url = clip(href);
@@ -225,6 +296,8 @@ class Walker {
   }
 
   private visitFrame(frame: HTMLIFrameElement, aria: AriaNode): void {
+    // A srcdoc frame's document is about:srcdoc whatever its src says.
+    const url = frame.hasAttribute('srcdoc') ? 'about:srcdoc' : frame.src || 'about:blank';
     let inner: Document | null = null;
     try {
       inner = frame.contentDocument;
@@ -233,12 +306,18 @@ class Walker {
     }
     const body = inner?.body ?? inner?.documentElement;
     if (body) {
+      this.frameRank(url);
       this.visitChildren(body, aria.children, true);
       return;
     }
     const id = this.frameIdOf?.(frame);
-    if (id !== undefined && id > 0) aria.frame = id;
-    else aria.frame = `u${frame.src || 'about:blank'}`;
+    if (id !== undefined && id > 0) {
+      aria.frame = id;
+      return;
+    }
+    // By URL and rank among the frames showing it (see frameResolver).
+    const nth = this.frameRank(url);
+    aria.frame = nth === 0 ? `u${url}` : `u${nth} ${url}`;
   }
 }
 
@@ -320,7 +399,7 @@ export function countItems(items: Item[]): number {
 
 /** A node's accessible name as printed ('' for role-less nodes). */
 export function nodeName(node: AriaNode): string {
-  return node.role !== 'generic' ? clip(normalizeSpace(safeName(node.el))) : '';
+  return node.role !== 'generic' ? clip(normalizeSpace(safeName(node.el, node.hoverHidden === true))) : '';
 }
 
 /** `role "name" [props] [ref=…]`: a node's line without its "- " and value. withRef issues a ref to any node. */
@@ -328,6 +407,7 @@ export function nodeKey(node: AriaNode, name: string, refs: RefRegistry | undefi
   let key = node.role;
   if (name) key += ' ' + JSON.stringify(name);
   for (const p of propsOf(node.el, node.role)) key += ' ' + p;
+  if (node.hoverHidden) key += ' [hidden until hover]';
   if (refs && (node.interactive || withRef || CONTAINER_REF_ROLES.has(node.role))) key += ` [ref=${refs.refFor(node.el)}]`;
   return key;
 }
@@ -335,6 +415,7 @@ export function nodeKey(node: AriaNode, name: string, refs: RefRegistry | undefi
 /** The value printed after a node's key, if any. */
 export function nodeValue(node: AriaNode): string | undefined {
   if (node.el.tagName === 'SELECT') return undefined;
+  if (isFileInput(node.el)) return valueOf(node.el);
   if (VALUE_ROLES.has(node.role) || isEditableHost(node.el)) return valueOf(node.el);
   return undefined;
 }
@@ -355,8 +436,20 @@ export function textLine(text: string): string {
   return `- text: ${yamlText(clip(text))}`;
 }
 
+/**
+ * checkVisibility, which also catches closed <details> and
+ * content-visibility:hidden ancestors; it is false for boxless
+ * display:contents elements and for the options of a drop-down <select>, so
+ * those skip it.
+ */
+function visibleNow(el: Element, style?: CSSStyleDeclaration): boolean {
+  if (style?.display === 'contents' || el.tagName === 'OPTION' || el.tagName === 'OPTGROUP') return true;
+  return typeof el.checkVisibility !== 'function' || el.checkVisibility();
+}
+
 function childNodesOf(el: Element): Iterable<Node> {
-  if (el.shadowRoot) return el.shadowRoot.childNodes;
+  const shadow = shadowRootOf(el);
+  if (shadow) return shadow.childNodes;
   if (el.tagName === 'SLOT') {
     const assigned = (el as HTMLSlotElement).assignedNodes();
     if (assigned.length) return assigned;
@@ -366,6 +459,7 @@ function childNodesOf(el: Element): Iterable<Node> {
 
 export function isInteractive(el: Element, role: string | null): boolean {
   if (role !== null && INTERACTIVE_ROLES.has(role)) return true;
+  if (isSurface(el, role)) return true;
   if (INTERACTIVE_TAGS.has(el.tagName)) return true;
   if (el.tagName === 'A' && el.hasAttribute('href')) return true;
   if (el.tagName === 'INPUT') return true;
@@ -373,8 +467,36 @@ export function isInteractive(el: Element, role: string | null): boolean {
   return isEditableHost(el);
 }
 
+/** Whether el is a visual surface (SURFACE_TAGS, or a sizable <svg> with a role). */
+export function isSurface(el: Element, role: string | null): boolean {
+  if (SURFACE_TAGS.has(el.tagName)) return true;
+  if (el.tagName !== 'svg' || role === null || role === 'generic') return false;
+  const r = el.getBoundingClientRect();
+  return r.width >= SURFACE_MIN_SIDE && r.height >= SURFACE_MIN_SIDE;
+}
+
+/** `[box=x,y wxh]`: el's border box in its frame's viewport, CSS pixels, rounded. */
+export function boxProp(el: Element): string {
+  const r = el.getBoundingClientRect();
+  return `[box=${Math.round(r.left)},${Math.round(r.top)} ${Math.round(r.width)}x${Math.round(r.height)}]`;
+}
+
 function propsOf(el: Element, role: string): string[] {
   const props: string[] = [];
+  if (isSurface(el, role)) props.push(boxProp(el));
+  const files = takesFiles(el);
+  if (files !== undefined) props.push(files ? `[takes files: ${clip(files, 60)}]` : '[takes files]');
+  if (role === 'slider') {
+    const input = el.tagName === 'INPUT' ? (el as HTMLInputElement) : undefined;
+    const min = input ? input.min || '0' : el.getAttribute('aria-valuemin');
+    const max = input ? input.max || '100' : el.getAttribute('aria-valuemax');
+    if (min) props.push(`[min=${min}]`);
+    if (max) props.push(`[max=${max}]`);
+  }
+  if (el.tagName === 'INPUT' && !(el as HTMLInputElement).value) {
+    const format = INPUT_FORMATS[(el as HTMLInputElement).type];
+    if (format) props.push(`[format=${format}]`);
+  }
   if (CHECKABLE_ROLES.has(role)) {
     const checked = checkedState(el);
     if (checked === 'mixed') props.push('[checked=mixed]');
@@ -394,6 +516,47 @@ function propsOf(el: Element, role: string): string[] {
     props.push('[selected]');
   }
   return props;
+}
+
+/**
+ * Whether el takes files: a file input, or a label or button that opens one
+ * (its label control, one inside it, one it names by aria-controls, or a
+ * file input hidden right beside it). undefined: no; otherwise the input's
+ * accept list ('' when it takes any file).
+ */
+export function takesFiles(el: Element): string | undefined {
+  const input = fileInputOf(el);
+  return input ? (input.getAttribute('accept') ?? '').trim() : undefined;
+}
+
+function isFileInput(el: Element | null | undefined): el is HTMLInputElement {
+  return !!el && el.tagName === 'INPUT' && (el as HTMLInputElement).type === 'file';
+}
+
+function fileInputOf(el: Element): HTMLInputElement | undefined {
+  if (isFileInput(el)) return el;
+  if (el.tagName === 'LABEL') {
+    const control = (el as HTMLLabelElement).control;
+    return isFileInput(control) ? control : undefined;
+  }
+  if (el.tagName !== 'BUTTON' && el.getAttribute('role') !== 'button' && el.tagName !== 'A') return undefined;
+  const inside = el.querySelector('input[type=file]');
+  if (isFileInput(inside)) return inside;
+  for (const id of (el.getAttribute('aria-controls') ?? '').split(/\s+/).filter(Boolean)) {
+    const named = el.ownerDocument.getElementById(id);
+    if (isFileInput(named)) return named;
+  }
+  // The usual custom upload button: a file input hidden beside it, opened by its click handler.
+  for (const near of [el.nextElementSibling, el.previousElementSibling]) {
+    if (isFileInput(near) && !isRendered(near)) return near;
+  }
+  return undefined;
+}
+
+function isRendered(el: Element): boolean {
+  if (el.hasAttribute('hidden')) return false;
+  const style = el.ownerDocument.defaultView?.getComputedStyle(el);
+  return !!style && style.display !== 'none' && style.visibility !== 'hidden';
 }
 
 function checkedState(el: Element): boolean | 'mixed' {
@@ -422,8 +585,12 @@ function valueOf(el: Element): string | undefined {
   if (el.tagName === 'INPUT') {
     const input = el as HTMLInputElement;
     if (input.type === 'password') return input.value ? PASSWORD_MASK : undefined;
-    if (input.type === 'checkbox' || input.type === 'radio' || input.type === 'button' || input.type === 'submit' || input.type === 'reset' || input.type === 'file' || input.type === 'image') {
+    if (input.type === 'checkbox' || input.type === 'radio' || input.type === 'button' || input.type === 'submit' || input.type === 'reset' || input.type === 'image') {
       return undefined;
+    }
+    if (input.type === 'file') {
+      const names = [...(input.files ?? [])].map((f) => f.name).join(', ');
+      return names ? clip(names) : undefined;
     }
     return input.value ? clip(normalizeSpace(input.value)) : undefined;
   }
@@ -448,9 +615,10 @@ function nameStyle(el: Element, pseudo?: string | null): CSSStyleDeclaration {
   return (el.ownerDocument.defaultView ?? window).getComputedStyle(el, pseudo);
 }
 
-export function safeName(el: Element): string {
+/** el's accessible name; hidden: also from hidden content (an element hidden until hover). */
+export function safeName(el: Element, hidden = false): string {
   try {
-    const name = computeAccessibleName(el, { getComputedStyle: nameStyle });
+    const name = computeAccessibleName(el, hidden ? { getComputedStyle: nameStyle, hidden: true } : { getComputedStyle: nameStyle });
     if (name) return name;
     // HTML-AAM (accessible name computation for input and textarea): with
     // no label, aria-label or title, the placeholder names the field, as
@@ -459,6 +627,8 @@ export function safeName(el: Element): string {
       const placeholder = el.getAttribute('placeholder') ?? el.getAttribute('aria-placeholder');
       if (placeholder) return placeholder.trim();
     }
+    // A label printed as its hidden file input's button (roleOf) is named by its text.
+    if (el.tagName === 'LABEL') return el.textContent ?? '';
     return name;
   } catch {
     return el.getAttribute('aria-label') ?? '';

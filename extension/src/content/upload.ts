@@ -2,6 +2,7 @@
 // sets files through a DataTransfer and fires input and change, so no native
 // file chooser ever opens.
 import { TetherError } from '../shared/errors';
+import { shadowRootOf } from './shadow';
 import { describe, isDisabledEl } from './snapshot';
 
 export interface UploadFile {
@@ -17,7 +18,7 @@ function isFileInput(el: Element | null | undefined): el is HTMLInputElement {
 function fileInputIn(el: Element | null): HTMLInputElement | null {
   if (!el) return null;
   if (isFileInput(el)) return el;
-  return el.querySelector<HTMLInputElement>('input[type=file]') ?? (el.shadowRoot?.querySelector<HTMLInputElement>('input[type=file]') ?? null);
+  return el.querySelector<HTMLInputElement>('input[type=file]') ?? (shadowRootOf(el)?.querySelector<HTMLInputElement>('input[type=file]') ?? null);
 }
 
 /**
