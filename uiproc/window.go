@@ -133,12 +133,10 @@ func (w *Window) Open() error {
 func (w *Window) reap(p *process) {
 	err := p.cmd.Wait()
 	w.mu.Lock()
-	if w.proc == p {
-		w.proc = nil
-	}
 	stopping := p.stopping
 	w.mu.Unlock()
-	close(p.done)
+	// Logged before the process counts as gone: whoever sees it gone (the
+	// next Open, a test) finds the reason already in the log.
 	pid := p.cmd.Process.Pid
 	switch {
 	case err == nil:
@@ -149,6 +147,12 @@ func (w *Window) reap(p *process) {
 		w.log.Warn("window process crashed; the next Open starts a new one", "pid", pid,
 			"status", err.Error(), "stderr", p.stderr.lastLines(10))
 	}
+	w.mu.Lock()
+	if w.proc == p {
+		w.proc = nil
+	}
+	w.mu.Unlock()
+	close(p.done)
 }
 
 // Running reports whether a window process runs now.
