@@ -4,7 +4,7 @@ import type { ActionMessage, ContentReply, ViewportInfo } from '../shared/messag
 import { drag } from './dnd';
 import { uploadFiles } from './upload';
 import { waitFor } from './wait';
-import { deepActiveElement, implicitSubmit, insertText, parseKey, pressKey } from './keys';
+import { deepActiveElement, implicitSubmit, insertText, parseKey, pressKey, setRangeValue } from './keys';
 import { describe, isDisabledEl, isEditableHost, roleOf } from './snapshot';
 
 /** Input types whose value is text that `type` may replace. */
@@ -258,7 +258,9 @@ export function typeText(el: Element, text: string, submit: boolean): void {
   if (isDisabledEl(el)) {
     throw new TetherError('not_interactable', `The ${describe(el)} is disabled, so it cannot be typed into. Call browser_snapshot to see when it becomes enabled, or pick another field.`);
   }
-  if (el instanceof view.HTMLInputElement || el instanceof view.HTMLTextAreaElement) {
+  if (el instanceof view.HTMLInputElement && el.type === 'range') {
+    setRange(el, text);
+  } else if (el instanceof view.HTMLInputElement || el instanceof view.HTMLTextAreaElement) {
     if (el instanceof view.HTMLInputElement && !TEXT_INPUT_TYPES.has(el.type)) {
       throw new TetherError('not_interactable', `The ${describe(el)} is an input of type "${el.type}", which takes no typed text. Use browser_click on it instead, or type into a text field.`);
     }
@@ -297,6 +299,23 @@ export function typeText(el: Element, text: string, submit: boolean): void {
     throw new TetherError('not_interactable', `The ${describe(el)} is not an editable field. Type into a textbox, searchbox or combobox ref from browser_snapshot, or click this element instead.`);
   }
   if (submit) pressEnter(el);
+}
+
+/**
+ * Sets a range input to the number text, as the browser does when the user
+ * moves the thumb there: the value is clamped to min/max and snapped to the
+ * step (the value setter's sanitization), and input and change fire when it
+ * changed.
+ */
+function setRange(el: HTMLInputElement, text: string): void {
+  const n = Number(text.trim());
+  if (text.trim() === '' || !Number.isFinite(n)) {
+    throw new TetherError('not_interactable', `The ${describe(el)} is a slider: type a number from ${el.min || '0'} to ${el.max || '100'}, not ${JSON.stringify(text)}.`);
+  }
+  if (el.readOnly) throw new TetherError('not_interactable', `The ${describe(el)} is read-only, so its value cannot be set.`);
+  el.scrollIntoView?.({ block: 'center', inline: 'center', behavior: 'instant' });
+  el.focus({ preventScroll: true });
+  setRangeValue(el, n);
 }
 
 function editableHostOf(el: HTMLElement): HTMLElement {
