@@ -1,7 +1,9 @@
 // DOM actions on one element: click, type, select, hover; then wait for the page to settle.
 import { TetherError } from '../shared/errors';
+import type { ScrollReport } from '../protocol.gen';
 import type { ActionMessage, ContentReply, ViewportInfo } from '../shared/messages';
 import { drag } from './dnd';
+import { scroll } from './scroll';
 import { uploadFiles } from './upload';
 import { waitFor } from './wait';
 import { deepActiveElement, implicitSubmit, insertText, parseKey, pressKey, setRangeValue } from './keys';
@@ -408,7 +410,7 @@ export function settle(doc: Document, opts: SettleOptions = DEFAULT_SETTLE): Pro
 // input and screenshots measure).
 
 /** What performAction produced: a settled action (the agent answers with the page), or a direct reply. */
-export type ActionOutcome = { settled: SettleResult } | { reply: ContentReply };
+export type ActionOutcome = { settled: SettleResult; scrolled?: ScrollReport } | { reply: ContentReply };
 
 /** Resolves a ref of this document to its element (throws stale_ref / unknown_ref). */
 export type ResolveRef = (ref: string) => Element;
@@ -446,6 +448,11 @@ export async function performAction(doc: Document, msg: ActionMessage, resolve: 
       return { settled: { navigating: false } };
     case 'settle':
       return { settled: await settle(doc, settleOptions) };
+    case 'scroll': {
+      const el = msg.ref ? resolve(msg.ref) : undefined;
+      // scroll waits for the page to draw what scrolled in.
+      return { settled: { navigating: false }, scrolled: await scroll(doc, { el, to: msg.to, dx: msg.dx, dy: msg.dy }) };
+    }
     case 'point':
       return { reply: { ok: true, point: viewportPoint(resolve(msg.ref)) } };
     case 'viewport': {
