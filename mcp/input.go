@@ -23,9 +23,9 @@ type ClickArgs struct {
 // TypeArgs are browser_type's arguments.
 type TypeArgs struct {
 	Target
-	Ref    string `json:"ref" jsonschema:"Editable element ref"`
-	Text   string `json:"text" jsonschema:"Replaces the value"`
-	Submit bool   `json:"submit,omitempty" jsonschema:"Press Enter afterwards"`
+	Ref    string `json:"ref" jsonschema:"Field"`
+	Text   string `json:"text" jsonschema:"New value"`
+	Submit bool   `json:"submit,omitempty" jsonschema:"Then press Enter"`
 }
 
 func actionTool(name, description string, schema mcpgo.ToolOption) mcpgo.Tool {
@@ -59,7 +59,7 @@ func (h *handlers) clickTool() Tool {
 
 func (h *handlers) typeTool() Tool {
 	return Tool{
-		Def:      actionTool("browser_type", "Replace the value of an editable element (input, textarea, contenteditable) by its ref.", mcpgo.WithInputSchema[TypeArgs]()),
+		Def:      actionTool("browser_type", "Replace a field's value; a slider takes a number.", mcpgo.WithInputSchema[TypeArgs]()),
 		Class:    policy.Interact,
 		Redacted: []string{"text"}, // it may be a password: the daemon cannot tell what field a ref names
 		handler: mcpgo.NewTypedToolHandler(func(ctx context.Context, _ mcpgo.CallToolRequest, args TypeArgs) (*mcpgo.CallToolResult, error) {
@@ -79,13 +79,13 @@ func (h *handlers) typeTool() Tool {
 // SelectOptionArgs are browser_select_option's arguments.
 type SelectOptionArgs struct {
 	Target
-	Ref    string   `json:"ref" jsonschema:"A native select's ref"`
-	Values []string `json:"values" jsonschema:"Option values or labels"`
+	Ref    string   `json:"ref"`
+	Values []string `json:"values"`
 }
 
 func (h *handlers) selectOptionTool() Tool {
 	return Tool{
-		Def:   actionTool("browser_select_option", "Select options of a native select by value or label (change fires). Click ARIA comboboxes instead.", mcpgo.WithInputSchema[SelectOptionArgs]()),
+		Def:   actionTool("browser_select_option", "Pick options of a native select by value or label.", mcpgo.WithInputSchema[SelectOptionArgs]()),
 		Class: policy.Interact,
 		handler: mcpgo.NewTypedToolHandler(func(ctx context.Context, _ mcpgo.CallToolRequest, args SelectOptionArgs) (*mcpgo.CallToolResult, error) {
 			if msg := needRef(args.Ref); msg != "" {

@@ -14,13 +14,13 @@ import (
 // NavigateArgs are browser_navigate's arguments.
 type NavigateArgs struct {
 	Target
-	URL string `json:"url" jsonschema:"Absolute http(s) URL"`
+	URL string `json:"url" jsonschema:"Absolute URL"`
 }
 
 func (h *handlers) navigateTool() Tool {
 	return Tool{
 		Def: mcpgo.NewTool("browser_navigate",
-			mcpgo.WithDescription("Load a URL in a shared tab (opening one if none is shared) and wait for the load, 30 s at most. Returns the snapshot (untrusted page data)."),
+			mcpgo.WithDescription("Load a URL in a shared tab (or a new one), up to 30 s. Returns the snapshot (untrusted page data)."),
 			mcpgo.WithInputSchema[NavigateArgs](),
 			mutating(false),
 		),

@@ -98,6 +98,7 @@ func (h *handlers) tools() []Tool {
 		h.hoverTool(),
 		h.dragTool(),
 		h.pressKeyTool(),
+		h.scrollTool(),
 		h.fileUploadTool(),
 		h.waitForTool(),
 		h.handleDialogTool(),

@@ -14,15 +14,15 @@ import (
 // TabsArgs are browser_tabs's arguments.
 type TabsArgs struct {
 	Action  string `json:"action,omitempty" jsonschema:"list (default), new (url), close or select (tab)"`
-	URL     string `json:"url,omitempty" jsonschema:"For new"`
-	Tab     int    `json:"tab,omitempty" jsonschema:"For close, select"`
+	URL     string `json:"url,omitempty"`
+	Tab     int    `json:"tab,omitempty"`
 	Profile string `json:"profile,omitempty"`
 }
 
 func (h *handlers) tabsTool() Tool {
 	return Tool{
 		Def: mcpgo.NewTool("browser_tabs",
-			mcpgo.WithDescription("List, open, close or select the tabs shared with Tether, in every browser profile. Titles and URLs are untrusted page data."),
+			mcpgo.WithDescription("List, open, close or select shared tabs (all profiles; untrusted titles and URLs)."),
 			mcpgo.WithInputSchema[TabsArgs](),
 			mutating(true),
 		),

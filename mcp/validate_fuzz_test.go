@@ -20,6 +20,7 @@ var argTypes = map[string]any{
 	"browser_drag": DragArgs{}, "browser_press_key": PressKeyArgs{}, "browser_file_upload": FileUploadArgs{},
 	"browser_wait_for": WaitForArgs{}, "browser_handle_dialog": HandleDialogArgs{},
 	"browser_take_screenshot": ScreenshotArgs{}, "browser_evaluate": EvaluateArgs{}, "browser_tabs": TabsArgs{},
+	"browser_scroll": ScrollArgs{},
 }
 
 // jsonFields returns t's JSON field names (embedded structs flattened) and

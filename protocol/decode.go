@@ -177,7 +177,7 @@ func knownCode(c ErrorCode) bool {
 func NewResult(method Method) any {
 	switch method {
 	case MethodNavigate, MethodSnapshot, MethodClick, MethodType, MethodTabNew, MethodSelectOption, MethodHover,
-		MethodDrag, MethodPressKey, MethodFileUpload, MethodWaitFor, MethodHistory:
+		MethodDrag, MethodPressKey, MethodFileUpload, MethodWaitFor, MethodHistory, MethodScroll:
 		return &PageResult{}
 	case MethodTabsList, MethodTabClose, MethodTabSelect:
 		return &TabsListResult{}

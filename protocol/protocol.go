@@ -209,6 +209,8 @@ const (
 	MethodEvaluate Method = "evaluate"
 	// MethodReadURL opens a URL in a background tab, waits for load and returns its DOM: ReadURLParams → ReadResult.
 	MethodReadURL Method = "read_url"
+	// MethodScroll scrolls the page or a container, or an element into view: ScrollParams → PageResult (with Scrolled).
+	MethodScroll Method = "scroll"
 )
 
 // Mutates reports whether a method changes a tab. Mutating calls on one tab
@@ -226,7 +228,7 @@ type Request struct {
 	Type FrameType `json:"type" jsonschema:"enum=request"`
 	// ID correlates the response; unique per connection.
 	ID     string `json:"id"`
-	Method Method `json:"method" jsonschema:"enum=navigate,enum=snapshot,enum=click,enum=type,enum=tabs_list,enum=tab_new,enum=tab_close,enum=tab_select,enum=find,enum=read,enum=console,enum=select_option,enum=hover,enum=drag,enum=press_key,enum=file_upload,enum=wait_for,enum=handle_dialog,enum=history,enum=screenshot,enum=evaluate,enum=read_url"`
+	Method Method `json:"method" jsonschema:"enum=navigate,enum=snapshot,enum=click,enum=type,enum=tabs_list,enum=tab_new,enum=tab_close,enum=tab_select,enum=find,enum=read,enum=console,enum=select_option,enum=hover,enum=drag,enum=press_key,enum=file_upload,enum=wait_for,enum=handle_dialog,enum=history,enum=screenshot,enum=evaluate,enum=read_url,enum=scroll"`
 	// Params is the method's params object (see Method).
 	Params json.RawMessage `json:"params" jsonschema:"type=object"`
 	// TimeoutMs is how long the daemon waits for the response; the extension
@@ -429,6 +431,53 @@ type PageResult struct {
 	Dialogs []DialogEvent `json:"dialogs,omitempty"`
 	// Omitted is the number of elements the snapshot left out for size.
 	Omitted int `json:"omitted,omitempty"`
+	// Scrolled reports what a scroll did (scroll only).
+	Scrolled *ScrollReport `json:"scrolled,omitempty"`
+}
+
+// ScrollParams scrolls the page or a container by DX/DY CSS pixels, or to
+// one of its edges (To), or brings Ref into view (To "view").
+type ScrollParams struct {
+	TabParams
+	SnapshotOptions
+	// Ref names the container, or an element inside it (its nearest
+	// scrollable ancestor scrolls); empty: the page. With To "view", the
+	// element to bring into view (required then).
+	Ref string `json:"ref,omitempty"`
+	// To is an edge (top, bottom, left, right) or view; empty: by DX/DY.
+	To string `json:"to,omitempty" jsonschema:"enum=top,enum=bottom,enum=left,enum=right,enum=view"`
+	// DX and DY are CSS pixels right and down (negative: left, up).
+	DX int `json:"dx,omitempty"`
+	DY int `json:"dy,omitempty"`
+}
+
+// ScrollReport says what a scroll did, in CSS pixels.
+type ScrollReport struct {
+	// Page is true when the page (the document's scrolling element)
+	// scrolled, false for an inner container.
+	Page bool `json:"page"`
+	// DX and DY are how far the scroll position moved.
+	DX int `json:"dx"`
+	DY int `json:"dy"`
+	// Left and Top are the scroll position afterwards; Width and Height
+	// the scrollable size; ViewWidth and ViewHeight the visible size.
+	Left       int `json:"left"`
+	Top        int `json:"top"`
+	Width      int `json:"width"`
+	Height     int `json:"height"`
+	ViewWidth  int `json:"viewWidth"`
+	ViewHeight int `json:"viewHeight"`
+	// Added counts the elements that appeared in the container while it
+	// scrolled (virtualized rows, infinite scroll), Removed those that went.
+	Added   int `json:"added"`
+	Removed int `json:"removed"`
+	// Grew is how much the scrollable height grew (content loaded at the end).
+	Grew int `json:"grew"`
+	// Hidden is true when the tab was not visible (a background tab, a
+	// minimized window): Chrome runs no animation frames there, so a page
+	// that renders on a frame may not have drawn what scrolled in. The
+	// scroll never brings the tab to the front; the agent may (tab_select).
+	Hidden bool `json:"hidden,omitempty"`
 }
 
 // DialogEvent is one dialog a page opened.

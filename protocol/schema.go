@@ -16,7 +16,7 @@ var frameTypes = []any{
 	ReadResult{}, ReadURLParams{}, ConsoleParams{}, ConsoleMessage{}, ConsoleResult{}, SelectOptionParams{},
 	DragParams{}, PressKeyParams{}, UploadFile{}, FileUploadParams{}, WaitForParams{}, HandleDialogParams{},
 	DialogArmResult{}, HistoryParams{}, ScreenshotParams{}, ScreenshotResult{}, EvaluateParams{}, EvaluateResult{},
-	PageResult{}, TabInfo{}, TabsListResult{},
+	PageResult{}, TabInfo{}, TabsListResult{}, ScrollParams{}, ScrollReport{},
 }
 
 // Schema returns the JSON Schema (draft 2020-12) of every protocol type, as

@@ -483,6 +483,49 @@ export interface PageResult {
    * Omitted is the number of elements the snapshot left out for size.
    */
   omitted?: number;
+  scrolled?: ScrollReport;
+}
+/**
+ * Scrolled reports what a scroll did (scroll only).
+ */
+export interface ScrollReport {
+  /**
+   * Page is true when the page (the document's scrolling element)
+   * scrolled, false for an inner container.
+   */
+  page: boolean;
+  /**
+   * DX and DY are how far the scroll position moved.
+   */
+  dx: number;
+  dy: number;
+  /**
+   * Left and Top are the scroll position afterwards; Width and Height
+   * the scrollable size; ViewWidth and ViewHeight the visible size.
+   */
+  left: number;
+  top: number;
+  width: number;
+  height: number;
+  viewWidth: number;
+  viewHeight: number;
+  /**
+   * Added counts the elements that appeared in the container while it
+   * scrolled (virtualized rows, infinite scroll), Removed those that went.
+   */
+  added: number;
+  removed: number;
+  /**
+   * Grew is how much the scrollable height grew (content loaded at the end).
+   */
+  grew: number;
+  /**
+   * Hidden is true when the tab was not visible (a background tab, a
+   * minimized window): Chrome runs no animation frames there, so a page
+   * that renders on a frame may not have drawn what scrolled in. The
+   * scroll never brings the tab to the front; the agent may (tab_select).
+   */
+  hidden?: boolean;
 }
 /**
  * Pairing tells an extension that the user must approve this profile before it can be used.
@@ -649,7 +692,8 @@ export interface Request {
     | 'history'
     | 'screenshot'
     | 'evaluate'
-    | 'read_url';
+    | 'read_url'
+    | 'scroll';
   /**
    * Params is the method's params object (see Method).
    */
@@ -738,6 +782,87 @@ export interface ScreenshotResult {
   dataBase64: string;
   width: number;
   height: number;
+}
+/**
+ * ScrollParams scrolls the page or a container by DX/DY CSS pixels, or to one of its edges (To), or brings Ref into view (To "view").
+ *
+ * This interface was referenced by `TetherProtocol`'s JSON-Schema
+ * via the `definition` "ScrollParams".
+ */
+export interface ScrollParams {
+  tab?: number;
+  /**
+   * MaxChars caps the snapshot text; past it, whole lines are left out and
+   * a last line says how many elements were left out and how to reach
+   * them (browser_find, or a subtree ref). 0: the extension's default (40 000).
+   */
+  maxChars?: number;
+  /**
+   * URLs prints each link's href as a "- /url: …" line under it. Off by
+   * default: URLs are a fifth of a typical snapshot, and browser_read
+   * gives every link with its absolute URL.
+   */
+  urls?: boolean;
+  /**
+   * Ref names the container, or an element inside it (its nearest
+   * scrollable ancestor scrolls); empty: the page. With To "view", the
+   * element to bring into view (required then).
+   */
+  ref?: string;
+  /**
+   * To is an edge (top, bottom, left, right) or view; empty: by DX/DY.
+   */
+  to?: 'top' | 'bottom' | 'left' | 'right' | 'view';
+  /**
+   * DX and DY are CSS pixels right and down (negative: left, up).
+   */
+  dx?: number;
+  dy?: number;
+}
+/**
+ * ScrollReport says what a scroll did, in CSS pixels.
+ *
+ * This interface was referenced by `TetherProtocol`'s JSON-Schema
+ * via the `definition` "ScrollReport".
+ */
+export interface ScrollReport1 {
+  /**
+   * Page is true when the page (the document's scrolling element)
+   * scrolled, false for an inner container.
+   */
+  page: boolean;
+  /**
+   * DX and DY are how far the scroll position moved.
+   */
+  dx: number;
+  dy: number;
+  /**
+   * Left and Top are the scroll position afterwards; Width and Height
+   * the scrollable size; ViewWidth and ViewHeight the visible size.
+   */
+  left: number;
+  top: number;
+  width: number;
+  height: number;
+  viewWidth: number;
+  viewHeight: number;
+  /**
+   * Added counts the elements that appeared in the container while it
+   * scrolled (virtualized rows, infinite scroll), Removed those that went.
+   */
+  added: number;
+  removed: number;
+  /**
+   * Grew is how much the scrollable height grew (content loaded at the end).
+   */
+  grew: number;
+  /**
+   * Hidden is true when the tab was not visible (a background tab, a
+   * minimized window): Chrome runs no animation frames there, so a page
+   * that renders on a frame may not have drawn what scrolled in. The
+   * scroll never brings the tab to the front; the agent may (tab_select).
+   */
+  hidden?: boolean;
 }
 /**
  * SelectOptionParams selects options of a native select by value or label.

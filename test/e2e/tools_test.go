@@ -67,6 +67,7 @@ func TestEveryTool(t *testing.T) {
 	run("browser_hover", map[string]any{"ref": hoverRef}, "Hovered!")
 	run("browser_click", map[string]any{"ref": ref(t, snap, "button", "Later")})
 	run("browser_wait_for", map[string]any{"text": "Arrived later"}, "Arrived later")
+	run("browser_scroll", map[string]any{"to": "bottom"}, "Now at top")
 	run("browser_click", map[string]any{"ref": ref(t, snap, "textbox", "User")})
 	run("browser_press_key", map[string]any{"key": "Control+A"})
 	run("browser_press_key", map[string]any{"key": "z"}, `textbox "User"`, ": z")

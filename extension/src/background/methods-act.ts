@@ -1,5 +1,5 @@
 // The action methods beyond click and type: select_option, hover, drag,
-// press_key, file_upload, wait_for, history, screenshot, evaluate, and the
+// press_key, file_upload, wait_for, scroll, history, screenshot, evaluate, and the
 // trusted-input variants of click, hover and press_key. Each page action
 // replies with the common PageResult (methods.ts act / pageResult).
 import type { EvaluateResult, PageResult, ScreenshotResult } from '../protocol.gen';
@@ -87,6 +87,34 @@ export async function waitForAct(p: P, d: number): Promise<PageResult> {
   const budget = d - Date.now() - SNAPSHOT_RESERVE_MS;
   const limitMs = Math.max(0, Math.min(budget, WAIT_FOR_MAX_MS, text || textGone ? (timeMs ?? WAIT_FOR_MAX_MS) : timeMs!));
   return pageAct(p, { target: content, kind: 'wait_for', text, textGone, timeMs, limitMs, docsIssued: 0, snap: snapShape(p) }, d);
+}
+
+const SCROLL_TO = ['top', 'bottom', 'left', 'right', 'view'] as const;
+type ScrollTo = (typeof SCROLL_TO)[number];
+/** The farthest one scroll may move, in CSS pixels (Chrome's own limit on layout sizes is about 33 million). */
+const SCROLL_MAX_PX = 10_000_000;
+
+/**
+ * Scrolls the page or a container (ref) by dx/dy pixels or to an edge, or
+ * brings ref into view. It never brings a background tab to the front:
+ * the result says when the tab was hidden (and so did not render).
+ */
+export async function scrollAct(p: P, d: number): Promise<PageResult> {
+  const to = p.to === undefined || p.to === null || p.to === '' ? undefined : p.to;
+  if (to !== undefined && !SCROLL_TO.includes(to as ScrollTo)) throw new TetherError('bad_request', 'to must be "top", "bottom", "left", "right" or "view".');
+  const px = (key: string): number => {
+    const v = p[key] ?? 0;
+    if (typeof v !== 'number' || !Number.isInteger(v) || Math.abs(v) > SCROLL_MAX_PX) throw new TetherError('bad_request', `${key} must be a whole number of pixels (negative: up or left).`);
+    return v;
+  };
+  const dx = px('dx');
+  const dy = px('dy');
+  const ref = p.ref === undefined || p.ref === null || p.ref === '' ? undefined : str(p, 'ref');
+  if (to === 'view' && !ref) throw new TetherError('bad_request', 'to "view" needs ref: the element to bring into view.');
+  if (to === undefined && dx === 0 && dy === 0) throw new TetherError('bad_request', 'Pass dy or dx (pixels; negative scrolls up or left), or to: top, bottom, left, right or view.');
+  const tab = tabParams(p).tab;
+  await checkScriptable(tab);
+  return act(tab, { target: content, kind: 'scroll', ref, to: to as ScrollTo | undefined, dx, dy, docsIssued: 0, snap: snapShape(p) }, d);
 }
 
 export async function historyAct(p: P, d: number): Promise<PageResult> {

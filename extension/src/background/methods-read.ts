@@ -141,6 +141,7 @@ export async function finishPage(tabId: number, number: number, page: PageSnapsh
   const capped = capSnapshot(stitched.text, shape.maxChars ?? 0, stitched.omitted);
   const out: PageResult = { tab: number, url: page.url, title: page.title, snapshot: capped.text };
   if (capped.omitted > 0) out.omitted = capped.omitted;
+  if (page.scrolled) out.scrolled = page.scrolled;
   return withDialogs(out, tabId);
 }
 

@@ -10,7 +10,7 @@ import { documentsIssued } from './documents';
 import { forgetTab, listTabs, requireTab, resolveTab, share, tabInfo, touch, type SharedTab } from './shared-tabs';
 import { setActingUntil } from './acting';
 import { actOn, actionOrBlocked, loadOrBlocked } from './tab-hooks';
-import { dragAct, evaluateAct, fileUploadAct, historyAct, hoverAct, pressKeyAct, screenshotAct, scriptableFirst, selectOptionAct, trustedClickAct, waitForAct } from './methods-act';
+import { dragAct, evaluateAct, fileUploadAct, historyAct, hoverAct, pressKeyAct, screenshotAct, scriptableFirst, scrollAct, selectOptionAct, trustedClickAct, waitForAct } from './methods-act';
 
 type Handler = (params: Record<string, unknown>, deadline: number) => Promise<object>;
 
@@ -29,6 +29,7 @@ export const HANDLERS: Readonly<Record<Method, Handler>> = {
   press_key: (p, d) => pressKeyAct(p, d),
   file_upload: (p, d) => fileUploadAct(p, d),
   wait_for: (p, d) => waitForAct(p, d),
+  scroll: (p, d) => scrollAct(p, d),
   history: (p, d) => historyAct(p, d),
   screenshot: (p, d) => screenshotAct(p, d),
   evaluate: (p, d) => evaluateAct(p, d),
@@ -181,7 +182,11 @@ async function actIn(t: SharedTab, frameId: number, msg: ContentMessage & { docs
       return withOpened(await pageResult(t.tabId, deadline, shape), await openedTabs(opened));
     }
     // An action in a cross-origin frame answered with that frame only: the result shows the whole tab.
-    if (reply && 'page' in reply && frameId !== 0) return withOpened(await pageResult(t.tabId, deadline, shape), await openedTabs(opened));
+    if (reply && 'page' in reply && frameId !== 0) {
+      const page = await pageResult(t.tabId, deadline, shape);
+      if (reply.page.scrolled) page.scrolled = reply.page.scrolled;
+      return withOpened(page, await openedTabs(opened));
+    }
     if (reply && 'page' in reply) return withOpened(await finishPage(t.tabId, t.number, reply.page, shape, deadline), await openedTabs(opened));
     throw new Error('the content script answered without a page');
   } finally {

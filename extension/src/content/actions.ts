@@ -1,10 +1,12 @@
 // DOM actions on one element: click, type, select, hover; then wait for the page to settle.
 import { TetherError } from '../shared/errors';
+import type { ScrollReport } from '../protocol.gen';
 import type { ActionMessage, ContentReply, ViewportInfo } from '../shared/messages';
 import { drag } from './dnd';
+import { scroll } from './scroll';
 import { uploadFiles } from './upload';
 import { waitFor } from './wait';
-import { deepActiveElement, implicitSubmit, insertText, parseKey, pressKey } from './keys';
+import { deepActiveElement, implicitSubmit, insertText, parseKey, pressKey, setRangeValue } from './keys';
 import { describe, isDisabledEl, isEditableHost, roleOf } from './snapshot';
 
 /** Input types whose value is text that `type` may replace. */
@@ -258,7 +260,9 @@ export function typeText(el: Element, text: string, submit: boolean): void {
   if (isDisabledEl(el)) {
     throw new TetherError('not_interactable', `The ${describe(el)} is disabled, so it cannot be typed into. Call browser_snapshot to see when it becomes enabled, or pick another field.`);
   }
-  if (el instanceof view.HTMLInputElement || el instanceof view.HTMLTextAreaElement) {
+  if (el instanceof view.HTMLInputElement && el.type === 'range') {
+    setRange(el, text);
+  } else if (el instanceof view.HTMLInputElement || el instanceof view.HTMLTextAreaElement) {
     if (el instanceof view.HTMLInputElement && !TEXT_INPUT_TYPES.has(el.type)) {
       throw new TetherError('not_interactable', `The ${describe(el)} is an input of type "${el.type}", which takes no typed text. Use browser_click on it instead, or type into a text field.`);
     }
@@ -297,6 +301,23 @@ export function typeText(el: Element, text: string, submit: boolean): void {
     throw new TetherError('not_interactable', `The ${describe(el)} is not an editable field. Type into a textbox, searchbox or combobox ref from browser_snapshot, or click this element instead.`);
   }
   if (submit) pressEnter(el);
+}
+
+/**
+ * Sets a range input to the number text, as the browser does when the user
+ * moves the thumb there: the value is clamped to min/max and snapped to the
+ * step (the value setter's sanitization), and input and change fire when it
+ * changed.
+ */
+function setRange(el: HTMLInputElement, text: string): void {
+  const n = Number(text.trim());
+  if (text.trim() === '' || !Number.isFinite(n)) {
+    throw new TetherError('not_interactable', `The ${describe(el)} is a slider: type a number from ${el.min || '0'} to ${el.max || '100'}, not ${JSON.stringify(text)}.`);
+  }
+  if (el.readOnly) throw new TetherError('not_interactable', `The ${describe(el)} is read-only, so its value cannot be set.`);
+  el.scrollIntoView?.({ block: 'center', inline: 'center', behavior: 'instant' });
+  el.focus({ preventScroll: true });
+  setRangeValue(el, n);
 }
 
 function editableHostOf(el: HTMLElement): HTMLElement {
@@ -389,7 +410,7 @@ export function settle(doc: Document, opts: SettleOptions = DEFAULT_SETTLE): Pro
 // input and screenshots measure).
 
 /** What performAction produced: a settled action (the agent answers with the page), or a direct reply. */
-export type ActionOutcome = { settled: SettleResult } | { reply: ContentReply };
+export type ActionOutcome = { settled: SettleResult; scrolled?: ScrollReport } | { reply: ContentReply };
 
 /** Resolves a ref of this document to its element (throws stale_ref / unknown_ref). */
 export type ResolveRef = (ref: string) => Element;
@@ -427,6 +448,11 @@ export async function performAction(doc: Document, msg: ActionMessage, resolve: 
       return { settled: { navigating: false } };
     case 'settle':
       return { settled: await settle(doc, settleOptions) };
+    case 'scroll': {
+      const el = msg.ref ? resolve(msg.ref) : undefined;
+      // scroll waits for the page to draw what scrolled in.
+      return { settled: { navigating: false }, scrolled: await scroll(doc, { el, to: msg.to, dx: msg.dx, dy: msg.dy }) };
+    }
     case 'point':
       return { reply: { ok: true, point: viewportPoint(resolve(msg.ref)) } };
     case 'viewport': {

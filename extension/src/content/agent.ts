@@ -90,11 +90,14 @@ export class ContentAgent {
           return await this.afterAction(await settled);
         }
         case 'select_option': case 'hover': case 'drag': case 'press_key': case 'file_upload':
-        case 'wait_for': case 'settle': case 'point': case 'viewport': case 'scroll_to': {
+        case 'wait_for': case 'settle': case 'point': case 'viewport': case 'scroll_to': case 'scroll': {
           const refs = await this.registry();
           const docsIssued = 'docsIssued' in msg ? msg.docsIssued : 0;
           const out = await performAction(this.doc, msg, (ref) => refs.resolve(ref, docsIssued), this.settleOptions);
-          return 'reply' in out ? out.reply : await this.afterAction(out.settled);
+          if ('reply' in out) return out.reply;
+          const reply = await this.afterAction(out.settled);
+          if (out.scrolled && reply.ok && 'page' in reply) reply.page.scrolled = out.scrolled;
+          return reply;
         }
         default: {
           const kind: never = msg;

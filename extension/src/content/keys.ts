@@ -253,6 +253,15 @@ function defaultAction(target: Element, spec: KeySpec): Element | undefined {
     case 'ArrowDown':
     case 'ArrowUp':
       if (target.tagName === 'SELECT') stepSelect(target as HTMLSelectElement, spec.key === 'ArrowDown' ? 1 : -1);
+      else if (isRange(target)) stepRange(target, spec.key);
+      return undefined;
+    case 'ArrowLeft':
+    case 'ArrowRight':
+    case 'PageUp':
+    case 'PageDown':
+    case 'Home':
+    case 'End':
+      if (isRange(target)) stepRange(target, spec.key);
       return undefined;
     default:
       break;
@@ -342,6 +351,101 @@ function stepSelect(select: HTMLSelectElement, step: number): void {
   const view = select.ownerDocument.defaultView!;
   select.dispatchEvent(new view.Event('input', { bubbles: true, composed: true }));
   select.dispatchEvent(new view.Event('change', { bubbles: true }));
+}
+
+function isRange(el: Element): el is HTMLInputElement {
+  return el.tagName === 'INPUT' && (el as HTMLInputElement).type === 'range' && !(el as HTMLInputElement).disabled && !(el as HTMLInputElement).readOnly;
+}
+
+/**
+ * A range input's keyboard default action, as Chromium's RangeInputType
+ * does it: arrows move by the step (Left and Right reversed in right-to-left
+ * text; Up, Right and PageUp increase for a vertical slider too), PageUp and
+ * PageDown by a tenth of the range (at least a step), Home and End to the
+ * ends; the result is clamped and snapped to the step, and input and change
+ * fire when the value changed.
+ */
+function stepRange(input: HTMLInputElement, key: string): void {
+  const { min, max, step } = rangeOf(input);
+  const by = step ?? (max - min) / 100;
+  const big = Math.max((max - min) / 10, by);
+  const current = parseFloat(input.value);
+  const view = input.ownerDocument.defaultView!;
+  const style = view.getComputedStyle(input);
+  const vertical = (style.writingMode || '').startsWith('vertical') || style.getPropertyValue('appearance') === 'slider-vertical';
+  const rtl = style.direction === 'rtl' && !vertical;
+  let next: number;
+  switch (key) {
+    case 'ArrowUp':
+      next = current + by;
+      break;
+    case 'ArrowDown':
+      next = current - by;
+      break;
+    case 'ArrowLeft':
+      next = rtl ? current + by : current - by;
+      break;
+    case 'ArrowRight':
+      next = rtl ? current - by : current + by;
+      break;
+    case 'PageUp':
+      next = current + big;
+      break;
+    case 'PageDown':
+      next = current - big;
+      break;
+    case 'Home':
+      next = rtl ? max : min;
+      break;
+    case 'End':
+      next = rtl ? min : max;
+      break;
+    default:
+      return;
+  }
+  setRangeValue(input, next);
+}
+
+/** A range input's min, max (never below min) and step (undefined for step="any"), with HTML's defaults 0, 100 and 1. */
+function rangeOf(input: HTMLInputElement): { min: number; max: number; step?: number; base: number } {
+  const num = (s: string) => (s.trim() !== '' && Number.isFinite(Number(s)) ? Number(s) : undefined);
+  const min = num(input.min) ?? 0;
+  const max = Math.max(min, num(input.max) ?? 100);
+  const stepAttr = input.step.trim().toLowerCase();
+  const step = stepAttr === 'any' ? undefined : (num(stepAttr) ?? 0) > 0 ? num(stepAttr)! : 1;
+  return { min, max, step, base: num(input.min) ?? num(input.getAttribute('value') ?? '') ?? 0 };
+}
+
+/**
+ * The value a range input takes for n, by HTML's value sanitization: clamped
+ * to min and max, and rounded to the nearest step from the step base (the
+ * greater one on a tie), never past max.
+ */
+export function rangeValue(input: HTMLInputElement, n: number): string {
+  const { min, max, step, base } = rangeOf(input);
+  let v = Math.min(max, Math.max(min, n));
+  if (step !== undefined) {
+    v = base + Math.round((v - base) / step) * step;
+    if (v > max) v -= step;
+    if (v < min) v += step;
+    const decimals = (x: number) => (String(x).split('.')[1] ?? '').length;
+    v = Number(v.toFixed(Math.max(decimals(step), decimals(base))));
+  }
+  return String(v);
+}
+
+/**
+ * Sets a range input to the sanitized n through the native setter (what
+ * frameworks watch) and fires input and change when the value changed.
+ */
+export function setRangeValue(input: HTMLInputElement, n: number): void {
+  const view = input.ownerDocument.defaultView!;
+  const native = Object.getOwnPropertyDescriptor(view.HTMLInputElement.prototype, 'value')!;
+  const before = native.get!.call(input) as string;
+  native.set!.call(input, rangeValue(input, n));
+  if (native.get!.call(input) === before) return;
+  input.dispatchEvent(new view.Event('input', { bubbles: true, composed: true }));
+  input.dispatchEvent(new view.Event('change', { bubbles: true }));
 }
 
 function execCommand(doc: Document, command: string, value?: string): boolean {

@@ -379,6 +379,7 @@ const ACTION_NAMES: Readonly<Record<string, string>> = {
   select_option: 'option selection',
   hover: 'hover',
   drag: 'drag',
+  scroll: 'scroll',
   press_key: 'key press',
   file_upload: 'file upload',
   handle_dialog: 'arming of the dialog answer',

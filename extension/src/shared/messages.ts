@@ -1,7 +1,7 @@
 // Messages between the extension's own contexts (offscreen document, service
 // worker, content script). Every message names its target context and kind,
 // so each listener ignores what is not addressed to it.
-import type { Error as WireError, FindMatch, HelloAck, Request, TabInfo, TabsChanged } from '../protocol.gen';
+import type { Error as WireError, FindMatch, HelloAck, Request, ScrollReport, TabInfo, TabsChanged } from '../protocol.gen';
 import type { PageControl } from '../content/page-hooks';
 
 export type Method = Request['method'];
@@ -10,7 +10,7 @@ export type Method = Request['method'];
 export const METHODS: readonly Method[] = [
   'navigate', 'snapshot', 'click', 'type', 'tabs_list', 'tab_new', 'tab_close', 'tab_select',
   'find', 'read', 'console', 'select_option', 'hover', 'drag', 'press_key', 'file_upload',
-  'wait_for', 'handle_dialog', 'history', 'screenshot', 'evaluate', 'read_url',
+  'wait_for', 'handle_dialog', 'history', 'screenshot', 'evaluate', 'read_url', 'scroll',
 ];
 
 export function isMethod(m: unknown): m is Method {
@@ -129,6 +129,8 @@ export interface PageSnapshot {
   omitted?: number;
   /** frameIds of cross-origin frame placeholders in snapshot (FRAME_MARK lines). */
   frames?: Array<number | string>;
+  /** What a scroll did (scroll only). */
+  scrolled?: ScrollReport;
 }
 
 /** How a content script shapes the snapshot of its reply (snapshot and every action). */
@@ -170,7 +172,7 @@ export interface UploadFileData {
 }
 
 /**
- * The action methods' content messages (select_option … wait_for; settle waits
+ * The action methods' content messages (select_option … wait_for, scroll; settle waits
  * for the DOM to go quiet after trusted input). ref "" in type: the focused element.
  * point, viewport and scroll_to serve trusted input and screenshots.
  */
@@ -184,6 +186,7 @@ export type ActionMessage =
   | { target: 'content'; kind: 'settle'; docsIssued: number }
   | { target: 'content'; kind: 'point'; ref: string; docsIssued: number }
   | { target: 'content'; kind: 'viewport'; ref?: string; docsIssued: number }
+  | { target: 'content'; kind: 'scroll'; ref?: string; to?: 'top' | 'bottom' | 'left' | 'right' | 'view'; dx: number; dy: number; docsIssued: number }
   | { target: 'content'; kind: 'scroll_to'; x: number; y: number; hideFixed?: boolean };
 
 /** Where the page's viewport is, for screenshots (CSS pixels). */
