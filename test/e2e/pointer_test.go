@@ -112,6 +112,32 @@ func TestPointerActions(t *testing.T) {
 	})
 }
 
+// TestPointerActionsFullPage: a point of a full-page screenshot, far below
+// the fold, is clicked with full_page (Tether scrolls there first).
+func TestPointerActionsFullPage(t *testing.T) {
+	RequireChromium(t)
+	d := StartDaemon(t, Binary(t), "--auto-approve-profiles")
+	fixtures := httptest.NewServer(http.FileServer(http.Dir("testdata")))
+	defer fixtures.Close()
+	StartBrowser(t, d)
+	ctx := Context(t, 2*time.Minute)
+	c := stdioClient(t, ctx, d)
+	mustCall(t, ctx, c, "browser_navigate", map[string]any{"url": fixtures.URL + "/pointer.html"})
+	shot := screenshotOf(t, ctx, c, true)
+	x, y := shot.center(t, "far target", func(r, g, b uint8) bool { return r > 180 && r < 210 && g < 20 && b > 180 && b < 210 })
+	if y < 1000 {
+		t.Fatalf("the far target is at page y %g; the fixture puts it below the fold", y)
+	}
+	out := mustCall(t, ctx, c, "browser_click", map[string]any{"x": x, "y": y, "full_page": true})
+	m := regexp.MustCompile(`far: clicked at page y (\d+)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("clicking page point (%g, %g):\n%s", x, y, out)
+	}
+	if got, _ := strconv.ParseFloat(m[1], 64); got < y-3 || got > y+3 {
+		t.Fatalf("clicked at page y %g; want %g", got, y)
+	}
+}
+
 // shotImage is a screenshot and its image-to-CSS mapping, read from the
 // result text as an agent would.
 type shotImage struct {
@@ -121,7 +147,14 @@ type shotImage struct {
 
 func screenshot(t *testing.T, ctx context.Context, c *client.Client) shotImage {
 	t.Helper()
-	res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "browser_take_screenshot", Arguments: map[string]any{}}})
+	return screenshotOf(t, ctx, c, false)
+}
+
+// screenshotOf takes a screenshot of the viewport or (fullPage) the page,
+// and reads its scale from the result text.
+func screenshotOf(t *testing.T, ctx context.Context, c *client.Client, fullPage bool) shotImage {
+	t.Helper()
+	res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "browser_take_screenshot", Arguments: map[string]any{"full_page": fullPage}}})
 	if err != nil || res.IsError {
 		t.Fatalf("screenshot: %v %+v", err, res)
 	}
@@ -135,7 +168,11 @@ func screenshot(t *testing.T, ctx context.Context, c *client.Client) shotImage {
 			data, _ = base64.StdEncoding.DecodeString(v.Data)
 		}
 	}
-	m := regexp.MustCompile(`Viewport (\d+)×(\d+) CSS px, device pixel ratio ([\d.]+), scale ([\d.]+) image px per CSS px \(viewport x/y = image px ÷ scale\)`).FindStringSubmatch(text)
+	how := `\(viewport x/y = image px ÷ scale\)`
+	if fullPage {
+		how = `\(whole page: x/y = image px ÷ scale, with full_page: true\)`
+	}
+	m := regexp.MustCompile(`Viewport (\d+)×(\d+) CSS px, device pixel ratio ([\d.]+), scale ([\d.]+) image px per CSS px ` + how).FindStringSubmatch(text)
 	if m == nil {
 		t.Fatalf("the screenshot does not state its viewport, ratio and scale: %q", text)
 	}
