@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
@@ -16,8 +17,14 @@ import (
 // ClickArgs are browser_click's arguments.
 type ClickArgs struct {
 	Target
-	Ref     string `json:"ref" jsonschema:"Element ref, e.g. e12"`
-	Trusted bool   `json:"trusted,omitempty" jsonschema:"Trusted input (if enabled)"`
+	Ref       string  `json:"ref,omitempty"`
+	X         float64 `json:"x,omitempty" jsonschema:"Viewport CSS px"`
+	Y         float64 `json:"y,omitempty"`
+	FullPage  bool    `json:"full_page,omitempty" jsonschema:"x/y in page px"`
+	Button    string  `json:"button,omitempty" jsonschema:"left/right/middle"`
+	Double    bool    `json:"double,omitempty"`
+	Modifiers string  `json:"modifiers,omitempty" jsonschema:"Control+Shift…"`
+	Trusted   bool    `json:"trusted,omitempty"`
 }
 
 // TypeArgs are browser_type's arguments.
@@ -32,8 +39,24 @@ func actionTool(name, description string, schema mcpgo.ToolOption) mcpgo.Tool {
 	return mcpgo.NewTool(name,
 		mcpgo.WithDescription(description+" Returns the new snapshot (untrusted page data)."),
 		schema,
+		noEmptyRequired(),
 		mutating(true),
 	)
+}
+
+// noEmptyRequired drops an empty "required" list from the input schema: it
+// says nothing, and every tools/list pays for it.
+func noEmptyRequired() mcpgo.ToolOption {
+	return func(t *mcpgo.Tool) {
+		var schema map[string]json.RawMessage
+		if json.Unmarshal(t.RawInputSchema, &schema) != nil || string(schema["required"]) != "[]" {
+			return
+		}
+		delete(schema, "required")
+		if raw, err := json.Marshal(schema); err == nil {
+			t.RawInputSchema = raw
+		}
+	}
 }
 
 func needRef(ref string) string {
@@ -45,16 +68,124 @@ func needRef(ref string) string {
 
 func (h *handlers) clickTool() Tool {
 	return Tool{
-		Def:   actionTool("browser_click", "Click an element by its ref.", mcpgo.WithInputSchema[ClickArgs]()),
+		Def:   actionTool("browser_click", "Click an element or x/y.", mcpgo.WithInputSchema[ClickArgs]()),
 		Class: policy.Interact,
-		handler: mcpgo.NewTypedToolHandler(func(ctx context.Context, _ mcpgo.CallToolRequest, args ClickArgs) (*mcpgo.CallToolResult, error) {
-			if msg := needRef(args.Ref) + h.trustedRefused(args.Trusted); msg != "" {
+		handler: mcpgo.NewTypedToolHandler(func(ctx context.Context, req mcpgo.CallToolRequest, args ClickArgs) (*mcpgo.CallToolResult, error) {
+			at, msg := pointArgs(req.GetArguments(), args.Ref != "", "x", "y")
+			if msg == "" && at == nil && args.Ref == "" {
+				msg = needRef("") + " (or x and y)"
+			}
+			button, count := args.Button, 1
+			switch button {
+			case "", "left", "right", "middle":
+			default:
+				msg += "button is left, right or middle"
+			}
+			if args.Double {
+				count = 2
+			}
+			mods, bad := parseModifiers(args.Modifiers)
+			if bad != "" {
+				msg += fmt.Sprintf("modifiers: %q is not Alt, Control, Meta or Shift; join them with +, e.g. Control+Shift", bad)
+			}
+			if msg += h.trustedRefused(args.Trusted); msg != "" {
 				return mcpgo.NewToolResultError(msg), nil
 			}
-			params := &protocol.ClickParams{TabParams: protocol.TabParams{Tab: args.Tab}, SnapshotOptions: h.snapshotOptions(), Ref: args.Ref, Trusted: args.Trusted}
-			return h.pageCall(ctx, "browser_click", args.Profile, protocol.MethodClick, params, h.cfg.ActionTimeout, fmt.Sprintf("Clicked %s.", args.Ref))
+			if button == "left" {
+				button = ""
+			}
+			params := &protocol.ClickParams{TabParams: protocol.TabParams{Tab: args.Tab}, SnapshotOptions: h.snapshotOptions(), Ref: args.Ref, Trusted: args.Trusted,
+				Button: button, Modifiers: mods, At: at, FullPage: at != nil && args.FullPage}
+			if count > 1 {
+				params.ClickCount = count
+			}
+			return h.pageCall(ctx, "browser_click", args.Profile, protocol.MethodClick, params, h.cfg.ActionTimeout, clickLead(args, at, mods))
 		}),
 	}
+}
+
+// clickLead is browser_click's summary: "Double-right-clicked e4 with Shift."
+func clickLead(args ClickArgs, at *protocol.Point, mods []string) string {
+	verb := "Clicked"
+	switch {
+	case args.Button == "right" && args.Double:
+		verb = "Double-right-clicked"
+	case args.Button == "right":
+		verb = "Right-clicked"
+	case args.Button == "middle" && args.Double:
+		verb = "Double-middle-clicked"
+	case args.Button == "middle":
+		verb = "Middle-clicked"
+	case args.Double:
+		verb = "Double-clicked"
+	}
+	lead := verb + " " + pointOrRef(args.Ref, at, args.FullPage)
+	if len(mods) > 0 {
+		lead += " with " + strings.Join(mods, "+")
+	}
+	return lead + "."
+}
+
+// pointOrRef names what an action aimed at: a ref, or a point.
+func pointOrRef(ref string, at *protocol.Point, fullPage bool) string {
+	if at == nil {
+		return ref
+	}
+	where := "the viewport"
+	if fullPage {
+		where = "the page"
+	}
+	return fmt.Sprintf("(%g, %g) in %s", at.X, at.Y, where)
+}
+
+// pointArgs reads a point from the arguments xKey and yKey: nil when
+// neither is given, or a message for the AI when only one is, when a ref
+// is given too (hasRef), or when one is negative or not finite.
+func pointArgs(args map[string]any, hasRef bool, xKey, yKey string) (*protocol.Point, string) {
+	xv, hasX := args[xKey]
+	yv, hasY := args[yKey]
+	if !hasX && !hasY {
+		return nil, ""
+	}
+	if !hasX || !hasY {
+		return nil, fmt.Sprintf("pass both %s and %s (CSS pixels), or neither", xKey, yKey)
+	}
+	if hasRef {
+		return nil, fmt.Sprintf("pass a ref or %s/%s, not both", xKey, yKey)
+	}
+	x, okX := xv.(float64)
+	y, okY := yv.(float64)
+	if !okX || !okY || x < 0 || y < 0 || math.IsInf(x, 0) || math.IsInf(y, 0) || math.IsNaN(x) || math.IsNaN(y) {
+		return nil, fmt.Sprintf("%s and %s are CSS pixels from the top-left corner, 0 or more", xKey, yKey)
+	}
+	return &protocol.Point{X: x, Y: y}, ""
+}
+
+// parseModifiers reads "Control+Shift" (also "Ctrl", "Cmd", commas) into
+// the canonical key names, in the order Alt, Control, Meta, Shift; bad is
+// the first name it does not know.
+func parseModifiers(s string) (mods []string, bad string) {
+	held := map[string]bool{}
+	for _, part := range strings.FieldsFunc(s, func(r rune) bool { return r == '+' || r == ',' || r == ' ' }) {
+		switch strings.ToLower(part) {
+		case "alt", "option":
+			held["Alt"] = true
+		case "control", "ctrl":
+			held["Control"] = true
+		case "meta", "cmd", "command":
+			held["Meta"] = true
+		case "shift":
+			held["Shift"] = true
+		default:
+			return nil, part
+		}
+	}
+	for _, m := range []string{"Alt", "Control", "Meta", "Shift"} {
+		if held[m] {
+			mods = append(mods, m)
+		}
+	}
+	return mods, ""
 }
 
 func (h *handlers) typeTool() Tool {
@@ -103,20 +234,28 @@ func (h *handlers) selectOptionTool() Tool {
 // HoverArgs are browser_hover's arguments.
 type HoverArgs struct {
 	Target
-	Ref     string `json:"ref" jsonschema:"Element ref"`
-	Trusted bool   `json:"trusted,omitempty" jsonschema:"Trusted input (if enabled)"`
+	Ref      string  `json:"ref,omitempty"`
+	X        float64 `json:"x,omitempty"`
+	Y        float64 `json:"y,omitempty"`
+	FullPage bool    `json:"full_page,omitempty"`
+	Trusted  bool    `json:"trusted,omitempty"`
 }
 
 func (h *handlers) hoverTool() Tool {
 	return Tool{
-		Def:   actionTool("browser_hover", "Move the pointer over an element.", mcpgo.WithInputSchema[HoverArgs]()),
+		Def:   actionTool("browser_hover", "Hover an element or x/y.", mcpgo.WithInputSchema[HoverArgs]()),
 		Class: policy.Interact,
-		handler: mcpgo.NewTypedToolHandler(func(ctx context.Context, _ mcpgo.CallToolRequest, args HoverArgs) (*mcpgo.CallToolResult, error) {
-			if msg := needRef(args.Ref) + h.trustedRefused(args.Trusted); msg != "" {
+		handler: mcpgo.NewTypedToolHandler(func(ctx context.Context, req mcpgo.CallToolRequest, args HoverArgs) (*mcpgo.CallToolResult, error) {
+			at, msg := pointArgs(req.GetArguments(), args.Ref != "", "x", "y")
+			if msg == "" && at == nil && args.Ref == "" {
+				msg = needRef("") + " (or x and y)"
+			}
+			if msg += h.trustedRefused(args.Trusted); msg != "" {
 				return mcpgo.NewToolResultError(msg), nil
 			}
-			params := &protocol.RefParams{TabParams: protocol.TabParams{Tab: args.Tab}, SnapshotOptions: h.snapshotOptions(), Ref: args.Ref, Trusted: args.Trusted}
-			return h.pageCall(ctx, "browser_hover", args.Profile, protocol.MethodHover, params, h.cfg.ActionTimeout, fmt.Sprintf("Hovered %s.", args.Ref))
+			params := &protocol.HoverParams{TabParams: protocol.TabParams{Tab: args.Tab}, SnapshotOptions: h.snapshotOptions(), Ref: args.Ref, Trusted: args.Trusted,
+				At: at, FullPage: at != nil && args.FullPage}
+			return h.pageCall(ctx, "browser_hover", args.Profile, protocol.MethodHover, params, h.cfg.ActionTimeout, fmt.Sprintf("Hovered %s.", pointOrRef(args.Ref, at, args.FullPage)))
 		}),
 	}
 }
@@ -124,20 +263,39 @@ func (h *handlers) hoverTool() Tool {
 // DragArgs are browser_drag's arguments.
 type DragArgs struct {
 	Target
-	FromRef string `json:"from_ref" jsonschema:"Dragged element"`
-	ToRef   string `json:"to_ref" jsonschema:"Drop target"`
+	FromRef  string  `json:"from_ref,omitempty"`
+	ToRef    string  `json:"to_ref,omitempty"`
+	X        float64 `json:"x,omitempty"`
+	Y        float64 `json:"y,omitempty"`
+	ToX      float64 `json:"to_x,omitempty"`
+	ToY      float64 `json:"to_y,omitempty"`
+	FullPage bool    `json:"full_page,omitempty"`
 }
 
 func (h *handlers) dragTool() Tool {
 	return Tool{
-		Def:   actionTool("browser_drag", "Drag one element onto another (HTML5 drag and drop).", mcpgo.WithInputSchema[DragArgs]()),
+		Def:   actionTool("browser_drag", "Drag an element onto another, or from x/y to to_x/to_y.", mcpgo.WithInputSchema[DragArgs]()),
 		Class: policy.Interact,
-		handler: mcpgo.NewTypedToolHandler(func(ctx context.Context, _ mcpgo.CallToolRequest, args DragArgs) (*mcpgo.CallToolResult, error) {
-			if args.FromRef == "" || args.ToRef == "" {
-				return mcpgo.NewToolResultError("from_ref and to_ref are required: refs from the latest snapshot"), nil
+		handler: mcpgo.NewTypedToolHandler(func(ctx context.Context, req mcpgo.CallToolRequest, args DragArgs) (*mcpgo.CallToolResult, error) {
+			from, msg := pointArgs(req.GetArguments(), args.FromRef != "", "x", "y")
+			to, msg2 := pointArgs(req.GetArguments(), args.ToRef != "", "to_x", "to_y")
+			msg += msg2
+			if msg == "" && (from == nil) != (to == nil) {
+				msg = "drag either by refs (from_ref, to_ref) or by points (x, y, to_x, to_y), not a mix"
 			}
-			params := &protocol.DragParams{TabParams: protocol.TabParams{Tab: args.Tab}, SnapshotOptions: h.snapshotOptions(), FromRef: args.FromRef, ToRef: args.ToRef}
-			return h.pageCall(ctx, "browser_drag", args.Profile, protocol.MethodDrag, params, h.cfg.ActionTimeout, fmt.Sprintf("Dragged %s onto %s.", args.FromRef, args.ToRef))
+			if msg == "" && from == nil && (args.FromRef == "" || args.ToRef == "") {
+				msg = "from_ref and to_ref are required (refs from the latest snapshot), or x, y, to_x and to_y"
+			}
+			if msg != "" {
+				return mcpgo.NewToolResultError(msg), nil
+			}
+			params := &protocol.DragParams{TabParams: protocol.TabParams{Tab: args.Tab}, SnapshotOptions: h.snapshotOptions(), FromRef: args.FromRef, ToRef: args.ToRef,
+				From: from, To: to, FullPage: from != nil && args.FullPage}
+			lead := fmt.Sprintf("Dragged %s onto %s.", args.FromRef, args.ToRef)
+			if from != nil {
+				lead = fmt.Sprintf("Dragged from %s to %s.", pointOrRef("", from, args.FullPage), pointOrRef("", to, args.FullPage))
+			}
+			return h.pageCall(ctx, "browser_drag", args.Profile, protocol.MethodDrag, params, h.cfg.ActionTimeout, lead)
 		}),
 	}
 }
@@ -145,8 +303,8 @@ func (h *handlers) dragTool() Tool {
 // PressKeyArgs are browser_press_key's arguments.
 type PressKeyArgs struct {
 	Target
-	Key     string `json:"key" jsonschema:"Enter, a, ArrowDown, Control+A, Shift+Tab…"`
-	Trusted bool   `json:"trusted,omitempty" jsonschema:"Trusted input (if enabled)"`
+	Key     string `json:"key" jsonschema:"Enter, a, Control+A…"`
+	Trusted bool   `json:"trusted,omitempty"`
 }
 
 func (h *handlers) pressKeyTool() Tool {
@@ -170,13 +328,13 @@ func (h *handlers) pressKeyTool() Tool {
 // FileUploadArgs are browser_file_upload's arguments.
 type FileUploadArgs struct {
 	Target
-	Ref   string   `json:"ref" jsonschema:"File input, or the button or label opening it"`
-	Paths []string `json:"paths" jsonschema:"Absolute local paths"`
+	Ref   string   `json:"ref" jsonschema:"File input or its opener"`
+	Paths []string `json:"paths" jsonschema:"Absolute paths"`
 }
 
 func (h *handlers) fileUploadTool() Tool {
 	return Tool{
-		Def:     actionTool("browser_file_upload", "Set local files on a file input, or the control that opens one.", mcpgo.WithInputSchema[FileUploadArgs]()),
+		Def:     actionTool("browser_file_upload", "Set local files on a file input or its opener.", mcpgo.WithInputSchema[FileUploadArgs]()),
 		Class:   policy.Sensitive, // it can send local files to a site
 		Whole:   []string{"paths"},
 		prepare: h.prepareUpload,
@@ -197,9 +355,9 @@ func (h *handlers) fileUploadTool() Tool {
 // WaitForArgs are browser_wait_for's arguments.
 type WaitForArgs struct {
 	Target
-	Text     string  `json:"text,omitempty" jsonschema:"Text to appear"`
-	TextGone string  `json:"text_gone,omitempty" jsonschema:"Text to disappear"`
-	Time     float64 `json:"time,omitempty" jsonschema:"Seconds to wait (≤ 60)"`
+	Text     string  `json:"text,omitempty"`
+	TextGone string  `json:"text_gone,omitempty"`
+	Time     float64 `json:"time,omitempty" jsonschema:"Seconds"`
 }
 
 // waitTimeError is the tool error for a time outside (0, limit]: time is
@@ -212,8 +370,9 @@ func waitTimeError(got float64, limit time.Duration) string {
 func (h *handlers) waitForTool() Tool {
 	return Tool{
 		Def: mcpgo.NewTool("browser_wait_for",
-			mcpgo.WithDescription("Wait (60 s at most) for text to appear or disappear, or for a time. Returns the snapshot (untrusted page data)."),
+			mcpgo.WithDescription("Wait ≤ 60 s for text (or text_gone), or a time. Returns the snapshot (untrusted page data)."),
 			mcpgo.WithInputSchema[WaitForArgs](),
+			noEmptyRequired(),
 			readOnly(),
 		),
 		Class: policy.Read,
@@ -239,14 +398,14 @@ func (h *handlers) waitForTool() Tool {
 type HandleDialogArgs struct {
 	Target
 	Accept     bool   `json:"accept" jsonschema:"OK (true) or Cancel"`
-	PromptText string `json:"prompt_text,omitempty" jsonschema:"Answer to a prompt"`
-	Times      int    `json:"times,omitempty" jsonschema:"Dialogs covered (default 1)"`
+	PromptText string `json:"prompt_text,omitempty" jsonschema:"Prompt answer"`
+	Times      int    `json:"times,omitempty" jsonschema:"Dialogs covered"`
 }
 
 func (h *handlers) handleDialogTool() Tool {
 	return Tool{
 		Def: mcpgo.NewTool("browser_handle_dialog",
-			mcpgo.WithDescription("Arm the answer to the next alert/confirm/prompt, before an action that may open one. Unarmed: alerts accepted, confirms and prompts dismissed. Dialog text is untrusted."),
+			mcpgo.WithDescription("Arm the answer to the next dialog(s), before the action opening one. Unarmed: alerts accepted, others dismissed. Dialog text is untrusted."),
 			mcpgo.WithInputSchema[HandleDialogArgs](),
 			mutating(false),
 		),

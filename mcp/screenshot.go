@@ -24,9 +24,9 @@ type ScreenshotArgs struct {
 	Target
 	FullPage     bool   `json:"full_page,omitempty" jsonschema:"Whole page"`
 	Ref          string `json:"ref,omitempty" jsonschema:"One element"`
-	Format       string `json:"format,omitempty" jsonschema:"png (default) or jpeg"`
-	BringToFront bool   `json:"bring_to_front,omitempty" jsonschema:"May bring a background tab to the front"`
-	ToFile       bool   `json:"to_file,omitempty" jsonschema:"Return a file path instead"`
+	Format       string `json:"format,omitempty" jsonschema:"png or jpeg"`
+	BringToFront bool   `json:"bring_to_front,omitempty" jsonschema:"May bring a background tab forward"`
+	ToFile       bool   `json:"to_file,omitempty" jsonschema:"As a file path"`
 }
 
 // maxImageBytes caps an image returned inline (base64 grows it by a third).
@@ -35,8 +35,9 @@ const maxImageBytes = 1 << 20
 func (h *handlers) screenshotTool() Tool {
 	return Tool{
 		Def: mcpgo.NewTool("browser_take_screenshot",
-			mcpgo.WithDescription("Capture the visible tab, whole page or one element as an image (untrusted page data)."),
+			mcpgo.WithDescription("Capture the visible tab, whole page or an element (untrusted page data)."),
 			mcpgo.WithInputSchema[ScreenshotArgs](),
+			noEmptyRequired(),
 			readOnly(),
 		),
 		Class:   policy.Read,
@@ -75,12 +76,30 @@ func (h *handlers) screenshot(ctx context.Context, _ mcpgo.CallToolRequest, args
 		if err != nil {
 			return mcpgo.NewToolResultError("browser_take_screenshot failed: " + err.Error()), nil
 		}
-		return mcpgo.NewToolResultText(fmt.Sprintf("Tab %d: %d×%d %s saved to %s (%d bytes).", res.Tab, w, hgt, res.Mime, path, len(img))), nil
+		return mcpgo.NewToolResultText(fmt.Sprintf("Tab %d: %d×%d %s saved to %s (%d bytes).%s", res.Tab, w, hgt, res.Mime, path, len(img), geometryText(res.Geometry))), nil
 	}
 	return &mcpgo.CallToolResult{Content: []mcpgo.Content{
-		mcpgo.NewTextContent(fmt.Sprintf("Tab %d: %d×%d %s. The image shows untrusted page content.", res.Tab, w, hgt, res.Mime)),
+		mcpgo.NewTextContent(fmt.Sprintf("Tab %d: %d×%d %s.%s The image shows untrusted page content.", res.Tab, w, hgt, res.Mime, geometryText(res.Geometry))),
 		mcpgo.NewImageContent(res.DataBase64, res.Mime),
 	}}, nil
+}
+
+// geometryText states, briefly, how the image maps to the CSS pixels that
+// browser_click, browser_hover and browser_drag take as x/y.
+func geometryText(g *protocol.ScreenshotGeometry) string {
+	if g == nil || g.Scale <= 0 {
+		return ""
+	}
+	text := fmt.Sprintf(" Viewport %g×%g CSS px, device pixel ratio %g, scale %.4g image px per CSS px", g.ViewportWidth, g.ViewportHeight, g.DPR, g.Scale)
+	switch {
+	case g.FullPage:
+		text += " (whole page: x/y = image px ÷ scale, with full_page: true)."
+	case g.OriginX != 0 || g.OriginY != 0:
+		text += fmt.Sprintf(" (element: viewport x = %g + image x ÷ scale, y = %g + image y ÷ scale).", g.OriginX, g.OriginY)
+	default:
+		text += " (viewport x/y = image px ÷ scale)."
+	}
+	return text
 }
 
 var pngSignature = []byte{0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'}

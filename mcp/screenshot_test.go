@@ -129,3 +129,25 @@ func TestSaveScreenshotNeverOverwrites(t *testing.T) {
 		seen[p] = true
 	}
 }
+
+// Every screenshot states its viewport, device pixel ratio and image-to-CSS
+// scale, and how image pixels become the x/y that pointer tools take.
+func TestScreenshotStatesGeometry(t *testing.T) {
+	for _, tc := range []struct {
+		g    protocol.ScreenshotGeometry
+		want string
+	}{
+		{protocol.ScreenshotGeometry{ViewportWidth: 800, ViewportHeight: 600, DPR: 2, Scale: 1.5}, "Viewport 800×600 CSS px, device pixel ratio 2, scale 1.5 image px per CSS px (viewport x/y = image px ÷ scale)."},
+		{protocol.ScreenshotGeometry{ViewportWidth: 800, ViewportHeight: 600, DPR: 1, Scale: 1, FullPage: true}, "(whole page: x/y = image px ÷ scale, with full_page: true)."},
+		{protocol.ScreenshotGeometry{ViewportWidth: 800, ViewportHeight: 600, DPR: 1, Scale: 1, OriginX: 10, OriginY: 20}, "viewport x = 10 + image x ÷ scale, y = 20 + image y ÷ scale"},
+	} {
+		g := tc.g
+		fb := &fakeBrowser{results: map[protocol.Method]any{protocol.MethodScreenshot: protocol.ScreenshotResult{
+			Tab: 1, Mime: "image/png", DataBase64: base64.StdEncoding.EncodeToString(encoded(t, "png", 30, 20)), Width: 30, Height: 20, Geometry: &g,
+		}}}
+		text, isErr := callTool(t, newClient(t, fb), "browser_take_screenshot", map[string]any{})
+		if isErr || !strings.Contains(text, tc.want) {
+			t.Errorf("(isError=%v) %q; want %q", isErr, text, tc.want)
+		}
+	}
+}

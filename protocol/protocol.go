@@ -189,9 +189,9 @@ const (
 	MethodConsole Method = "console"
 	// MethodSelectOption picks options of a native select: SelectOptionParams → PageResult.
 	MethodSelectOption Method = "select_option"
-	// MethodHover moves the pointer over an element: RefParams → PageResult.
+	// MethodHover moves the pointer over an element or a point: HoverParams → PageResult.
 	MethodHover Method = "hover"
-	// MethodDrag drags one element onto another with HTML5 drag-and-drop: DragParams → PageResult.
+	// MethodDrag drags one element onto another (HTML5 drag and drop), or from one point to another: DragParams → PageResult.
 	MethodDrag Method = "drag"
 	// MethodPressKey presses a key or combo in the focused element: PressKeyParams → PageResult.
 	MethodPressKey Method = "press_key"
@@ -385,7 +385,15 @@ type NavigateParams struct {
 	NewTab bool `json:"newTab,omitempty"`
 }
 
-// ClickParams clicks the element named by Ref.
+// Point is a position in CSS pixels: in the top document's viewport, or in
+// the document (from its top-left corner) when the params say FullPage.
+type Point struct {
+	X float64 `json:"x"`
+	Y float64 `json:"y"`
+}
+
+// ClickParams clicks the element named by Ref, or the point At (then Ref
+// is empty).
 type ClickParams struct {
 	TabParams
 	SnapshotOptions
@@ -393,6 +401,30 @@ type ClickParams struct {
 	// Trusted clicks with trusted input through chrome.debugger (only when
 	// the user enabled it in settings).
 	Trusted bool `json:"trusted,omitempty"`
+	// Button is left (default), right or middle.
+	Button string `json:"button,omitempty" jsonschema:"enum=left,enum=right,enum=middle"`
+	// ClickCount is 1 (default) or 2: a double-click.
+	ClickCount int `json:"clickCount,omitempty"`
+	// Modifiers are the keys held during the click: Alt, Control, Meta, Shift.
+	Modifiers []string `json:"modifiers,omitempty"`
+	// At is the point to click instead of an element.
+	At *Point `json:"at,omitempty"`
+	// FullPage: At is in document CSS pixels; the page is scrolled to it first.
+	FullPage bool `json:"fullPage,omitempty"`
+}
+
+// HoverParams moves the pointer onto the element named by Ref, or onto the
+// point At (then Ref is empty).
+type HoverParams struct {
+	TabParams
+	SnapshotOptions
+	Ref string `json:"ref"`
+	// Trusted hovers with trusted input (CSS :hover applies).
+	Trusted bool `json:"trusted,omitempty"`
+	// At is the point to hover instead of an element.
+	At *Point `json:"at,omitempty"`
+	// FullPage: At is in document CSS pixels; the page is scrolled to it first.
+	FullPage bool `json:"fullPage,omitempty"`
 }
 
 // TypeParams replaces the value of the editable element named by Ref with Text.
@@ -586,12 +618,18 @@ type SelectOptionParams struct {
 	Values []string `json:"values"`
 }
 
-// DragParams drags FromRef onto ToRef.
+// DragParams drags FromRef onto ToRef, or presses at From, moves to To and
+// releases there (then the refs are empty).
 type DragParams struct {
 	TabParams
 	SnapshotOptions
 	FromRef string `json:"fromRef"`
 	ToRef   string `json:"toRef"`
+	From    *Point `json:"from,omitempty"`
+	To      *Point `json:"to,omitempty"`
+	// FullPage: From and To are in document CSS pixels; the page is
+	// scrolled to them first.
+	FullPage bool `json:"fullPage,omitempty"`
 }
 
 // PressKeyParams presses Key: a single key ("Enter", "a", "ArrowDown") or a
@@ -673,6 +711,28 @@ type ScreenshotResult struct {
 	DataBase64 string `json:"dataBase64"`
 	Width      int    `json:"width"`
 	Height     int    `json:"height"`
+	// Geometry maps the image to CSS pixels, for actions at coordinates.
+	Geometry *ScreenshotGeometry `json:"geometry,omitempty"`
+}
+
+// ScreenshotGeometry maps a screenshot's pixels to CSS pixels: CSS x =
+// OriginX + image x / Scale (likewise y).
+type ScreenshotGeometry struct {
+	// ViewportWidth and ViewportHeight are the viewport's size in CSS pixels.
+	ViewportWidth  float64 `json:"viewportWidth"`
+	ViewportHeight float64 `json:"viewportHeight"`
+	// DPR is the device pixel ratio.
+	DPR float64 `json:"dpr"`
+	// Scale is image pixels per CSS pixel: the DPR, times the factor the
+	// image was scaled down by to fit the byte limit.
+	Scale float64 `json:"scale"`
+	// OriginX and OriginY are the image's top-left corner in CSS pixels:
+	// in the viewport (0, 0 for a viewport capture; an element's box for
+	// a capture by ref) or in the document (a full-page capture).
+	OriginX float64 `json:"originX"`
+	OriginY float64 `json:"originY"`
+	// FullPage: the image is of the whole document.
+	FullPage bool `json:"fullPage,omitempty"`
 }
 
 // EvaluateParams runs Expression in the page's main world.

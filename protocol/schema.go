@@ -14,8 +14,8 @@ var frameTypes = []any{
 	TabParams{}, NavigateParams{}, ClickParams{}, TypeParams{}, TabsListParams{}, TabNewParams{},
 	SnapshotOptions{}, SnapshotParams{}, DialogEvent{}, RefParams{}, FindParams{}, FindMatch{}, FindResult{},
 	ReadResult{}, ReadURLParams{}, ConsoleParams{}, ConsoleMessage{}, ConsoleResult{}, SelectOptionParams{},
-	DragParams{}, PressKeyParams{}, UploadFile{}, FileUploadParams{}, WaitForParams{}, HandleDialogParams{},
-	DialogArmResult{}, HistoryParams{}, ScreenshotParams{}, ScreenshotResult{}, EvaluateParams{}, EvaluateResult{},
+	Point{}, HoverParams{}, DragParams{}, PressKeyParams{}, UploadFile{}, FileUploadParams{}, WaitForParams{}, HandleDialogParams{},
+	DialogArmResult{}, HistoryParams{}, ScreenshotParams{}, ScreenshotResult{}, ScreenshotGeometry{}, EvaluateParams{}, EvaluateResult{},
 	PageResult{}, TabInfo{}, TabsListResult{}, ScrollParams{}, ScrollReport{},
 }
 

@@ -7,7 +7,7 @@ export interface TetherProtocol {
   [k: string]: unknown | undefined;
 }
 /**
- * ClickParams clicks the element named by Ref.
+ * ClickParams clicks the element named by Ref, or the point At (then Ref is empty).
  *
  * This interface was referenced by `TetherProtocol`'s JSON-Schema
  * via the `definition` "ClickParams".
@@ -32,6 +32,30 @@ export interface ClickParams {
    * the user enabled it in settings).
    */
   trusted?: boolean;
+  /**
+   * Button is left (default), right or middle.
+   */
+  button?: 'left' | 'right' | 'middle';
+  /**
+   * ClickCount is 1 (default) or 2: a double-click.
+   */
+  clickCount?: number;
+  /**
+   * Modifiers are the keys held during the click: Alt, Control, Meta, Shift.
+   */
+  modifiers?: string[];
+  at?: Point;
+  /**
+   * FullPage: At is in document CSS pixels; the page is scrolled to it first.
+   */
+  fullPage?: boolean;
+}
+/**
+ * At is the point to click instead of an element.
+ */
+export interface Point {
+  x: number;
+  y: number;
 }
 /**
  * ConsoleMessage is one console call or uncaught error.
@@ -122,7 +146,7 @@ export interface DialogEvent {
   native?: boolean;
 }
 /**
- * DragParams drags FromRef onto ToRef.
+ * DragParams drags FromRef onto ToRef, or presses at From, moves to To and releases there (then the refs are empty).
  *
  * This interface was referenced by `TetherProtocol`'s JSON-Schema
  * via the `definition` "DragParams".
@@ -143,6 +167,23 @@ export interface DragParams {
   urls?: boolean;
   fromRef: string;
   toRef: string;
+  from?: Point1;
+  to?: Point1;
+  /**
+   * FullPage: From and To are in document CSS pixels; the page is
+   * scrolled to them first.
+   */
+  fullPage?: boolean;
+}
+/**
+ * Point is a position in CSS pixels: in the top document's viewport, or in the document (from its top-left corner) when the params say FullPage.
+ *
+ * This interface was referenced by `TetherProtocol`'s JSON-Schema
+ * via the `definition` "Point".
+ */
+export interface Point1 {
+  x: number;
+  y: number;
 }
 /**
  * Error is a failed request.
@@ -421,6 +462,44 @@ export interface HistoryParams {
    */
   urls?: boolean;
   action: 'back' | 'forward' | 'reload';
+}
+/**
+ * HoverParams moves the pointer onto the element named by Ref, or onto the point At (then Ref is empty).
+ *
+ * This interface was referenced by `TetherProtocol`'s JSON-Schema
+ * via the `definition` "HoverParams".
+ */
+export interface HoverParams {
+  tab?: number;
+  /**
+   * MaxChars caps the snapshot text; past it, whole lines are left out and
+   * a last line says how many elements were left out and how to reach
+   * them (browser_find, or a subtree ref). 0: the extension's default (40 000).
+   */
+  maxChars?: number;
+  /**
+   * URLs prints each link's href as a "- /url: …" line under it. Off by
+   * default: URLs are a fifth of a typical snapshot, and browser_read
+   * gives every link with its absolute URL.
+   */
+  urls?: boolean;
+  ref: string;
+  /**
+   * Trusted hovers with trusted input (CSS :hover applies).
+   */
+  trusted?: boolean;
+  at?: Point2;
+  /**
+   * FullPage: At is in document CSS pixels; the page is scrolled to it first.
+   */
+  fullPage?: boolean;
+}
+/**
+ * Point is a position in CSS pixels: in the top document's viewport, or in the document (from its top-left corner) when the params say FullPage.
+ */
+export interface Point2 {
+  x: number;
+  y: number;
 }
 /**
  * NavigateParams loads URL in a tab.
@@ -742,6 +821,39 @@ export interface Response {
   error?: Error;
 }
 /**
+ * ScreenshotGeometry maps a screenshot's pixels to CSS pixels: CSS x = OriginX + image x / Scale (likewise y).
+ *
+ * This interface was referenced by `TetherProtocol`'s JSON-Schema
+ * via the `definition` "ScreenshotGeometry".
+ */
+export interface ScreenshotGeometry {
+  /**
+   * ViewportWidth and ViewportHeight are the viewport's size in CSS pixels.
+   */
+  viewportWidth: number;
+  viewportHeight: number;
+  /**
+   * DPR is the device pixel ratio.
+   */
+  dpr: number;
+  /**
+   * Scale is image pixels per CSS pixel: the DPR, times the factor the
+   * image was scaled down by to fit the byte limit.
+   */
+  scale: number;
+  /**
+   * OriginX and OriginY are the image's top-left corner in CSS pixels:
+   * in the viewport (0, 0 for a viewport capture; an element's box for
+   * a capture by ref) or in the document (a full-page capture).
+   */
+  originX: number;
+  originY: number;
+  /**
+   * FullPage: the image is of the whole document.
+   */
+  fullPage?: boolean;
+}
+/**
  * ScreenshotParams captures the tab with chrome.tabs.captureVisibleTab.
  *
  * This interface was referenced by `TetherProtocol`'s JSON-Schema
@@ -782,6 +894,37 @@ export interface ScreenshotResult {
   dataBase64: string;
   width: number;
   height: number;
+  geometry?: ScreenshotGeometry1;
+}
+/**
+ * Geometry maps the image to CSS pixels, for actions at coordinates.
+ */
+export interface ScreenshotGeometry1 {
+  /**
+   * ViewportWidth and ViewportHeight are the viewport's size in CSS pixels.
+   */
+  viewportWidth: number;
+  viewportHeight: number;
+  /**
+   * DPR is the device pixel ratio.
+   */
+  dpr: number;
+  /**
+   * Scale is image pixels per CSS pixel: the DPR, times the factor the
+   * image was scaled down by to fit the byte limit.
+   */
+  scale: number;
+  /**
+   * OriginX and OriginY are the image's top-left corner in CSS pixels:
+   * in the viewport (0, 0 for a viewport capture; an element's box for
+   * a capture by ref) or in the document (a full-page capture).
+   */
+  originX: number;
+  originY: number;
+  /**
+   * FullPage: the image is of the whole document.
+   */
+  fullPage?: boolean;
 }
 /**
  * ScrollParams scrolls the page or a container by DX/DY CSS pixels, or to one of its edges (To), or brings Ref into view (To "view").

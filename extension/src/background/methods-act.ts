@@ -1,6 +1,6 @@
-// The action methods beyond click and type: select_option, hover, drag,
-// press_key, file_upload, wait_for, scroll, history, screenshot, evaluate, and the
-// trusted-input variants of click, hover and press_key. Each page action
+// The action methods beyond click and type: select_option, press_key,
+// file_upload, wait_for, scroll, history, screenshot, evaluate, and trusted
+// press_key (click, hover and drag: methods-pointer.ts). Each page action
 // replies with the common PageResult (methods.ts act / pageResult).
 import type { EvaluateResult, PageResult, ScreenshotResult } from '../protocol.gen';
 import { TetherError, restrictedPage } from '../shared/errors';
@@ -14,7 +14,7 @@ import { captureScreenshot } from './screenshot';
 import { documentsIssued } from './documents';
 import { requireTab, touch, type SharedTab } from './shared-tabs';
 import { actOn, loadOrBlocked, pageReady } from './tab-hooks';
-import { requireTrusted, trustedClick, trustedHover, trustedKey, withDebugger } from './trusted';
+import { requireTrusted, trustedKey, withDebugger } from './trusted';
 
 type P = Record<string, unknown>;
 
@@ -31,20 +31,6 @@ export async function selectOptionAct(p: P, d: number): Promise<PageResult> {
     throw new TetherError('bad_request', 'values must be a non-empty list of strings: option values or visible labels.');
   }
   return pageAct(p, { target: content, kind: 'select_option', ref: str(p, 'ref'), values: values as string[], docsIssued: 0, snap: snapShape(p) }, d);
-}
-
-export async function hoverAct(p: P, d: number): Promise<PageResult> {
-  const ref = str(p, 'ref');
-  if (bool(p, 'trusted')) return trustedPointer(p, ref, d, 'hover');
-  return pageAct(p, { target: content, kind: 'hover', ref, docsIssued: 0, snap: snapShape(p) }, d);
-}
-
-export function trustedClickAct(p: P, d: number): Promise<PageResult> {
-  return trustedPointer(p, str(p, 'ref'), d, 'click');
-}
-
-export async function dragAct(p: P, d: number): Promise<PageResult> {
-  return pageAct(p, { target: content, kind: 'drag', ref: str(p, 'fromRef'), toRef: str(p, 'toRef'), docsIssued: 0, snap: snapShape(p) }, d);
 }
 
 export async function pressKeyAct(p: P, d: number): Promise<PageResult> {
@@ -308,27 +294,10 @@ async function pageAct(p: P, msg: Parameters<typeof act>[1], d: number): Promise
   return act(tab, msg, d);
 }
 
-async function checkScriptable(tab: number | undefined): Promise<void> {
+export async function checkScriptable(tab: number | undefined): Promise<void> {
   const t = await requireTab(tab);
   const info = await chrome.tabs.get(t.tabId);
   const url = info.url || info.pendingUrl || '';
   if (isRestrictedUrl(url)) throw restrictedPage(url);
 }
 
-/** Trusted click or hover: the content script scrolls the element into view and checks what covers it; the debugger acts there. */
-async function trustedPointer(p: P, ref: string, d: number, what: 'click' | 'hover'): Promise<PageResult> {
-  await requireTrusted();
-  const tab = tabParams(p).tab;
-  await checkScriptable(tab);
-  const { t, frameId } = await routeRef(ref, tab);
-  if (frameId !== 0) {
-    throw new TetherError('not_interactable', `Element ref ${ref} is in a cross-origin frame, where trusted input cannot aim yet. Call the tool without trusted.`);
-  }
-  const reply = await callContent(t.tabId, { target: content, kind: 'point', ref, docsIssued: await documentsIssued(t.tabId) }, d);
-  if (!reply.ok) throw new TetherError(reply.error.code, reply.error.message);
-  if (!('point' in reply)) throw new Error('the content script answered without a point');
-  const { x, y } = reply.point;
-  return act(t.number, { target: content, kind: 'settle', docsIssued: 0, snap: snapShape(p) }, d, (tabId) =>
-    withDebugger(tabId, (send) => (what === 'click' ? trustedClick(send, x, y) : trustedHover(send, x, y))),
-  );
-}

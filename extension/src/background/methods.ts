@@ -1,6 +1,6 @@
 // The daemon's methods, one handler each. HANDLERS is the allow-list: a method
 // not in it is refused before anything runs.
-import type { ClickParams, NavigateParams, PageResult, Request, TabInfo, TabNewParams, TabParams, TabsListResult, TypeParams } from '../protocol.gen';
+import type { NavigateParams, PageResult, Request, TabInfo, TabNewParams, TabParams, TabsListResult, TypeParams } from '../protocol.gen';
 import { TetherError, restrictedPage, toWireError } from '../shared/errors';
 import type { ContentMessage, ContentReply, Method, Outcome, SnapshotShape } from '../shared/messages';
 import { READ_HANDLERS, finishPage, pageResultFor, routeRef, snapShape } from './methods-read';
@@ -10,14 +10,15 @@ import { documentsIssued } from './documents';
 import { forgetTab, listTabs, requireTab, resolveTab, share, tabInfo, touch, type SharedTab } from './shared-tabs';
 import { setActingUntil } from './acting';
 import { actOn, actionOrBlocked, loadOrBlocked } from './tab-hooks';
-import { dragAct, evaluateAct, fileUploadAct, historyAct, hoverAct, pressKeyAct, screenshotAct, scriptableFirst, scrollAct, selectOptionAct, trustedClickAct, waitForAct } from './methods-act';
+import { evaluateAct, fileUploadAct, historyAct, pressKeyAct, screenshotAct, scriptableFirst, scrollAct, selectOptionAct, waitForAct } from './methods-act';
+import { clickAct, dragAct, hoverAct } from './methods-pointer';
 
 type Handler = (params: Record<string, unknown>, deadline: number) => Promise<object>;
 
 export const HANDLERS: Readonly<Record<Method, Handler>> = {
   navigate: (p, d) => navigate(navigateParams(p), d, snapShape(p)),
   snapshot: READ_HANDLERS.snapshot,
-  click: (p, d) => (p.trusted === true ? trustedClickAct(p, d) : scriptableFirst(p, () => click(clickParams(p), d, snapShape(p)))),
+  click: (p, d) => clickAct(p, d),
   type: (p, d) => scriptableFirst(p, () => type(typeParams(p), d, snapShape(p))),
   tabs_list: () => tabsList(),
   tab_new: (p, d) => tabNew(tabNewParams(p), d),
@@ -96,10 +97,6 @@ async function navigate(p: NavigateParams, deadline: number, shape: SnapshotShap
   }
 }
 
-function click(p: ClickParams, deadline: number, snap: SnapshotShape): Promise<PageResult> {
-  return act(p.tab, { target: 'content', kind: 'click', ref: p.ref, docsIssued: 0, snap }, deadline);
-}
-
 function type(p: TypeParams, deadline: number, snap: SnapshotShape): Promise<PageResult> {
   return act(p.tab, { target: 'content', kind: 'type', ref: p.ref, text: p.text, submit: p.submit === true, docsIssued: 0, snap }, deadline);
 }
@@ -150,14 +147,24 @@ function withOpened(page: PageResult, opened: TabInfo[]): PageResult {
   return opened.length > 0 ? { ...page, openedTabs: opened } : page;
 }
 
-/** Runs a click or type in the page; when it navigates, waits for the new page and snapshots that. */
-export async function act(tab: number | undefined, msg: ContentMessage & { docsIssued: number; snap?: SnapshotShape }, deadline: number, before?: (tabId: number) => Promise<void>): Promise<PageResult> {
+/**
+ * Runs a click or type in the page; when it navigates, waits for the new page
+ * and snapshots that. aim, for an action at a point, picks the frame once the
+ * page is ready (and may rewrite msg's point into that frame's viewport).
+ */
+export async function act(
+  tab: number | undefined,
+  msg: ContentMessage & { docsIssued: number; snap?: SnapshotShape },
+  deadline: number,
+  before?: (tabId: number) => Promise<void>,
+  aim?: (t: SharedTab) => Promise<number>,
+): Promise<PageResult> {
   // A ref names its tab and frame (refs are unique per profile): act there.
   const ref = 'ref' in msg && typeof msg.ref === 'string' && msg.ref.trim() ? msg.ref : undefined;
   const { t, frameId } = ref ? await routeRef(ref, tab) : { t: await requireTab(tab), frameId: 0 };
   const shape = msg.snap ?? {};
   await touch(t.tabId);
-  return actOn(t.tabId, deadline, () => actIn(t, frameId, msg, shape, deadline, before));
+  return actOn(t.tabId, deadline, async () => actIn(t, aim ? await aim(t) : frameId, msg, shape, deadline, before));
 }
 
 async function actIn(t: SharedTab, frameId: number, msg: ContentMessage & { docsIssued: number }, shape: SnapshotShape, deadline: number, before?: (tabId: number) => Promise<void>): Promise<PageResult> {
@@ -265,10 +272,6 @@ function tabNewParams(p: Record<string, unknown>): TabNewParams {
   const url = p.url;
   if (url === undefined || url === null || url === '') return {};
   return { url: str(p, 'url') };
-}
-
-function clickParams(p: Record<string, unknown>): ClickParams {
-  return { ...tabParams(p), ref: str(p, 'ref') };
 }
 
 function typeParams(p: Record<string, unknown>): TypeParams {

@@ -2,7 +2,7 @@
 // element's box (cropped at the device pixel ratio), or the full page
 // (scrolled and stitched in an OffscreenCanvas, captures spaced to stay under
 // Chrome's limit of about two a second), scaled down to fit maxBytes.
-import type { ScreenshotResult } from '../protocol.gen';
+import type { ScreenshotGeometry, ScreenshotResult } from '../protocol.gen';
 import { TetherError, restrictedPage } from '../shared/errors';
 import type { ContentMessage, ViewportInfo } from '../shared/messages';
 import { callContent, isRestrictedUrl } from './content-bridge';
@@ -75,20 +75,35 @@ export async function captureScreenshot(t: SharedTab, o: ScreenshotOptions, dead
   }
   const docs = await documentsIssued(t.tabId);
   let canvas: OffscreenCanvas;
+  let geometry: ScreenshotGeometry;
   if (o.fullPage) {
-    canvas = await stitch(t.tabId, tab.windowId, deadline);
+    const stitched = await stitch(t.tabId, tab.windowId, deadline);
+    canvas = stitched.canvas;
+    geometry = geometryOf(stitched.viewport, stitched.scale, 0, 0, true);
   } else if (o.ref) {
     const vp = await content(t.tabId, { target: 'content', kind: 'viewport', ref: o.ref, docsIssued: docs }, deadline);
     const shot = await capture(tab.windowId);
     canvas = crop(shot, vp);
+    const box = vp.box!;
+    geometry = geometryOf(vp, vp.width > 0 ? shot.width / vp.width : vp.dpr, Math.max(0, box.x), Math.max(0, box.y), false);
   } else {
+    const vp = await content(t.tabId, { target: 'content', kind: 'viewport', docsIssued: docs }, deadline);
     const shot = await capture(tab.windowId);
     canvas = new OffscreenCanvas(shot.width, shot.height);
     canvas.getContext('2d')!.drawImage(shot, 0, 0);
+    geometry = geometryOf(vp, vp.width > 0 ? shot.width / vp.width : vp.dpr, 0, 0, false);
   }
   const mime = o.format === 'jpeg' ? 'image/jpeg' : 'image/png';
   const out = await encode(canvas, mime, o.maxBytes);
-  return { tab: t.number, mime, dataBase64: await base64(out.blob), width: out.width, height: out.height };
+  // Scaling down to fit maxBytes shrinks image pixels per CSS pixel too.
+  geometry.scale *= out.width / canvas.width;
+  return { tab: t.number, mime, dataBase64: await base64(out.blob), width: out.width, height: out.height, geometry };
+}
+
+function geometryOf(vp: ViewportInfo, scale: number, originX: number, originY: number, fullPage: boolean): ScreenshotGeometry {
+  const g: ScreenshotGeometry = { viewportWidth: vp.width, viewportHeight: vp.height, dpr: vp.dpr, scale, originX, originY };
+  if (fullPage) g.fullPage = true;
+  return g;
 }
 
 /** The element's box (CSS pixels, viewport coordinates) cut out of a viewport capture. */
@@ -116,7 +131,7 @@ function crop(shot: ImageBitmap, vp: ViewportInfo): OffscreenCanvas {
 }
 
 /** Scrolls through the page and stitches the captures; fixed and sticky elements show once. */
-async function stitch(tabId: number, windowId: number, deadline: number): Promise<OffscreenCanvas> {
+async function stitch(tabId: number, windowId: number, deadline: number): Promise<{ canvas: OffscreenCanvas; viewport: ViewportInfo; scale: number }> {
   const first = await content(tabId, { target: 'content', kind: 'scroll_to', x: 0, y: 0 }, deadline);
   const startX = first.scrollX;
   try {
@@ -142,9 +157,9 @@ async function stitch(tabId: number, windowId: number, deadline: number): Promis
       // Stopped early (time or a shorter page than reported): cut the image there.
       const cut = new OffscreenCanvas(canvas.width, covered);
       cut.getContext('2d')!.drawImage(canvas, 0, 0);
-      return cut;
+      return { canvas: cut, viewport: first, scale };
     }
-    return canvas;
+    return { canvas, viewport: first, scale };
   } finally {
     await content(tabId, { target: 'content', kind: 'scroll_to', x: startX, y: first.scrollY, hideFixed: false }, Date.now() + 2000).catch(() => undefined);
   }

@@ -46,10 +46,34 @@ export async function withDebugger<T>(tabId: number, fn: (send: Send) => Promise
   }
 }
 
-export async function trustedClick(send: Send, x: number, y: number): Promise<void> {
-  await send('Input.dispatchMouseEvent', { type: 'mouseMoved', x, y, button: 'none', buttons: 0 });
-  await send('Input.dispatchMouseEvent', { type: 'mousePressed', x, y, button: 'left', buttons: 1, clickCount: 1 });
-  await send('Input.dispatchMouseEvent', { type: 'mouseReleased', x, y, button: 'left', buttons: 0, clickCount: 1 });
+/** How a trusted click is made: button, presses (2: double-click), held keys. */
+export interface TrustedClickOptions {
+  button?: 'left' | 'right' | 'middle';
+  count?: number;
+  modifiers?: Modifier[];
+}
+
+const CDP_BUTTONS = { left: 1, right: 2, middle: 4 } as const;
+
+/**
+ * The Input.dispatchMouseEvent calls of a click at (x, y): a move, then a
+ * press and a release per click with clickCount 1, 2… (Chrome makes the
+ * click, auxclick, contextmenu and dblclick events and their default
+ * actions from these, as for a person's mouse).
+ */
+export function clickEvents(x: number, y: number, o: TrustedClickOptions = {}): Record<string, unknown>[] {
+  const button = o.button ?? 'left';
+  const modifiers = cdpModifiers(o.modifiers ?? []);
+  const out: Record<string, unknown>[] = [{ type: 'mouseMoved', x, y, button: 'none', buttons: 0, modifiers }];
+  for (let n = 1; n <= Math.max(1, o.count ?? 1); n++) {
+    out.push({ type: 'mousePressed', x, y, button, buttons: CDP_BUTTONS[button], clickCount: n, modifiers });
+    out.push({ type: 'mouseReleased', x, y, button, buttons: 0, clickCount: n, modifiers });
+  }
+  return out;
+}
+
+export async function trustedClick(send: Send, x: number, y: number, o: TrustedClickOptions = {}): Promise<void> {
+  for (const e of clickEvents(x, y, o)) await send('Input.dispatchMouseEvent', e);
 }
 
 export async function trustedHover(send: Send, x: number, y: number): Promise<void> {

@@ -1,8 +1,9 @@
 // DOM actions on one element: click, type, select, hover; then wait for the page to settle.
 import { TetherError } from '../shared/errors';
 import type { ScrollReport } from '../protocol.gen';
-import type { ActionMessage, ContentReply, ViewportInfo } from '../shared/messages';
-import { drag } from './dnd';
+import type { ActionMessage, ContentReply, ViewportInfo, ViewportPoint } from '../shared/messages';
+import { drag, dragPoints } from './dnd';
+import { elementAt, pressAt, type ClickOptions } from './pointer';
 import { scroll } from './scroll';
 import { uploadFiles } from './upload';
 import { waitFor } from './wait';
@@ -33,9 +34,10 @@ export interface SettleResult {
 /**
  * Clicks el like a user: scrolls it to the middle of the viewport, checks that
  * nothing covers it, then sends pointer and mouse events at a visible point of
- * it followed by a click. A click on an <option> of a native select selects it.
+ * it (pressAt: the button, count and held keys of opts). A plain click on an
+ * <option> of a native select selects it.
  */
-export function click(el: Element): void {
+export function click(el: Element, opts: ClickOptions = {}): void {
   if (isDisabledEl(el)) {
     throw new TetherError(
       'not_interactable',
@@ -43,28 +45,20 @@ export function click(el: Element): void {
     );
   }
   const select = el.tagName === 'OPTION' ? el.closest('select') : null;
-  if (select) {
+  if (select && (opts.button ?? 'left') === 'left') {
     // Options of a drop-down live in a native popup that page events cannot open.
     const option = el as HTMLOptionElement;
     selectOption(select, [option.value], [option]);
     return;
   }
   const { x, y, target } = clickablePoint(el);
-  const doc = el.ownerDocument;
-  const view = doc.defaultView!;
-  const base = { bubbles: true, cancelable: true, composed: true, clientX: x, clientY: y, screenX: x, screenY: y, view, button: 0 };
-  const pointer = { ...base, pointerId: 1, pointerType: 'mouse', isPrimary: true, width: 1, height: 1 };
-  const PointerEv = view.PointerEvent ?? view.MouseEvent;
-  target.dispatchEvent(new PointerEv('pointerover', pointer));
-  target.dispatchEvent(new view.MouseEvent('mouseover', base));
-  target.dispatchEvent(new PointerEv('pointermove', pointer));
-  target.dispatchEvent(new view.MouseEvent('mousemove', base));
-  target.dispatchEvent(new PointerEv('pointerdown', { ...pointer, buttons: 1, pressure: 0.5 }));
-  const down = target.dispatchEvent(new view.MouseEvent('mousedown', { ...base, buttons: 1, detail: 1 }));
-  if (down) focusFor(el);
-  target.dispatchEvent(new PointerEv('pointerup', { ...pointer, buttons: 0 }));
-  target.dispatchEvent(new view.MouseEvent('mouseup', { ...base, buttons: 0, detail: 1 }));
-  target.dispatchEvent(new view.MouseEvent('click', { ...base, buttons: 0, detail: 1 }));
+  pressAt(target, x, y, opts, () => focusFor(el));
+}
+
+/** Clicks whatever is at a point of doc's viewport (elementAt), as click does. */
+export function clickAt(doc: Document, at: ViewportPoint, opts: ClickOptions = {}): void {
+  const { el, x, y } = elementAt(doc, at);
+  pressAt(el, x, y, opts, () => focusFor(el));
 }
 
 /** True when hit is el, inside el (shadow trees included), or a label of el. */
@@ -219,7 +213,18 @@ let lastHovered: WeakRef<Element> | undefined;
  */
 export function hover(el: Element): void {
   const { x, y, target } = clickablePoint(el, 'hovered');
-  const view = el.ownerDocument.defaultView!;
+  moveOnto(target, x, y, el);
+}
+
+/** Moves the (untrusted) pointer to a point of doc's viewport (elementAt), as hover does. */
+export function hoverAt(doc: Document, at: ViewportPoint): void {
+  const { el, x, y } = elementAt(doc, at);
+  moveOnto(el, x, y, el.ownerDocument.documentElement);
+}
+
+/** Leave events on the element hovered before, then over, enter (from top down to target) and move on target at (x, y). */
+function moveOnto(target: Element, x: number, y: number, top: Element): void {
+  const view = target.ownerDocument.defaultView!;
   const base = { bubbles: true, cancelable: true, composed: true, clientX: x, clientY: y, screenX: x, screenY: y, view, button: 0, buttons: 0 };
   const pointer = { ...base, pointerId: 1, pointerType: 'mouse', isPrimary: true, width: 1, height: 1 };
   const PointerEv = view.PointerEvent ?? view.MouseEvent;
@@ -232,9 +237,9 @@ export function hover(el: Element): void {
     prev.dispatchEvent(new pv.MouseEvent('mouseout', { ...base, relatedTarget: target }));
     prev.dispatchEvent(new pv.MouseEvent('mouseleave', { ...base, bubbles: false, relatedTarget: target }));
   }
-  // Enter events go to every element from el down to the one under the pointer.
+  // Enter events go to every element from top down to the one under the pointer.
   const entered: Element[] = [];
-  for (let n: Element | null = target; n; n = n === el ? null : n.parentElement) entered.unshift(n);
+  for (let n: Element | null = target; n; n = n === top ? null : n.parentElement) entered.unshift(n);
   target.dispatchEvent(new PointerEv('pointerover', pointer));
   for (const n of entered) n.dispatchEvent(new PointerEv('pointerenter', { ...pointer, bubbles: false }));
   target.dispatchEvent(new view.MouseEvent('mouseover', base));
@@ -427,10 +432,18 @@ export async function performAction(doc: Document, msg: ActionMessage, resolve: 
       return run(() => selectOption(el, msg.values));
     }
     case 'hover': {
+      if (msg.at) {
+        const at = msg.at;
+        return run(() => hoverAt(doc, at));
+      }
       const el = resolve(msg.ref);
       return run(() => hover(el));
     }
     case 'drag': {
+      if (msg.from && msg.to) {
+        const { from, to } = msg;
+        return run(() => dragPoints(doc, from, to));
+      }
       const from = resolve(msg.ref);
       const to = resolve(msg.toRef);
       return run(() => drag(from, to));

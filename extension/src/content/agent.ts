@@ -5,7 +5,8 @@
 // number and refs, and the service worker must route them here again.
 import { TetherError, toWireError } from '../shared/errors';
 import type { ContentMessage, ContentReply, PageSnapshot, SnapshotShape } from '../shared/messages';
-import { DEFAULT_SETTLE, click, performAction, settle, typeFocused, typeText, type SettleOptions } from './actions';
+import { elementAtPoint } from './pointer';
+import { DEFAULT_SETTLE, click, clickAt, performAction, settle, typeFocused, typeText, type SettleOptions } from './actions';
 import { RefRegistry } from './refs';
 import { find } from './find';
 import { readDocument } from './read';
@@ -76,10 +77,18 @@ export class ContentAgent {
         case 'read':
           return { ok: true, html: readDocument(this.doc), url: this.doc.location.href, title: this.doc.title };
         case 'click': {
-          const el = (await this.registry()).resolve(msg.ref, msg.docsIssued);
+          const opts = { button: msg.button, count: msg.count, modifiers: msg.modifiers };
+          const el = msg.at ? undefined : (await this.registry()).resolve(msg.ref, msg.docsIssued);
           const settled = settle(this.doc, this.settleOptions);
-          click(el);
+          if (el) click(el, opts);
+          else clickAt(this.doc, msg.at!, opts);
           return await this.afterAction(await settled);
+        }
+        case 'hit': {
+          // Where a point of this frame's viewport lands: here, or in a cross-origin frame (its frameId and the point there).
+          const hit = elementAtPoint(this.doc, msg.x, msg.y);
+          if (hit.kind === 'element') return { ok: true, hit: null };
+          return { ok: true, hit: { frame: frameKey(hit.frame, this.frameIdOf), x: hit.x, y: hit.y } };
         }
         case 'type': {
           // No ref: type into the focused element at its caret.
@@ -143,4 +152,19 @@ export class ContentAgent {
     this.docNumber = refs.doc;
     return refs;
   }
+}
+
+/**
+ * Names a cross-origin frame for the service worker as snapshots do: its
+ * Chrome frameId when known, else its URL and its rank among this document's
+ * frames showing that URL (methods-read.ts frameResolver).
+ */
+function frameKey(frame: HTMLIFrameElement | HTMLFrameElement, frameIdOf?: (iframe: Element) => number | undefined): number | string {
+  const id = frameIdOf?.(frame);
+  if (id !== undefined && id > 0) return id;
+  const urlOf = (f: Element) => (f.hasAttribute('srcdoc') ? 'about:srcdoc' : (f as HTMLIFrameElement).src || 'about:blank');
+  const url = urlOf(frame);
+  const same = Array.from(frame.ownerDocument.querySelectorAll('iframe, frame')).filter((f) => urlOf(f) === url);
+  const nth = Math.max(0, same.indexOf(frame));
+  return nth === 0 ? `u${url}` : `u${nth} ${url}`;
 }

@@ -3,6 +3,8 @@
 // dragover, drop, dragend); other sources get a pointer drag (pointerdown,
 // moves, pointerup), which pointer-based sortable libraries listen for.
 import { TetherError } from '../shared/errors';
+import type { ViewportPoint } from '../shared/messages';
+import { elementAt, elementAtPoint } from './pointer';
 import { describe } from './snapshot';
 
 interface Point { x: number; y: number }
@@ -112,4 +114,49 @@ function pointerDrag(from: Element, to: Element): void {
     send('move', p, under, 1);
   }
   send('up', end, targetAt(to, end), 0);
+}
+
+/**
+ * A pointer drag between two points of doc's viewport (maps, sliders,
+ * signature pads): over, move and down at from, moves about every 10 CSS
+ * pixels (8 to 30 of them) to the element under each point, up at to.
+ * Both points must be in doc (the service worker routes them to one frame).
+ */
+export function dragPoints(doc: Document, from: ViewportPoint, to: ViewportPoint): void {
+  const start = elementAt(doc, from);
+  const end = elementAt(doc, to);
+  if (start.el.ownerDocument !== end.el.ownerDocument) {
+    throw new TetherError('bad_request', 'The start and end points of the drag are in different frames, and a drag cannot leave its frame. Pick two points in the same frame.');
+  }
+  const view = start.el.ownerDocument.defaultView!;
+  const PointerEv = view.PointerEvent ?? view.MouseEvent;
+  const send = (type: string, p: Point, target: Element, buttons: number) => {
+    const base = { bubbles: true, cancelable: true, composed: true, view, clientX: p.x, clientY: p.y, screenX: p.x, screenY: p.y, button: type === 'move' || type === 'over' ? -1 : 0, buttons };
+    target.dispatchEvent(new PointerEv(`pointer${type}`, { ...base, pointerId: 1, pointerType: 'mouse', isPrimary: true, pressure: buttons ? 0.5 : 0 }));
+    target.dispatchEvent(new view.MouseEvent(`mouse${type}`, { ...base, button: Math.max(0, base.button) }));
+  };
+  const a = { x: start.x, y: start.y };
+  const b = { x: end.x, y: end.y };
+  send('over', a, start.el, 0);
+  send('move', a, start.el, 0);
+  send('down', a, start.el, 1);
+  const steps = Math.max(8, Math.min(30, Math.ceil(Math.hypot(b.x - a.x, b.y - a.y) / 10)));
+  let last = start.el;
+  for (let i = 1; i <= steps; i++) {
+    const p = { x: a.x + ((b.x - a.x) * i) / steps, y: a.y + ((b.y - a.y) * i) / steps };
+    const hit = i === steps ? end : safeHit(start.el.ownerDocument, p);
+    if (hit) last = hit.el;
+    send('move', p, last, 1);
+  }
+  send('up', b, end.el, 0);
+}
+
+/** The element at a point of the drag's document, or undefined (a frame, or outside). */
+function safeHit(doc: Document, p: Point): { el: Element } | undefined {
+  try {
+    const hit = elementAtPoint(doc, p.x, p.y);
+    return hit.kind === 'element' ? hit : undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -160,9 +160,19 @@ export type ContentMessage =
   | { target: 'content'; kind: 'snapshot'; docsIssued: number; snap?: SnapshotShape }
   | { target: 'content'; kind: 'find'; text?: string; role?: string; docsIssued: number }
   | { target: 'content'; kind: 'read' }
-  | { target: 'content'; kind: 'click'; ref: string; docsIssued: number }
+  | { target: 'content'; kind: 'click'; ref: string; docsIssued: number; button?: MouseButton; count?: number; modifiers?: string[]; at?: ViewportPoint }
+  | { target: 'content'; kind: 'hit'; x: number; y: number }
   | { target: 'content'; kind: 'type'; ref: string; text: string; submit: boolean; docsIssued: number }
   | ActionMessage;
+
+/** A mouse button of browser_click. */
+export type MouseButton = 'left' | 'right' | 'middle';
+
+/** A point in CSS pixels of a frame's viewport. */
+export interface ViewportPoint {
+  x: number;
+  y: number;
+}
 
 /** A file for file_upload, as the daemon sends it. */
 export interface UploadFileData {
@@ -178,8 +188,8 @@ export interface UploadFileData {
  */
 export type ActionMessage =
   | { target: 'content'; kind: 'select_option'; ref: string; values: string[]; docsIssued: number }
-  | { target: 'content'; kind: 'hover'; ref: string; docsIssued: number }
-  | { target: 'content'; kind: 'drag'; ref: string; toRef: string; docsIssued: number }
+  | { target: 'content'; kind: 'hover'; ref: string; docsIssued: number; at?: ViewportPoint }
+  | { target: 'content'; kind: 'drag'; ref: string; toRef: string; docsIssued: number; from?: ViewportPoint; to?: ViewportPoint }
   | { target: 'content'; kind: 'press_key'; key: string; docsIssued: number }
   | { target: 'content'; kind: 'file_upload'; ref: string; files: UploadFileData[]; docsIssued: number }
   | { target: 'content'; kind: 'wait_for'; text?: string; textGone?: string; timeMs?: number; limitMs: number; docsIssued: number }
@@ -213,6 +223,8 @@ export type ContentReply = (
   | { ok: true; found: FindMatch[]; frames: Array<number | string>; url: string; title: string }
   | { ok: true; html: string; url: string; title: string }
   | { ok: true; point: { x: number; y: number } }
+  /** hit: the cross-origin frame at the point (its frameId, or its key as in PageSnapshot.frames) and the point in its viewport; null: the point is in this frame. */
+  | { ok: true; hit: { frame: number | string; x: number; y: number } | null }
   | { ok: true; viewport: ViewportInfo }
   | { ok: false; error: WireError }
 ) & { doc?: number };

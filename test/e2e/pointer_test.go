@@ -1,0 +1,215 @@
+//go:build !windows
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"image"
+	"image/png"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// Pointer actions (issue 14): double-click, right-click, and clicks, a drag
+// and a click into a cross-origin frame at coordinates read off a
+// screenshot, each proven by the fixture page's own handlers. The frame is
+// served from localhost while the page is on 127.0.0.1: another site, so an
+// out-of-process frame.
+func TestPointerActions(t *testing.T) {
+	RequireChromium(t)
+	d := StartDaemon(t, Binary(t), "--auto-approve-profiles")
+	fixtures := httptest.NewServer(http.FileServer(http.Dir("testdata")))
+	defer fixtures.Close()
+	other := httptest.NewServer(http.FileServer(http.Dir("testdata")))
+	defer other.Close()
+	StartBrowser(t, d)
+	ctx := Context(t, 3*time.Minute)
+	c := stdioClient(t, ctx, d)
+	frameURL := strings.Replace(other.URL, "127.0.0.1", "localhost", 1) + "/pointer-frame.html"
+	mustCall(t, ctx, c, "browser_navigate", map[string]any{"url": fixtures.URL + "/pointer.html?frame=" + url.QueryEscape(frameURL)})
+	var snap string
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		snap = mustCall(t, ctx, c, "browser_snapshot", nil)
+		if strings.Contains(snap, "Frame button") || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+
+	t.Run("two clicks select, a double-click opens", func(t *testing.T) {
+		file := ref(t, snap, "option", "report.pdf")
+		for range 2 {
+			out := mustCall(t, ctx, c, "browser_click", map[string]any{"ref": file})
+			if !strings.Contains(out, "file: selected report.pdf") || strings.Contains(out, "opened") {
+				t.Fatalf("a single click:\n%s", out)
+			}
+		}
+		out := mustCall(t, ctx, c, "browser_click", map[string]any{"ref": file, "double": true})
+		if !strings.HasPrefix(out, "Double-clicked "+file) {
+			t.Errorf("summary: %.80s", out)
+		}
+		// The two single clicks before logged mousedown1 mouseup1 click1 twice.
+		want := "file: opened report.pdf after mousedown1 mouseup1 click1 mousedown1 mouseup1 click1 mousedown1 mouseup1 click1 mousedown2 mouseup2 click2 dblclick2"
+		if !strings.Contains(out, want) {
+			t.Fatalf("the double-click:\n%s\nwant %q", out, want)
+		}
+	})
+
+	t.Run("right-click opens the custom menu, its item runs", func(t *testing.T) {
+		out := mustCall(t, ctx, c, "browser_click", map[string]any{"ref": ref(t, snap, "button", "Invoice 42"), "button": "right"})
+		if !strings.Contains(out, "invoice: menu opened by button 2") {
+			t.Fatalf("the right-click:\n%s", out)
+		}
+		out = mustCall(t, ctx, c, "browser_click", map[string]any{"ref": ref(t, out, "menuitem", "Delete invoice")})
+		if !strings.Contains(out, "invoice: deleted invoice 42") {
+			t.Fatalf("the menu item:\n%s", out)
+		}
+	})
+
+	shot := screenshot(t, ctx, c)
+
+	t.Run("a seat chosen at coordinates from the screenshot", func(t *testing.T) {
+		x, y := shot.center(t, "red seat", func(r, g, b uint8) bool { return r > 200 && g < 40 && b < 40 })
+		out := mustCall(t, ctx, c, "browser_click", map[string]any{"x": x, "y": y})
+		if !strings.Contains(out, "seat: chosen B4") {
+			t.Fatalf("clicking (%g, %g):\n%s", x, y, out)
+		}
+	})
+
+	t.Run("a signature drawn by a drag between coordinates", func(t *testing.T) {
+		box := shot.box(t, "signature pad", func(r, g, b uint8) bool { return r > 245 && g > 230 && g < 255 && b > 140 && b < 180 })
+		y := (box[1] + box[3]) / 2
+		out := mustCall(t, ctx, c, "browser_drag", map[string]any{"x": box[0] + 20, "y": y, "to_x": box[2] - 20, "to_y": y})
+		m := regexp.MustCompile(`signature: (\d+) points from (\d+),(\d+) to (\d+),(\d+)`).FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("the drag:\n%s", out)
+		}
+		points, _ := strconv.Atoi(m[1])
+		x0, _ := strconv.Atoi(m[2])
+		x1, _ := strconv.Atoi(m[4])
+		if points < 8 || x0 > 30 || x1 < 270 {
+			t.Fatalf("the stroke went from x %d to %d in %d points; want about 20 to 280 in 8 or more", x0, x1, points)
+		}
+	})
+
+	t.Run("a click at coordinates lands in the cross-origin frame", func(t *testing.T) {
+		x, y := shot.center(t, "frame", func(r, g, b uint8) bool { return r < 10 && g > 160 && g < 190 && b > 225 })
+		out := mustCall(t, ctx, c, "browser_click", map[string]any{"x": x, "y": y})
+		if !regexp.MustCompile(`frame: button clicked at 1[45]\d,[56]\d`).MatchString(out) {
+			t.Fatalf("clicking (%g, %g):\n%s", x, y, out)
+		}
+	})
+}
+
+// TestPointerActionsFullPage: a point of a full-page screenshot, far below
+// the fold, is clicked with full_page (Tether scrolls there first).
+func TestPointerActionsFullPage(t *testing.T) {
+	RequireChromium(t)
+	d := StartDaemon(t, Binary(t), "--auto-approve-profiles")
+	fixtures := httptest.NewServer(http.FileServer(http.Dir("testdata")))
+	defer fixtures.Close()
+	StartBrowser(t, d)
+	ctx := Context(t, 2*time.Minute)
+	c := stdioClient(t, ctx, d)
+	mustCall(t, ctx, c, "browser_navigate", map[string]any{"url": fixtures.URL + "/pointer.html"})
+	shot := screenshotOf(t, ctx, c, true)
+	x, y := shot.center(t, "far target", func(r, g, b uint8) bool { return r > 180 && r < 210 && g < 20 && b > 180 && b < 210 })
+	if y < 1000 {
+		t.Fatalf("the far target is at page y %g; the fixture puts it below the fold", y)
+	}
+	out := mustCall(t, ctx, c, "browser_click", map[string]any{"x": x, "y": y, "full_page": true})
+	m := regexp.MustCompile(`far: clicked at page y (\d+)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("clicking page point (%g, %g):\n%s", x, y, out)
+	}
+	if got, _ := strconv.ParseFloat(m[1], 64); got < y-3 || got > y+3 {
+		t.Fatalf("clicked at page y %g; want %g", got, y)
+	}
+}
+
+// shotImage is a screenshot and its image-to-CSS mapping, read from the
+// result text as an agent would.
+type shotImage struct {
+	img   image.Image
+	scale float64
+}
+
+func screenshot(t *testing.T, ctx context.Context, c *client.Client) shotImage {
+	t.Helper()
+	return screenshotOf(t, ctx, c, false)
+}
+
+// screenshotOf takes a screenshot of the viewport or (fullPage) the page,
+// and reads its scale from the result text.
+func screenshotOf(t *testing.T, ctx context.Context, c *client.Client, fullPage bool) shotImage {
+	t.Helper()
+	res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "browser_take_screenshot", Arguments: map[string]any{"full_page": fullPage}}})
+	if err != nil || res.IsError {
+		t.Fatalf("screenshot: %v %+v", err, res)
+	}
+	var text string
+	var data []byte
+	for _, content := range res.Content {
+		switch v := content.(type) {
+		case mcp.TextContent:
+			text += v.Text
+		case mcp.ImageContent:
+			data, _ = base64.StdEncoding.DecodeString(v.Data)
+		}
+	}
+	how := `\(viewport x/y = image px ÷ scale\)`
+	if fullPage {
+		how = `\(whole page: x/y = image px ÷ scale, with full_page: true\)`
+	}
+	m := regexp.MustCompile(`Viewport (\d+)×(\d+) CSS px, device pixel ratio ([\d.]+), scale ([\d.]+) image px per CSS px ` + how).FindStringSubmatch(text)
+	if m == nil {
+		t.Fatalf("the screenshot does not state its viewport, ratio and scale: %q", text)
+	}
+	scale, _ := strconv.ParseFloat(m[4], 64)
+	img, err := png.Decode(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("screenshot image: %v", err)
+	}
+	if w, _ := strconv.Atoi(m[1]); scale <= 0 || img.Bounds().Dx() != int(float64(w)*scale+0.5) {
+		t.Fatalf("image %d px wide for a viewport %s CSS px wide at scale %g", img.Bounds().Dx(), m[1], scale)
+	}
+	return shotImage{img, scale}
+}
+
+// box is the bounding box, in viewport CSS pixels, of the pixels that
+// match: left, top, right, bottom.
+func (s shotImage) box(t *testing.T, what string, match func(r, g, b uint8) bool) [4]float64 {
+	t.Helper()
+	b := s.img.Bounds()
+	minX, minY, maxX, maxY := b.Max.X, b.Max.Y, -1, -1
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bl, _ := s.img.At(x, y).RGBA()
+			if match(uint8(r>>8), uint8(g>>8), uint8(bl>>8)) {
+				minX, minY, maxX, maxY = min(minX, x), min(minY, y), max(maxX, x), max(maxY, y)
+			}
+		}
+	}
+	if maxX < 0 {
+		t.Fatalf("no %s in the screenshot", what)
+	}
+	return [4]float64{float64(minX) / s.scale, float64(minY) / s.scale, float64(maxX+1) / s.scale, float64(maxY+1) / s.scale}
+}
+
+// center is the middle of box, in viewport CSS pixels.
+func (s shotImage) center(t *testing.T, what string, match func(r, g, b uint8) bool) (float64, float64) {
+	t.Helper()
+	b := s.box(t, what, match)
+	return (b[0] + b[2]) / 2, (b[1] + b[3]) / 2
+}
