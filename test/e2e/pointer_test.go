@@ -10,7 +10,6 @@ import (
 	"image/png"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -27,25 +26,8 @@ import (
 // served from localhost while the page is on 127.0.0.1: another site, so an
 // out-of-process frame.
 func TestPointerActions(t *testing.T) {
-	RequireChromium(t)
-	d := StartDaemon(t, Binary(t), "--auto-approve-profiles")
-	fixtures := httptest.NewServer(http.FileServer(http.Dir("testdata")))
-	defer fixtures.Close()
-	other := httptest.NewServer(http.FileServer(http.Dir("testdata")))
-	defer other.Close()
-	StartBrowser(t, d)
-	ctx := Context(t, 3*time.Minute)
-	c := stdioClient(t, ctx, d)
-	frameURL := strings.Replace(other.URL, "127.0.0.1", "localhost", 1) + "/pointer-frame.html"
-	mustCall(t, ctx, c, "browser_navigate", map[string]any{"url": fixtures.URL + "/pointer.html?frame=" + url.QueryEscape(frameURL)})
-	var snap string
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		snap = mustCall(t, ctx, c, "browser_snapshot", nil)
-		if strings.Contains(snap, "Frame button") || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	ctx, c := crossSiteFixture(t, "pointer.html", "pointer-frame.html")
+	snap := snapshotWith(t, ctx, c, "Frame button")
 
 	t.Run("two clicks select, a double-click opens", func(t *testing.T) {
 		file := ref(t, snap, "option", "report.pdf")

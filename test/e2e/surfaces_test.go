@@ -1,13 +1,9 @@
 package e2e
 
 import (
-	"net/http"
-	"net/http/httptest"
-	"net/url"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 )
 
 // Nothing silently missing from the snapshot (issue 14): special inputs,
@@ -17,26 +13,8 @@ import (
 // 127.0.0.1: another site, so an out-of-process frame, and sandboxed
 // (an opaque origin).
 func TestSnapshotSurfaces(t *testing.T) {
-	RequireChromium(t)
-	d := StartDaemon(t, Binary(t), "--auto-approve-profiles")
-	fixtures := httptest.NewServer(http.FileServer(http.Dir("testdata")))
-	defer fixtures.Close()
-	other := httptest.NewServer(http.FileServer(http.Dir("testdata")))
-	defer other.Close()
-	StartBrowser(t, d)
-	ctx := Context(t, 3*time.Minute)
-	c := stdioClient(t, ctx, d)
-	frameURL := strings.Replace(other.URL, "127.0.0.1", "localhost", 1) + "/surfaces-frame.html"
-	mustCall(t, ctx, c, "browser_navigate", map[string]any{"url": fixtures.URL + "/surfaces.html?frame=" + url.QueryEscape(frameURL)})
-	// The late frame is added 300 ms after load.
-	var snap string
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		snap = mustCall(t, ctx, c, "browser_snapshot", nil)
-		if strings.Contains(snap, "Late button") && strings.Contains(snap, "Pay now") || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	ctx, c := crossSiteFixture(t, "surfaces.html", "surfaces-frame.html")
+	snap := snapshotWith(t, ctx, c, "Late button", "Pay now") // the late frame is added 300 ms after load
 	t.Logf("snapshot:\n%s", snap)
 
 	for _, want := range []string{
