@@ -44,7 +44,7 @@ Usage:
   tether profiles [approve|deny CODE | forget NAME]   list, pair (by pairing code) and forget browser profiles
   tether connect [--http] CLIENT... | --list          add Tether to an MCP client's config; list clients
   tether disconnect CLIENT...                         remove Tether's entry from a client's config
-  tether token rotate                                 issue a new MCP token and update HTTP entries
+  tether token rotate                                 issue new MCP and control tokens; update HTTP entries
   tether timeline [export [--out FILE]] [--client C] [--profile P] [--outcome O] [--limit N]
                                                       list the AI's tool calls, newest first; export as JSON Lines
   tether approvals [allow|always|deny ID]             list the tool calls waiting for your answer; answer one
