@@ -24,14 +24,11 @@ var forbidden = map[string][]string{
 	"logs":     {module + "/"},
 	"launcher": {module + "/broker", module + "/mcp", module + "/daemon"},
 	// The guardrails and the timeline are domain packages: the daemon adapts
-	// them to the MCP server's Guard and Recorder, and a tray uses them in-process.
+	// them to the MCP server's Guard and Recorder, and the local API serves them.
 	"policy":   {"github.com/mark3labs/mcp-go", module + "/broker", module + "/mcp", module + "/daemon", module + "/timeline", "github.com/wailsapp/", "fyne.io/systray"},
 	"timeline": {"github.com/mark3labs/mcp-go", module + "/broker", module + "/mcp", module + "/daemon", module + "/policy", "github.com/wailsapp/", "fyne.io/systray"},
-	// The tray is a thin client: it reaches the daemon only through its own
-	// small interfaces (broker, policy, timeline and clients types), never
-	// the MCP server or the daemon's wiring. Its logic stays free of native
-	// code (it builds for every OS without cgo); tray/native holds systray
-	// and go-autostart.
+	// The tray's logic stays free of native code (it builds for every OS
+	// without cgo); tray/native holds systray and go-autostart.
 	// The window is its own process, a client of the daemon's local API
 	// (localclient, apitype) only: none of the daemon's parts, its wiring,
 	// the MCP server or the tray.

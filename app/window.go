@@ -23,9 +23,6 @@ type Window struct {
 // NewWindow returns a window for cfg; Run shows it.
 func NewWindow(cfg Config) *Window { return &Window{app: New(cfg)} }
 
-// Bindings returns the App bound to the frontend.
-func (w *Window) Bindings() *App { return w.app }
-
 // webViewDrop turns off WebKit's own drop handling. Left on, a link or
 // an HTML file dropped on the window navigates it to that page, and the
 // page can post to the Wails bridge like Tether's own frontend: call

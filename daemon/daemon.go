@@ -101,7 +101,8 @@ type Config struct {
 	// settings.json's approvalTimeoutSeconds (120 s by default).
 	ApprovalTimeout time.Duration
 	// Services, if set, is called once the daemon's parts are open, before
-	// it listens: the in-process API of the tray and window.
+	// it listens: bare tether takes the local API's server from it (its
+	// approval dialogs record late answers there), tests the rest.
 	Services func(Services)
 	// Logger receives every log line.
 	Logger *slog.Logger
@@ -117,10 +118,9 @@ type Config struct {
 	Ready func(addr string)
 }
 
-// Services are the daemon's parts a tray or window uses in-process.
+// Services are the daemon's parts, once open. The tray and the window
+// never use them: they are clients of the local API.
 type Services struct {
-	// Broker is the registry of browser profiles and their shared tabs.
-	Broker *broker.Broker
 	// Guard holds the pause switch, the policy rules and the approval queue.
 	Guard *policy.Guard
 	// Timeline is the record of every tool call, with its live event stream.
@@ -240,7 +240,7 @@ func Run(ctx context.Context, cfg Config) error {
 	api := localapi.New(apiCfg)
 	defer api.Close()
 	if cfg.Services != nil {
-		cfg.Services(Services{Broker: b, Guard: guard, Timeline: tl, API: api})
+		cfg.Services(Services{Guard: guard, Timeline: tl, API: api})
 	}
 	// Screenshots left from earlier runs age out even if none is taken now.
 	tmcp.PruneScreenshots(p.Screenshots(), time.Now(), tmcp.ScreenshotMaxAge, tmcp.ScreenshotMaxFiles)

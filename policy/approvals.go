@@ -188,8 +188,8 @@ type Config struct {
 }
 
 // Guard applies the pause switch, the policy and the approval queue to tool
-// calls. Its methods are safe for concurrent use; they are the in-process
-// API the tray and window use.
+// calls. Its methods are safe for concurrent use; the local API (package
+// localapi) serves them to the CLI, the tray and the window.
 type Guard struct {
 	cfg Config
 	log *slog.Logger

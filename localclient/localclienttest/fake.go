@@ -148,13 +148,6 @@ func (f *Fake) Changed() <-chan struct{} {
 	return f.changed
 }
 
-// Subscribers is the number of open event streams.
-func (f *Fake) Subscribers() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return len(f.subs)
-}
-
 func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 	if r.Header.Get("Authorization") != "Bearer "+Token {
 		writeJSON(w, http.StatusUnauthorized, apitype.Error{Error: "wrong control token"})
