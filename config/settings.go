@@ -26,7 +26,7 @@ type Settings struct {
 	// EnabledTools lists off-by-default tools to offer (browser_evaluate).
 	EnabledTools []string `json:"enabledTools,omitempty"`
 	// TrustedInput lets tools ask for trusted input through chrome.debugger
-	// (the extension must also have been granted the debugger permission).
+	// (the user must also turn on "Trusted input" in the extension's popup).
 	TrustedInput bool `json:"trustedInput,omitempty"`
 	// Images returns screenshots as MCP image content; false writes them to
 	// files and returns the path. Default true.

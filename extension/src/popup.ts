@@ -2,7 +2,7 @@
 // label and slug (renameable), pairing and refusal messages, Reconnect, and
 // the share toggles for the last-focused window's tabs.
 import type { BackgroundMessage, ConnectionStatus, PopupTabs } from './shared/messages';
-import { popupView, renderTabList, setTrustedInput, trustedInputChecked } from './popup/view';
+import { popupView, renderTabList, trustedInputChecked } from './popup/view';
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 
@@ -70,31 +70,24 @@ $('rename-form').addEventListener('submit', (ev) => {
   void send({ target: 'background', kind: 'popup-rename', label: input.value }).then(() => input.blur());
 });
 
-// "Trusted input": the debugger permission is requested from this click (a user gesture).
+// "Trusted input": the user's switch, stored in chrome.storage.local. The
+// debugger permission itself is a required one: Chrome does not allow
+// "debugger" in optional_permissions (chrome.permissions, "Permissions that
+// can't be optional").
 const TRUSTED_KEY = 'trustedInput';
 async function renderTrusted(): Promise<void> {
-  const [stored, granted] = await Promise.all([
-    chrome.storage.local.get(TRUSTED_KEY),
-    chrome.permissions.contains({ permissions: ['debugger'] }).catch(() => false),
-  ]);
-  $<HTMLInputElement>('trusted-input').checked = trustedInputChecked(stored[TRUSTED_KEY], granted);
+  const stored = await chrome.storage.local.get(TRUSTED_KEY);
+  $<HTMLInputElement>('trusted-input').checked = trustedInputChecked(stored[TRUSTED_KEY]);
 }
 $<HTMLInputElement>('trusted-input').addEventListener('change', (ev) => {
   const box = ev.currentTarget as HTMLInputElement;
   const error = $('trusted-error');
   error.hidden = true;
-  void setTrustedInput(box.checked, {
-    request: () => chrome.permissions.request({ permissions: ['debugger'] }),
-    remove: () => chrome.permissions.remove({ permissions: ['debugger'] }),
-    store: (value) => chrome.storage.local.set({ [TRUSTED_KEY]: value }),
-  }).then(
-    (on) => (box.checked = on),
-    (err: unknown) => {
-      box.checked = false;
-      error.textContent = `Could not turn on trusted input: ${err instanceof Error ? err.message : String(err)}`;
-      error.hidden = false;
-    },
-  );
+  chrome.storage.local.set({ [TRUSTED_KEY]: box.checked }).catch((err: unknown) => {
+    box.checked = !box.checked;
+    error.textContent = `Could not change trusted input: ${err instanceof Error ? err.message : String(err)}`;
+    error.hidden = false;
+  });
 });
 void renderTrusted();
 

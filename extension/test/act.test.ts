@@ -7,7 +7,7 @@ import { waitFor } from '../src/content/wait';
 import { evaluateInPage, evaluationResult } from '../src/background/methods-act';
 import { keyEvents } from '../src/background/trusted';
 import { cropRect } from '../src/background/screenshot';
-import { setTrustedInput, trustedInputChecked } from '../src/popup/view';
+import { trustedInputChecked } from '../src/popup/view';
 import { TetherError } from '../src/shared/errors';
 
 beforeEach(() => {
@@ -430,17 +430,10 @@ describe('trusted input', () => {
     expect(enter[0]).toMatchObject({ type: 'keyDown', text: '\r', windowsVirtualKeyCode: 13 });
   });
 
-  it('the popup setting stores true only when Chrome grants the permission', async () => {
-    const store = vi.fn(async () => undefined);
-    expect(await setTrustedInput(true, { request: async () => false, remove: async () => true, store })).toBe(false);
-    expect(store).toHaveBeenLastCalledWith(false);
-    expect(await setTrustedInput(true, { request: async () => true, remove: async () => true, store })).toBe(true);
-    expect(store).toHaveBeenLastCalledWith(true);
-    const remove = vi.fn(async () => true);
-    expect(await setTrustedInput(false, { request: async () => true, remove, store })).toBe(false);
-    expect(remove).toHaveBeenCalled();
-    expect(trustedInputChecked(true, false)).toBe(false);
-    expect(trustedInputChecked(true, true)).toBe(true);
+  it('the popup checkbox is on only for a stored true', () => {
+    expect(trustedInputChecked(true)).toBe(true);
+    expect(trustedInputChecked(undefined)).toBe(false);
+    expect(trustedInputChecked('true')).toBe(false);
   });
 });
 

@@ -1,28 +1,25 @@
 // Trusted input (opt-in): what only trusted input can do (CSS :hover, user
 // activation, default actions the page cannot tell from a person's) runs
 // through chrome.debugger's Input domain for one action: attach, act, detach.
-// The "debugger" permission is optional; the popup's "Trusted input" checkbox
-// requests it and stores the setting (chrome.storage.local "trustedInput").
+// The "debugger" permission is a required one (Chrome allows no optional
+// "debugger": chrome.permissions, "Permissions that can't be optional"), so
+// the gate is the user's "Trusted input" checkbox in the popup
+// (chrome.storage.local "trustedInput") together with the daemon's
+// "trustedInput" setting.
 import { TetherError } from '../shared/errors';
 import { cdpModifiers, type KeySpec, type Modifier } from '../content/keys';
 
 export const TRUSTED_SETTING = 'trustedInput';
 
 export const TRUSTED_OFF_MESSAGE =
-  'Trusted input is turned off in this browser. The user can turn it on with the "Trusted input" checkbox in the Tether popup (the Tether toolbar icon), which asks Chrome for the debugger permission. ' +
+  'Trusted input is turned off in this browser. The user can turn it on with the "Trusted input" checkbox in the Tether popup (the Tether toolbar icon). ' +
   'While a trusted action runs, Chrome shows its "Tether started debugging this browser" banner, and a site can detect that a debugger is attached. ' +
   'Until then, call the same tool without trusted: its events are synthetic (the page sees isTrusted false, and CSS :hover does not apply).';
 
-/** Throws disabled unless the user turned trusted input on and Chrome granted the debugger permission. */
+/** Throws disabled unless the user turned trusted input on in the popup. */
 export async function requireTrusted(): Promise<void> {
   const stored = await chrome.storage.local.get(TRUSTED_SETTING);
-  let granted = false;
-  try {
-    granted = await chrome.permissions.contains({ permissions: ['debugger'] });
-  } catch {
-    granted = false;
-  }
-  if (stored[TRUSTED_SETTING] !== true || !granted || !chrome.debugger) throw new TetherError('disabled', TRUSTED_OFF_MESSAGE);
+  if (stored[TRUSTED_SETTING] !== true || !chrome.debugger) throw new TetherError('disabled', TRUSTED_OFF_MESSAGE);
 }
 
 export type Send = (method: string, params?: Record<string, unknown>) => Promise<unknown>;

@@ -88,31 +88,7 @@ export function renderTabList(list: HTMLElement, tabs: PopupTab[], onToggle: (ta
   );
 }
 
-/** The "Trusted input" checkbox: on only when the setting is stored and Chrome granted the debugger permission. */
-export function trustedInputChecked(stored: unknown, granted: boolean): boolean {
-  return stored === true && granted;
-}
-
-/**
- * Applies a change of the "Trusted input" checkbox: turning it on requests
- * the optional debugger permission (needs the popup's user gesture) and
- * stores the setting only when granted; turning it off stores false and gives
- * the permission back. Returns the checkbox's new state.
- */
-export async function setTrustedInput(
-  on: boolean,
-  api: {
-    request: () => Promise<boolean>;
-    remove: () => Promise<boolean>;
-    store: (value: boolean) => Promise<void>;
-  },
-): Promise<boolean> {
-  if (on) {
-    const granted = await api.request();
-    await api.store(granted);
-    return granted;
-  }
-  await api.store(false);
-  await api.remove().catch(() => false);
-  return false;
+/** The "Trusted input" checkbox: on only when the user stored true (chrome.storage.local "trustedInput"). */
+export function trustedInputChecked(stored: unknown): boolean {
+  return stored === true;
 }
