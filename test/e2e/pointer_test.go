@@ -92,6 +92,31 @@ func TestPointerActions(t *testing.T) {
 			t.Fatalf("clicking (%g, %g):\n%s", x, y, out)
 		}
 	})
+
+	// Chrome renders nothing in a background tab, but hit testing still works:
+	// a click at coordinates lands without bringing the tab forward, and only
+	// the screenshot (which needs the tab visible) asks to.
+	t.Run("in a background tab: the seat is clicked in place, the screenshot asks first", func(t *testing.T) {
+		tab := tabNumber(t, mustCall(t, ctx, c, "browser_tabs", nil), "Pointer bench")
+		if out := mustCall(t, ctx, c, "browser_reload", map[string]any{"tab": tab}); !strings.Contains(out, "seat: none") {
+			t.Fatalf("the reload did not reset the page:\n%s", out)
+		}
+		shot := screenshot(t, ctx, c) // the layout changed with the page's texts
+		mustCall(t, ctx, c, "browser_tabs", map[string]any{"action": "new", "url": "about:blank"})
+		front := tabNumber(t, mustCall(t, ctx, c, "browser_tabs", nil), "about:blank")
+		mustCall(t, ctx, c, "browser_tabs", map[string]any{"action": "select", "tab": front})
+
+		x, y := shot.center(t, "red seat", func(r, g, b uint8) bool { return r > 200 && g < 40 && b < 40 })
+		out := mustCall(t, ctx, c, "browser_click", map[string]any{"tab": tab, "x": x, "y": y})
+		if !strings.Contains(out, "seat: chosen B4") || !strings.Contains(out, "Visibility: hidden") {
+			t.Fatalf("clicking (%g, %g) in the background tab:\n%s", x, y, out)
+		}
+		out, isErr := call(t, ctx, c, "browser_take_screenshot", map[string]any{"tab": tab})
+		if !isErr || !strings.Contains(out, "bring_to_front: true") {
+			t.Fatalf("a screenshot of the background tab without bring_to_front: error=%v\n%s", isErr, out)
+		}
+		screenshotOf(t, ctx, c, map[string]any{"tab": tab, "bring_to_front": true})
+	})
 }
 
 // TestPointerActionsFullPage: a point of a full-page screenshot, far below
@@ -105,7 +130,7 @@ func TestPointerActionsFullPage(t *testing.T) {
 	ctx := Context(t, 2*time.Minute)
 	c := stdioClient(t, ctx, d)
 	mustCall(t, ctx, c, "browser_navigate", map[string]any{"url": fixtures.URL + "/pointer.html"})
-	shot := screenshotOf(t, ctx, c, true)
+	shot := screenshotOf(t, ctx, c, map[string]any{"full_page": true})
 	x, y := shot.center(t, "far target", func(r, g, b uint8) bool { return r > 180 && r < 210 && g < 20 && b > 180 && b < 210 })
 	if y < 1000 {
 		t.Fatalf("the far target is at page y %g; the fixture puts it below the fold", y)
@@ -129,14 +154,15 @@ type shotImage struct {
 
 func screenshot(t *testing.T, ctx context.Context, c *client.Client) shotImage {
 	t.Helper()
-	return screenshotOf(t, ctx, c, false)
+	return screenshotOf(t, ctx, c, map[string]any{})
 }
 
-// screenshotOf takes a screenshot of the viewport or (fullPage) the page,
+// screenshotOf takes a screenshot with args (full_page: the whole page),
 // and reads its scale from the result text.
-func screenshotOf(t *testing.T, ctx context.Context, c *client.Client, fullPage bool) shotImage {
+func screenshotOf(t *testing.T, ctx context.Context, c *client.Client, args map[string]any) shotImage {
 	t.Helper()
-	res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "browser_take_screenshot", Arguments: map[string]any{"full_page": fullPage}}})
+	fullPage := args["full_page"] == true
+	res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "browser_take_screenshot", Arguments: args}})
 	if err != nil || res.IsError {
 		t.Fatalf("screenshot: %v %+v", err, res)
 	}
