@@ -1,9 +1,15 @@
 package e2e
 
 import (
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
 )
 
 // Nothing silently missing from the snapshot (issue 14): special inputs,
@@ -86,4 +92,66 @@ func TestSnapshotSurfaces(t *testing.T) {
 			t.Fatalf("pay:\n%s", out)
 		}
 	})
+}
+
+// TestSnapshotSurfacesSharedLater: the same surfaces when the user shares a
+// tab that loaded without Tether (the content scripts arrive on demand,
+// after every frame has loaded): every frame kind is still stitched in, the
+// closed root read, and the unreadable frame marked.
+func TestSnapshotSurfacesSharedLater(t *testing.T) {
+	RequireChromium(t)
+	d := StartDaemon(t, Binary(t), "--auto-approve-profiles")
+	fixtures := httptest.NewServer(http.FileServer(http.Dir("testdata")))
+	t.Cleanup(fixtures.Close)
+	other := httptest.NewServer(http.FileServer(http.Dir("testdata")))
+	t.Cleanup(other.Close)
+	b := StartBrowser(t, d)
+	alloc := b.DevTools(t)
+	frameURL := strings.Replace(other.URL, "127.0.0.1", "localhost", 1) + "/surfaces-frame.html"
+	page := OpenTab(t, alloc, fixtures.URL+"/surfaces.html?frame="+url.QueryEscape(frameURL))
+	// The user's tab has loaded every frame, the late one included, before it is shared.
+	late := `new Promise((resolve, reject) => {
+	  const until = Date.now() + 10000;
+	  const poll = () => {
+	    const f = document.querySelector('iframe[title="Late frame"]');
+	    if (f && f.dataset.loaded === 'yes') return resolve(true);
+	    if (Date.now() > until) return reject(new Error('the late frame did not load'));
+	    setTimeout(poll, 50);
+	  };
+	  poll();
+	})`
+	if _, err := chromedp.Run(page, chromedp.Evaluate[bool](late, chromedp.EvalAwaitPromise)); err != nil {
+		t.Fatal(err)
+	}
+	from := d.Log.Len()
+	clickPopupCheckbox(t, alloc, "Surfaces")
+	if _, _, err := d.Log.WaitFor(from, 10*time.Second, "shared tabs changed"); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx := Context(t, 2*time.Minute)
+	c := stdioClient(t, ctx, d)
+	snap := snapshotWith(t, ctx, c, "Late button", "Pay now", "Srcdoc button", "Data button", "Card holder")
+	for _, want := range []string{
+		`- button "Srcdoc button" [ref=`,
+		`- button "Data button" [ref=`,
+		`- button "Late button" [ref=`,
+		`- button "Pay now" [ref=`,
+		`- textbox "Card holder" [ref=`,
+		`- button "More options" [hidden until hover] [ref=`,
+	} {
+		if !strings.Contains(snap, want) {
+			t.Errorf("the snapshot of the tab shared later lacks %q", want)
+		}
+	}
+	if !regexp.MustCompile(`- iframe "Broken" \[ref=[^\]]+\] \[not readable: [^\]]+\]`).MatchString(snap) {
+		t.Errorf("the frame that failed to load is not marked unreadable")
+	}
+	if t.Failed() {
+		t.Logf("snapshot:\n%s", snap)
+	}
+	mustCall(t, ctx, c, "browser_type", map[string]any{"ref": ref(t, snap, "textbox", "Card number"), "text": "4242"})
+	if out := mustCall(t, ctx, c, "browser_click", map[string]any{"ref": ref(t, snap, "button", "Pay now")}); !strings.Contains(out, "paid: 4242") {
+		t.Fatalf("pay in the sandboxed frame of the tab shared later:\n%s", out)
+	}
 }
