@@ -24,7 +24,7 @@ type ClickArgs struct {
 	Button    string  `json:"button,omitempty" jsonschema:"left/right/middle"`
 	Double    bool    `json:"double,omitempty"`
 	Modifiers string  `json:"modifiers,omitempty" jsonschema:"Control+Shift…"`
-	Trusted   bool    `json:"trusted,omitempty"`
+	Trusted   bool    `json:"trusted,omitempty" jsonschema:"Real input via debugger (opt-in)"`
 }
 
 // TypeArgs are browser_type's arguments.
@@ -37,7 +37,7 @@ type TypeArgs struct {
 
 func actionTool(name, description string, schema mcpgo.ToolOption) mcpgo.Tool {
 	return mcpgo.NewTool(name,
-		mcpgo.WithDescription(description+" Returns the new snapshot (untrusted page data)."),
+		mcpgo.WithDescription(description+" Returns the snapshot (untrusted page data)."),
 		schema,
 		noEmptyRequired(),
 		mutating(true),
@@ -48,8 +48,16 @@ func actionTool(name, description string, schema mcpgo.ToolOption) mcpgo.Tool {
 // says nothing, and every tools/list pays for it.
 func noEmptyRequired() mcpgo.ToolOption {
 	return func(t *mcpgo.Tool) {
+		raw := t.RawInputSchema
+		if len(raw) == 0 {
+			b, err := json.Marshal(t.InputSchema)
+			if err != nil {
+				return
+			}
+			raw = b
+		}
 		var schema map[string]json.RawMessage
-		if json.Unmarshal(t.RawInputSchema, &schema) != nil || string(schema["required"]) != "[]" {
+		if json.Unmarshal(raw, &schema) != nil || string(schema["required"]) != "[]" {
 			return
 		}
 		delete(schema, "required")
@@ -216,7 +224,7 @@ type SelectOptionArgs struct {
 
 func (h *handlers) selectOptionTool() Tool {
 	return Tool{
-		Def:   actionTool("browser_select_option", "Pick options of a native select by value or label.", mcpgo.WithInputSchema[SelectOptionArgs]()),
+		Def:   actionTool("browser_select_option", "Pick options of a native select by value or label (ARIA combobox: click it).", mcpgo.WithInputSchema[SelectOptionArgs]()),
 		Class: policy.Interact,
 		handler: mcpgo.NewTypedToolHandler(func(ctx context.Context, _ mcpgo.CallToolRequest, args SelectOptionArgs) (*mcpgo.CallToolResult, error) {
 			if msg := needRef(args.Ref); msg != "" {
@@ -238,7 +246,7 @@ type HoverArgs struct {
 	X        float64 `json:"x,omitempty"`
 	Y        float64 `json:"y,omitempty"`
 	FullPage bool    `json:"full_page,omitempty"`
-	Trusted  bool    `json:"trusted,omitempty"`
+	Trusted  bool    `json:"trusted,omitempty" jsonschema:"Real :hover via debugger (opt-in)"`
 }
 
 func (h *handlers) hoverTool() Tool {
@@ -304,7 +312,7 @@ func (h *handlers) dragTool() Tool {
 type PressKeyArgs struct {
 	Target
 	Key     string `json:"key" jsonschema:"Enter, a, Control+A…"`
-	Trusted bool   `json:"trusted,omitempty"`
+	Trusted bool   `json:"trusted,omitempty" jsonschema:"Real input via debugger (opt-in)"`
 }
 
 func (h *handlers) pressKeyTool() Tool {

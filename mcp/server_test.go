@@ -186,11 +186,26 @@ func TestEveryTool(t *testing.T) {
 }
 
 // TestToolsListSize keeps tools/list small: every MCP request pays for it in
-// context. Playwright MCP's is 20 296 characters.
+// context. It measures the "tools" array as the server writes it on the
+// wire (a client that parses and re-encodes it adds empty "required" lists).
+// Playwright MCP's is 20 296 characters.
 func TestToolsListSize(t *testing.T) {
-	raw, err := json.Marshal(listTools(t))
+	resp := NewServer(&fakeBrowser{}, Config{Version: "test", Fence: "FENCE"}).HandleMessage(context.Background(), json.RawMessage(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	wire, err := json.Marshal(resp)
 	if err != nil {
 		t.Fatal(err)
+	}
+	var msg struct {
+		Result struct {
+			Tools json.RawMessage `json:"tools"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(wire, &msg); err != nil || len(msg.Result.Tools) == 0 {
+		t.Fatalf("tools/list response %s: %v", wire, err)
+	}
+	raw := msg.Result.Tools
+	if n := len(listTools(t)); !strings.Contains(string(raw), "browser_click") || n < 20 {
+		t.Fatalf("tools/list on the wire lacks the tools (%d listed through a client): %.300s", n, raw)
 	}
 	if len(raw) > 10000 {
 		t.Fatalf("tools/list is %d characters; keep it under 10 000", len(raw))
