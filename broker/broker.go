@@ -81,6 +81,13 @@ type Config struct {
 	ConnectWait time.Duration
 	// Now is the clock (time.Now); tests may replace it.
 	Now func() time.Time
+	// LeaseWindow is how long a session keeps a tab after its last action
+	// there, against other sessions' actions (DefaultLeaseWindow).
+	LeaseWindow time.Duration
+	// CloseAgentTabsAfter, when set, closes the tabs an app owns this long
+	// after its last MCP session ended (the closeAgentTabs setting: 10
+	// min); 0 leaves them open.
+	CloseAgentTabsAfter time.Duration
 }
 
 func (c *Config) setDefaults() {
@@ -108,6 +115,9 @@ func (c *Config) setDefaults() {
 	if c.ConnectWait == 0 {
 		c.ConnectWait = 5 * time.Second
 	}
+	if c.LeaseWindow == 0 {
+		c.LeaseWindow = DefaultLeaseWindow
+	}
 	if c.Now == nil {
 		c.Now = time.Now
 	}
@@ -133,6 +143,11 @@ type Broker struct {
 	silent  []*silentSocket // sockets waiting for hello, oldest first
 	changed chan struct{}   // closed and replaced on every change
 	closed  bool
+	// Several AI apps (owners.go): MCP sessions by id, tab leases, and the
+	// pending closing of apps' tabs by app name.
+	sessions    map[string]*session
+	leases      map[leaseKey]*lease
+	closeTimers map[string]*time.Timer
 }
 
 // New returns a Broker for cfg, loading the persisted registry and pruning
@@ -140,14 +155,17 @@ type Broker struct {
 func New(cfg Config) (*Broker, error) {
 	cfg.setDefaults()
 	b := &Broker{
-		cfg:        cfg,
-		log:        cfg.Logger,
-		origins:    make(map[string]bool),
-		records:    make(map[string]*record),
-		pending:    make(map[string]*pendingPairing),
-		remembered: make(map[string]*rememberedPairing),
-		decided:    make(map[string]*decision),
-		changed:    make(chan struct{}),
+		cfg:         cfg,
+		log:         cfg.Logger,
+		origins:     make(map[string]bool),
+		records:     make(map[string]*record),
+		sessions:    make(map[string]*session),
+		leases:      make(map[leaseKey]*lease),
+		closeTimers: make(map[string]*time.Timer),
+		pending:     make(map[string]*pendingPairing),
+		remembered:  make(map[string]*rememberedPairing),
+		decided:     make(map[string]*decision),
+		changed:     make(chan struct{}),
 	}
 	if _, err := rand.Read(b.codeKey[:]); err != nil {
 		return nil, fmt.Errorf("pairing code key: %w", err)
@@ -215,39 +233,64 @@ func (b *Broker) WaitConnected(ctx context.Context) error {
 }
 
 // Call sends method with params to the named profile's extension (see
-// resolveNamedLocked; "" means the default profile) and decodes its result
-// into result (a pointer, or nil to discard). Mutating methods on one tab
-// are serialized in arrival order; for them params should be a pointer
-// implementing protocol.TabScoped, and a tab number of 0 is resolved to the
-// profile's current tab. timeout bounds the wait for the tab and the
-// extension's work.
+// resolveNamedLocked; "" means the default profile, or the caller's) and
+// decodes its result into result (a pointer, or nil to discard). The
+// caller (WithCaller) decides the tab of params implementing
+// protocol.TabScoped whose tab is 0 and may be refused a named one
+// (resolveTabLocked: ErrNotYourTab, ErrTabInUse, ErrNoOwnTab); a tab it
+// opens is its own (protocol.Opener), and the tab it used becomes its
+// current one. Mutating methods on one tab are serialized in arrival
+// order. timeout bounds the wait for the tab and the extension's work.
 //
 // Errors: ErrNoProfile, ErrUnknownProfile, ErrAmbiguousProfile,
-// ErrProfileDisconnected, ErrDisconnected, ErrTimeout (all wrapped),
-// *RemoteError for an error the extension reports, or ctx.Err().
+// ErrProfileDisconnected, ErrDisconnected, ErrTimeout, ErrNotYourTab,
+// ErrTabInUse, ErrNoOwnTab (all wrapped), *RemoteError for an error the
+// extension reports, or ctx.Err().
 func (b *Broker) Call(ctx context.Context, profile string, method protocol.Method, params, result any, timeout time.Duration) error {
-	rec, c, err := b.pick(ctx, profile)
+	caller := callerOf(ctx)
+	rec, c, err := b.pickFor(ctx, profile, caller)
 	if err != nil {
 		return err
 	}
-	if report, ok := ctx.Value(resolvedKey{}).(func(string, int)); ok {
-		b.mu.Lock()
-		slug, tab := rec.stored.Slug, 0
-		if ts, ok := params.(protocol.TabScoped); ok {
-			if tab = ts.TabNumber(); tab == 0 {
-				tab = rec.currentTab()
-			}
+	ts, scoped := params.(protocol.TabScoped)
+	b.mu.Lock()
+	tab, open := 0, false
+	var end func()
+	if scoped {
+		_, opens := params.(*protocol.NavigateParams)
+		tab, open, err = b.resolveTabLocked(rec, caller, ts.TabNumber(), method.Mutates(), opens)
+		if err != nil {
+			b.mu.Unlock()
+			return err
 		}
-		b.mu.Unlock()
+		ts.SetTabNumber(tab)
+		if np, ok := params.(*protocol.NavigateParams); ok && open {
+			np.NewTab = true
+		}
+		if caller.Session != "" && method.Mutates() && tab > 0 {
+			end = b.beginLocked(rec, caller, tab)
+		}
+	}
+	if o, ok := params.(protocol.Opener); ok && caller.Session != "" {
+		o.SetOwner(&protocol.TabOwner{App: caller.App, Session: caller.Session})
+	}
+	if caller.Session != "" {
+		s := b.sessionLocked(caller)
+		if tab > 0 {
+			s.profile, s.tab = rec.stored.ID, tab
+		}
+	}
+	slug := rec.stored.Slug
+	b.mu.Unlock()
+	if end != nil {
+		defer end()
+	}
+	report, _ := ctx.Value(resolvedKey{}).(func(string, int))
+	if report != nil && !open {
 		report(slug, tab)
 	}
-	if ts, ok := params.(protocol.TabScoped); ok && method.Mutates() {
+	if scoped && method.Mutates() {
 		b.mu.Lock()
-		tab := ts.TabNumber()
-		if tab == 0 {
-			tab = rec.currentTab()
-			ts.SetTabNumber(tab)
-		}
 		q := rec.queue(tab)
 		b.mu.Unlock()
 		qctx, cancel := context.WithTimeout(ctx, timeout)
@@ -268,6 +311,24 @@ func (b *Broker) Call(ctx context.Context, profile string, method protocol.Metho
 	if result != nil {
 		if err := json.Unmarshal(raw, result); err != nil {
 			return fmt.Errorf("decode %s result from extension: %w", method, err)
+		}
+		// A tab the call opened becomes the caller's current one (a tab
+		// read_url closes again does not).
+		r, ok := result.(protocol.TabResult)
+		if rp, read := params.(*protocol.ReadURLParams); read && rp.CloseAfter {
+			ok = false
+		}
+		np, nav := params.(*protocol.NavigateParams)
+		opened := open || nav && np.NewTab || method == protocol.MethodTabNew || method == protocol.MethodReadURL
+		if ok && r.ResultTab() > 0 && opened {
+			if report != nil && open {
+				report(slug, r.ResultTab())
+			}
+			b.mu.Lock()
+			if s := b.sessions[caller.Session]; s != nil && caller.Session != "" {
+				s.profile, s.tab = rec.stored.ID, r.ResultTab()
+			}
+			b.mu.Unlock()
 		}
 	}
 	return nil
@@ -303,6 +364,10 @@ func (b *Broker) Close() {
 	}
 	silent := b.silent
 	b.silent = nil
+	for app, t := range b.closeTimers {
+		t.Stop()
+		delete(b.closeTimers, app)
+	}
 	_ = b.saveLocked()
 	b.mu.Unlock()
 	for _, c := range conns {

@@ -125,9 +125,10 @@ func (b *Broker) defaultLocked() *record {
 	return best
 }
 
-// pick resolves a profile name to a connected record, waiting up to
-// ConnectWait for a disconnected one to come back.
-func (b *Broker) pick(ctx context.Context, name string) (*record, *conn, error) {
+// pickFor resolves a profile name of a call of caller to a connected
+// record ("" : the profile of the caller's current tab, else the default),
+// waiting up to ConnectWait for a disconnected one to come back.
+func (b *Broker) pickFor(ctx context.Context, name string, caller Caller) (*record, *conn, error) {
 	deadline := time.NewTimer(b.cfg.ConnectWait)
 	defer deadline.Stop()
 	for {
@@ -139,7 +140,7 @@ func (b *Broker) pick(ctx context.Context, name string) (*record, *conn, error) 
 		var rec *record
 		var err error
 		if name == "" {
-			rec = b.defaultLocked()
+			rec = b.defaultForLocked(caller)
 		} else {
 			rec, err = b.resolveNamedLocked(name)
 		}

@@ -20,7 +20,9 @@ import (
 //	  "images": true,                         // return screenshots as MCP image content
 //	  "snapshotMaxChars": 40000,              // cap on snapshot and Markdown text per result
 //	  "allowFileUrls": false,                 // let tools open file: URLs
-//	  "approvalTimeoutSeconds": 120           // how long a held call waits for an answer
+//	  "approvalTimeoutSeconds": 120,          // how long a held call waits for an answer
+//	  "closeAgentTabs": false,                // close an AI app's tabs after its last session ends
+//	  "closeAgentTabsAfterSeconds": 600       // … this long after
 //	}
 type Settings struct {
 	// EnabledTools lists off-by-default tools to offer (browser_evaluate).
@@ -40,6 +42,28 @@ type Settings struct {
 	// approval waits for an answer before it is denied (0: the default,
 	// DefaultApprovalTimeout).
 	ApprovalTimeoutSeconds int `json:"approvalTimeoutSeconds,omitempty"`
+	// CloseAgentTabs closes the tabs an AI app owns (it opened them, or the
+	// user gave them to it) once its last MCP session has been over for
+	// CloseAgentTabsAfter; off, they stay open (the user may be reading them).
+	CloseAgentTabs bool `json:"closeAgentTabs,omitempty"`
+	// CloseAgentTabsAfterSeconds is that delay (0: the default, 10 minutes).
+	CloseAgentTabsAfterSeconds int `json:"closeAgentTabsAfterSeconds,omitempty"`
+}
+
+// DefaultCloseAgentTabsAfter is how long after an app's last session ended
+// its tabs are closed, with closeAgentTabs on, when settings.json does not say.
+const DefaultCloseAgentTabsAfter = 10 * time.Minute
+
+// CloseAgentTabsAfter is how long after an app's last session ended its
+// tabs are closed; 0 when closeAgentTabs is off.
+func (s Settings) CloseAgentTabsAfter() time.Duration {
+	switch {
+	case !s.CloseAgentTabs:
+		return 0
+	case s.CloseAgentTabsAfterSeconds <= 0:
+		return DefaultCloseAgentTabsAfter
+	}
+	return time.Duration(s.CloseAgentTabsAfterSeconds) * time.Second
 }
 
 // DefaultApprovalTimeout is how long a held call waits for an answer when
@@ -92,6 +116,10 @@ func (p Paths) LoadSettings() (Settings, error) {
 	if s.ApprovalTimeoutSeconds < 0 || s.ApprovalTimeoutSeconds > MaxApprovalTimeoutSeconds {
 		return s, fmt.Errorf("settings file %s: approvalTimeoutSeconds must be from 1 to %d (an hour), or left out for the default of %d",
 			p.SettingsFile(), MaxApprovalTimeoutSeconds, int(DefaultApprovalTimeout/time.Second))
+	}
+	if s.CloseAgentTabsAfterSeconds < 0 || s.CloseAgentTabsAfterSeconds > 7*24*3600 {
+		return s, fmt.Errorf("settings file %s: closeAgentTabsAfterSeconds must be from 1 to %d (a week), or left out for the default of %d",
+			p.SettingsFile(), 7*24*3600, int(DefaultCloseAgentTabsAfter/time.Second))
 	}
 	return s, nil
 }

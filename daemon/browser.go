@@ -19,13 +19,24 @@ func (a browserAdapter) Call(ctx context.Context, profile string, method protoco
 	if v, ok := tmcp.VerdictFrom(ctx); ok {
 		if n, ok := v.Note.(*note); ok {
 			ctx = broker.WithResolved(ctx, n.resolved)
+			profile = n.pin(profile, params)
 		}
 	}
-	return a.b.Call(ctx, profile, method, params, result, timeout)
+	return a.b.Call(callerCtx(ctx), profile, method, params, result, timeout)
 }
 
-func (a browserAdapter) Profiles() []tmcp.Profile {
-	ps := a.b.Profiles()
+// callerCtx tells the broker which MCP session and app make the calls of ctx.
+func callerCtx(ctx context.Context) context.Context {
+	session, app := tmcp.CallerOf(ctx)
+	if session == "" {
+		return ctx
+	}
+	return broker.WithCaller(ctx, broker.Caller{Session: session, App: app})
+}
+
+func (a browserAdapter) Profiles(ctx context.Context) []tmcp.Profile {
+	session, app := tmcp.CallerOf(ctx)
+	ps := a.b.ProfilesFor(broker.Caller{Session: session, App: app})
 	out := make([]tmcp.Profile, len(ps))
 	for i, p := range ps {
 		out[i] = tmcp.Profile{ID: p.ID, Label: p.Label, Slug: p.Slug, Connected: p.Connected, Tabs: p.Tabs}

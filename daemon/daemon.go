@@ -183,23 +183,24 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 
+	settings, err := p.LoadSettings()
+	if err != nil {
+		ln.Close()
+		return err
+	}
 	b, err := broker.New(broker.Config{
-		ExtensionIDs:  append([]string{broker.DefaultExtensionID}, cfg.ExtensionIDs...),
-		DaemonVersion: cfg.Version,
-		Logger:        log,
-		StorePath:     p.Profiles(),
-		AutoApprove:   cfg.AutoApproveProfiles,
+		ExtensionIDs:        append([]string{broker.DefaultExtensionID}, cfg.ExtensionIDs...),
+		DaemonVersion:       cfg.Version,
+		Logger:              log,
+		StorePath:           p.Profiles(),
+		AutoApprove:         cfg.AutoApproveProfiles,
+		CloseAgentTabsAfter: settings.CloseAgentTabsAfter(),
 	})
 	if err != nil {
 		ln.Close()
 		return err
 	}
 	defer b.Close()
-	settings, err := p.LoadSettings()
-	if err != nil {
-		ln.Close()
-		return err
-	}
 	if cfg.Unattended == policy.Allow && cfg.Approver == nil {
 		log.Warn("UNATTENDED MODE: actions that need the user's confirmation (file upload, evaluate) are ALLOWED without asking; use only for tests and trusted servers",
 			"unattended", "allow")
@@ -226,7 +227,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	defer tl.Close()
 	adapter := browserAdapter{b}
-	tg := newToolGuard(guard, tl, b.Profiles, log)
+	tg := newToolGuard(guard, tl, b.Resolve, log)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	apiCfg, err := localAPIConfig(cfg, port)
@@ -264,6 +265,7 @@ func Run(ctx context.Context, cfg Config) error {
 		server.WithSessionIdManager(sessions),
 	)
 	sessions.end = endVia(streamable)
+	sessions.ended = b.SessionEnded
 
 	started := time.Now()
 	mux := http.NewServeMux()

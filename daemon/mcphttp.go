@@ -49,7 +49,10 @@ type mcpSessions struct {
 	// end drops the MCP server's state of a session this manager ended
 	// (set once the streamable server exists).
 	end func(id string)
-	log *slog.Logger
+	// ended is told of every session that ended, whichever way (set
+	// before the server serves; nil: nobody).
+	ended func(id string)
+	log   *slog.Logger
 }
 
 type mcpSession struct {
@@ -120,11 +123,15 @@ func (m *mcpSessions) Validate(id string) (bool, error) {
 	return false, nil
 }
 
-// Terminate ends a session (DELETE).
+// Terminate ends a session (DELETE). The other ways a session ends (idle
+// expiry, eviction) come here too, through end's DELETE.
 func (m *mcpSessions) Terminate(id string) (bool, error) {
 	m.mu.Lock()
 	delete(m.live, id)
 	m.mu.Unlock()
+	if m.ended != nil {
+		m.ended(id)
+	}
 	return false, nil
 }
 

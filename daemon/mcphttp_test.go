@@ -225,6 +225,12 @@ func TestEvictedSessionsStateIsDropped(t *testing.T) {
 	streamable := server.NewStreamableHTTPServer(server.NewMCPServer("t", "1", server.WithHooks(hooks)),
 		server.WithEndpointPath(PathMCP), server.WithSessionIdManager(sessions))
 	sessions.end = endVia(streamable)
+	var ended []string
+	sessions.ended = func(id string) {
+		mu.Lock()
+		ended = append(ended, id)
+		mu.Unlock()
+	}
 	srv := httptest.NewServer(mcpLimits(sessions, streamable))
 	defer srv.Close()
 	addr := strings.TrimPrefix(srv.URL, "http://")
@@ -238,5 +244,11 @@ func TestEvictedSessionsStateIsDropped(t *testing.T) {
 	mu.Unlock()
 	if n != 2 || sessions.count() != 2 {
 		t.Fatalf("after 5 sessions with a cap of 2: mcp-go holds %d, Tether tracks %d", n, sessions.count())
+	}
+	// The rest of Tether (the broker's sessions) hears of each ended one.
+	mu.Lock()
+	defer mu.Unlock()
+	if len(ended) != 3 {
+		t.Fatalf("ended sessions reported: %v, want the 3 evicted", ended)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/tether-browser/tether/broker"
 	tmcp "github.com/tether-browser/tether/mcp"
 	"github.com/tether-browser/tether/policy"
+	"github.com/tether-browser/tether/protocol"
 	"github.com/tether-browser/tether/timeline"
 )
 
@@ -22,24 +24,26 @@ type toolGuard struct {
 	guard    *policy.Guard
 	timeline *timeline.Store // nil: not recorded
 	summary  *timeline.Summarizer
-	profiles func() []broker.Profile
+	address  func(c broker.Caller, profile string, tab int, mutates, opens bool) (broker.Resolution, error)
 	log      *slog.Logger
 }
 
 // newToolGuard returns the toolGuard of guard (built with tmcp.Classify)
-// and tl, whose summaries redact what each tool's definition says.
-func newToolGuard(guard *policy.Guard, tl *timeline.Store, profiles func() []broker.Profile, log *slog.Logger) *toolGuard {
+// and tl, whose summaries redact what each tool's definition says; address
+// is the broker's Resolve.
+func newToolGuard(guard *policy.Guard, tl *timeline.Store, address func(c broker.Caller, profile string, tab int, mutates, opens bool) (broker.Resolution, error), log *slog.Logger) *toolGuard {
 	rules := map[string]timeline.ArgRules{}
 	for _, t := range tmcp.Tools() {
 		rules[t.Name()] = timeline.ArgRules{Redacted: t.Redacted, Whole: t.Whole, Plain: t.Plain}
 	}
-	return &toolGuard{guard: guard, timeline: tl, summary: timeline.NewSummarizer(rules), profiles: profiles, log: log}
+	return &toolGuard{guard: guard, timeline: tl, summary: timeline.NewSummarizer(rules), address: address, log: log}
 }
 
 // target is what a call addresses, as far as the daemon can tell.
 type target struct {
-	profile string   // slug; "" when unknown or ambiguous
-	tab     int      // 0 when unknown
+	profile string   // slug; "" when unknown
+	tab     int      // 0 when unknown, or a tab the call opens
+	opens   bool     // the call opens a new tab
 	sites   []string // origins the policy judges
 }
 
@@ -66,6 +70,20 @@ func (n *note) resolved(profile string, tab int) {
 	}
 }
 
+// pin makes a call of the tool address what Check resolved and the policy
+// judged: the profile when the call names none, and the tab when its
+// params name none (unless the call opens a new one). It returns the
+// profile to call.
+func (n *note) pin(profile string, params any) string {
+	if profile == "" {
+		profile = n.target.profile
+	}
+	if ts, ok := params.(protocol.TabScoped); ok && ts.TabNumber() == 0 && n.target.tab > 0 && !n.target.opens {
+		ts.SetTabNumber(n.target.tab)
+	}
+	return profile
+}
+
 // newCallID returns a call id: 12 random hex digits, unique for the
 // daemon's purposes (the event stream, the approval queue, the timeline).
 func newCallID() string {
@@ -79,9 +97,14 @@ func newCallID() string {
 // answered (timeline.Store's live events); one the guard allows at once
 // starts in Started; a refused one only finishes.
 func (g *toolGuard) Check(ctx context.Context, call tmcp.ToolCall) (tmcp.Verdict, error) {
-	t := g.resolve(call)
+	t, refusal := g.resolve(call)
 	action, _ := call.Args["action"].(string)
 	n := &note{id: newCallID(), target: t, summary: g.summary.Summarize(call.Tool, call.Args)}
+	if refusal != "" {
+		msg := call.Tool + " refused: " + refusal + "."
+		n.verdict = policy.Verdict{Outcome: policy.Refused, Decision: "refused: another app's or session's tab", Message: msg}
+		return tmcp.Verdict{Outcome: string(policy.Refused), Message: msg, Note: n}, nil
+	}
 	if !g.summary.Fits(call.Tool, call.Args) {
 		// An approval prompt and the timeline would show only the first of
 		// its paths: the user would approve files they were never shown.
@@ -158,54 +181,41 @@ func (g *toolGuard) Finished(call tmcp.ToolCall, v tmcp.Verdict, end tmcp.CallEn
 	}
 }
 
-// resolve finds the profile, tab and site(s) a call addresses, the way the
-// broker will (broker.FindProfile, broker.Profile.Tab): the named profile
-// or, when the call names none, any connected one: the broker picks the
-// most recently used, which another call may change before this one runs,
-// so every connected profile's tab counts and the strictest decision wins.
-// Navigation is judged by its target URL (the tool's LoadsURL).
-func (g *toolGuard) resolve(call tmcp.ToolCall) target {
-	var t target
+// resolve finds what a call addresses by the broker's one rule
+// (broker.Resolve: the named profile and tab, else the calling session's
+// own, else the user's tab in front), and the site(s) the policy judges:
+// the tab's origin, or a navigation's target URL (the tool's LoadsURL).
+// The call is then pinned to that profile and tab (browserAdapter), so the
+// site the user approves is the one it acts on. A call the broker would
+// refuse because the tab is another app's or another session holds it is
+// refused here (refusal), before anyone is asked.
+func (g *toolGuard) resolve(call tmcp.ToolCall) (t target, refusal string) {
 	name, _ := call.Args["profile"].(string)
 	tab := 0
 	if f, ok := call.Args["tab"].(float64); ok {
 		tab = int(f)
 	}
-	var candidates []broker.Profile
-	if name != "" {
-		if p, ok := broker.FindProfile(g.profiles(), name); ok {
-			candidates = []broker.Profile{p}
-		}
-	} else {
-		for _, p := range g.profiles() {
-			if p.Connected {
-				candidates = append(candidates, p)
-			}
-		}
+	action, _ := call.Args["action"].(string)
+	mutates := tmcp.Classify(call.Tool, action) != policy.Read
+	u, loads := tmcp.LoadsURL(call.Tool, call.Args)
+	res, err := g.address(broker.Caller{Session: call.Session, App: call.Client}, name, tab, mutates, loads)
+	switch {
+	case errors.Is(err, broker.ErrNotYourTab), errors.Is(err, broker.ErrTabInUse):
+		return t, err.Error()
+	case err != nil:
+		// The call fails in the broker with the same message (no profile,
+		// no tab of its own), or the profile is unknown.
+		return t, ""
 	}
-	if len(candidates) == 1 {
-		t.profile = candidates[0].Slug
-	}
-	if u, ok := tmcp.LoadsURL(call.Tool, call.Args); ok {
+	t.profile, t.tab, t.opens = res.Profile.Slug, res.Tab.Tab, res.Opens
+	if loads {
 		if o := policy.Origin(u); o != "" {
 			t.sites = []string{o}
 		}
-		if tab > 0 && len(candidates) == 1 {
-			t.tab = tab
-		}
-		return t
+		return t, ""
 	}
-	seen := map[string]bool{}
-	for _, p := range candidates {
-		if ti, ok := p.Tab(tab); ok {
-			if len(candidates) == 1 {
-				t.tab = ti.Tab
-			}
-			if o := policy.Origin(ti.URL); o != "" && !seen[o] {
-				seen[o] = true
-				t.sites = append(t.sites, o)
-			}
-		}
+	if o := policy.Origin(res.Tab.URL); o != "" {
+		t.sites = []string{o}
 	}
-	return t
+	return t, ""
 }

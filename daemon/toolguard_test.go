@@ -43,7 +43,7 @@ func newFakeBrowser() *fakeBrowser {
 	}}}
 }
 
-func (f *fakeBrowser) Profiles() []tmcp.Profile {
+func (f *fakeBrowser) Profiles(context.Context) []tmcp.Profile {
 	out := make([]tmcp.Profile, len(f.profiles))
 	for i, p := range f.profiles {
 		out[i] = tmcp.Profile{ID: p.ID, Label: p.Label, Slug: p.Slug, Connected: p.Connected, Tabs: p.Tabs}
@@ -61,6 +61,24 @@ func (f *fakeBrowser) Call(_ context.Context, _ string, method protocol.Method, 
 	}
 	raw, _ := json.Marshal(v)
 	return json.Unmarshal(raw, result)
+}
+
+// resolve stands in for broker.Resolve over the fake registry: the named
+// (or only) profile, and its tab n or current tab; opens when a call that
+// loads a URL names no tab.
+func (f *fakeBrowser) resolve(_ broker.Caller, profile string, tab int, _, opens bool) (broker.Resolution, error) {
+	p := f.profiles[0]
+	if profile != "" {
+		var ok bool
+		if p, ok = broker.FindProfile(f.profiles, profile); !ok {
+			return broker.Resolution{}, broker.ErrUnknownProfile
+		}
+	}
+	if tab == 0 && opens {
+		return broker.Resolution{Profile: p, Opens: true}, nil
+	}
+	info, _ := p.Tab(tab)
+	return broker.Resolution{Profile: p, Tab: info}, nil
 }
 
 func (f *fakeBrowser) count() int {
@@ -93,7 +111,7 @@ func newRig(t *testing.T, pc policy.Config) *rig {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.timeline.Close() })
-	tg := newToolGuard(r.guard, r.timeline, func() []broker.Profile { return r.browser.profiles }, slog.New(slog.DiscardHandler))
+	tg := newToolGuard(r.guard, r.timeline, r.browser.resolve, slog.New(slog.DiscardHandler))
 	srv := tmcp.NewServer(r.browser, tmcp.Config{Version: "test", Fence: "FENCE", EnabledTools: []string{"browser_evaluate"}, Guard: tg, Recorder: tg})
 	c, err := client.NewInProcessClient(srv)
 	if err != nil {

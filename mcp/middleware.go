@@ -19,6 +19,8 @@ type ToolCall struct {
 	// Client is the client's name from initialize's clientInfo ("" when
 	// the session has none).
 	Client string
+	// Session is the MCP session's id.
+	Session string
 	// Started is when the call arrived.
 	Started time.Time
 	// Progress, set when the client sent a progressToken, sends it a
@@ -78,7 +80,7 @@ func guardMiddleware(valid *argValidator, disabled func(tool string) string, cla
 	return func(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 		return func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 			call := ToolCall{
-				Tool: req.Params.Name, Args: req.GetArguments(), Client: clientName(ctx),
+				Tool: req.Params.Name, Args: req.GetArguments(), Client: clientName(ctx), Session: sessionID(ctx),
 				Started: time.Now(), Progress: progressFunc(ctx, req),
 			}
 			v := Verdict{Allow: true}
@@ -155,6 +157,20 @@ func clientName(ctx context.Context) string {
 		return CleanClientName(s.GetClientInfo().Name)
 	}
 	return ""
+}
+
+// sessionID is the MCP session's id ("" outside a session).
+func sessionID(ctx context.Context) string {
+	if s := server.ClientSessionFromContext(ctx); s != nil {
+		return s.SessionID()
+	}
+	return ""
+}
+
+// CallerOf is the MCP session and app (clientInfo.name, cleaned) a tool
+// call in ctx comes from; both "" outside a session.
+func CallerOf(ctx context.Context) (session, app string) {
+	return sessionID(ctx), clientName(ctx)
 }
 
 // progressFunc returns a function sending notifications/progress for the

@@ -24,8 +24,9 @@ type Browser interface {
 	// Every error it returns is about the browser's state and is shown to
 	// the model as a tool error whose text says what to do next.
 	Call(ctx context.Context, profile string, method protocol.Method, params, result any, timeout time.Duration) error
-	// Profiles lists the known profiles and their shared tabs.
-	Profiles() []Profile
+	// Profiles lists the known profiles and their shared tabs, with each
+	// tab's Current as the calling session (CallerOf(ctx)) sees it.
+	Profiles(ctx context.Context) []Profile
 }
 
 // Profile is one browser profile as the tools show it.

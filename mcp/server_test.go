@@ -28,7 +28,7 @@ type fakeBrowser struct {
 	profiles []Profile
 }
 
-func (f *fakeBrowser) Profiles() []Profile { return f.profiles }
+func (f *fakeBrowser) Profiles(context.Context) []Profile { return f.profiles }
 
 type fakeCall struct {
 	profile string

@@ -193,6 +193,8 @@ func NewResult(method Method) any {
 		return &ScreenshotResult{}
 	case MethodEvaluate:
 		return &EvaluateResult{}
+	case MethodTabOwner:
+		return &TabInfo{}
 	}
 	return nil
 }

@@ -211,6 +211,8 @@ const (
 	MethodReadURL Method = "read_url"
 	// MethodScroll scrolls the page or a container, or an element into view: ScrollParams → PageResult (with Scrolled).
 	MethodScroll Method = "scroll"
+	// MethodTabOwner gives a shared tab to an AI app, or back to the user (the user's choice in the window): TabOwnerParams → TabInfo.
+	MethodTabOwner Method = "tab_owner"
 )
 
 // Mutates reports whether a method changes a tab. Mutating calls on one tab
@@ -228,7 +230,7 @@ type Request struct {
 	Type FrameType `json:"type" jsonschema:"enum=request"`
 	// ID correlates the response; unique per connection.
 	ID     string `json:"id"`
-	Method Method `json:"method" jsonschema:"enum=navigate,enum=snapshot,enum=click,enum=type,enum=tabs_list,enum=tab_new,enum=tab_close,enum=tab_select,enum=find,enum=read,enum=console,enum=select_option,enum=hover,enum=drag,enum=press_key,enum=file_upload,enum=wait_for,enum=handle_dialog,enum=history,enum=screenshot,enum=evaluate,enum=read_url,enum=scroll"`
+	Method Method `json:"method" jsonschema:"enum=navigate,enum=snapshot,enum=click,enum=type,enum=tabs_list,enum=tab_new,enum=tab_close,enum=tab_select,enum=find,enum=read,enum=console,enum=select_option,enum=hover,enum=drag,enum=press_key,enum=file_upload,enum=wait_for,enum=handle_dialog,enum=history,enum=screenshot,enum=evaluate,enum=read_url,enum=scroll,enum=tab_owner"`
 	// Params is the method's params object (see Method).
 	Params json.RawMessage `json:"params" jsonschema:"type=object"`
 	// TimeoutMs is how long the daemon waits for the response; the extension
@@ -383,6 +385,10 @@ type NavigateParams struct {
 	URL string `json:"url"`
 	// NewTab opens URL in a new shared tab instead of the addressed one.
 	NewTab bool `json:"newTab,omitempty"`
+	// Owner is the app and session the new tab belongs to (NewTab only).
+	// A new tab opens in the background (active: false); browser_tabs
+	// select brings it to the front.
+	Owner *TabOwner `json:"owner,omitempty"`
 }
 
 // Point is a position in CSS pixels: in the top document's viewport, or in
@@ -444,7 +450,57 @@ type TabsListParams struct{}
 type TabNewParams struct {
 	// URL is absolute; empty opens about:blank.
 	URL string `json:"url,omitempty"`
+	// Owner is the app and session the new tab belongs to. The tab opens
+	// in the background (active: false); tab_select brings it forward.
+	Owner *TabOwner `json:"owner,omitempty"`
 }
+
+// TabOwner is the AI app and MCP session a shared tab belongs to: the one
+// that opened it (or the tab it was opened from), or the app the user gave
+// it to. A tab without an owner is the user's, usable by every session.
+type TabOwner struct {
+	// App is the app's name: its MCP clientInfo.name, cleaned as the
+	// timeline shows it ("" for a client that sent none).
+	App string `json:"app"`
+	// Session is the MCP session's id ("" for a tab the user gave to the
+	// app rather than to one of its sessions).
+	Session string `json:"session,omitempty"`
+}
+
+// TabOwnerParams gives tab Tab to Owner's app, or back to the user when
+// Owner is nil. A tab given to an app joins no tab group; one given back
+// leaves its group.
+type TabOwnerParams struct {
+	TabParams
+	Owner *TabOwner `json:"owner,omitempty"`
+}
+
+// TabResult is implemented by the results that name the tab they
+// describe (a tab the call opened, for tab_new and navigate with NewTab).
+type TabResult interface {
+	ResultTab() int
+}
+
+// ResultTab implements TabResult.
+func (r *PageResult) ResultTab() int { return r.Tab }
+
+// ResultTab implements TabResult.
+func (r *ReadResult) ResultTab() int { return r.Tab }
+
+// Opener is implemented by the params of the methods that open a tab, so
+// the daemon can say whose the new tab is.
+type Opener interface {
+	SetOwner(*TabOwner)
+}
+
+// SetOwner implements Opener.
+func (p *TabNewParams) SetOwner(o *TabOwner) { p.Owner = o }
+
+// SetOwner implements Opener.
+func (p *NavigateParams) SetOwner(o *TabOwner) { p.Owner = o }
+
+// SetOwner implements Opener.
+func (p *ReadURLParams) SetOwner(o *TabOwner) { p.Owner = o }
 
 // PageResult describes a tab after a read or an action.
 type PageResult struct {
@@ -583,6 +639,8 @@ type ReadResult struct {
 // ReadURLParams opens URL in a background tab for reading.
 type ReadURLParams struct {
 	URL string `json:"url"`
+	// Owner is the app and session the tab belongs to while it is open.
+	Owner *TabOwner `json:"owner,omitempty"`
 	// CloseAfter closes the tab after reading (default true in the tool).
 	CloseAfter bool `json:"closeAfter"`
 }
@@ -757,6 +815,8 @@ type TabInfo struct {
 	Active bool `json:"active"`
 	// Current is true for the tab that tool calls without a tab number address.
 	Current bool `json:"current"`
+	// Owner is the app (and session) the tab belongs to; nil: the user's tab.
+	Owner *TabOwner `json:"owner,omitempty"`
 }
 
 // TabsListResult lists the shared tabs of the profile.

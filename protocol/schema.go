@@ -16,7 +16,7 @@ var frameTypes = []any{
 	ReadResult{}, ReadURLParams{}, ConsoleParams{}, ConsoleMessage{}, ConsoleResult{}, SelectOptionParams{},
 	Point{}, HoverParams{}, DragParams{}, PressKeyParams{}, UploadFile{}, FileUploadParams{}, WaitForParams{}, HandleDialogParams{},
 	DialogArmResult{}, HistoryParams{}, ScreenshotParams{}, ScreenshotResult{}, ScreenshotGeometry{}, EvaluateParams{}, EvaluateResult{},
-	PageResult{}, TabInfo{}, TabsListResult{}, ScrollParams{}, ScrollReport{},
+	PageResult{}, TabInfo{}, TabsListResult{}, ScrollParams{}, ScrollReport{}, TabOwner{}, TabOwnerParams{},
 }
 
 // Schema returns the JSON Schema (draft 2020-12) of every protocol type, as

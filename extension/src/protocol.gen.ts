@@ -413,6 +413,22 @@ export interface TabInfo {
    * Current is true for the tab that tool calls without a tab number address.
    */
   current: boolean;
+  owner?: TabOwner;
+}
+/**
+ * Owner is the app (and session) the tab belongs to; nil: the user's tab.
+ */
+export interface TabOwner {
+  /**
+   * App is the app's name: its MCP clientInfo.name, cleaned as the
+   * timeline shows it ("" for a client that sent none).
+   */
+  app: string;
+  /**
+   * Session is the MCP session's id ("" for a tab the user gave to the
+   * app rather than to one of its sessions).
+   */
+  session?: string;
 }
 /**
  * HelloAck accepts a hello.
@@ -529,6 +545,27 @@ export interface NavigateParams {
    * NewTab opens URL in a new shared tab instead of the addressed one.
    */
   newTab?: boolean;
+  owner?: TabOwner1;
+  /**
+   * BringToFront makes the new tab Chrome's active tab; without it the
+   * tab opens in the background (active: false).
+   */
+  bringToFront?: boolean;
+}
+/**
+ * Owner is the app and session the new tab belongs to (NewTab only).
+ */
+export interface TabOwner1 {
+  /**
+   * App is the app's name: its MCP clientInfo.name, cleaned as the
+   * timeline shows it ("" for a client that sent none).
+   */
+  app: string;
+  /**
+   * Session is the MCP session's id ("" for a tab the user gave to the
+   * app rather than to one of its sessions).
+   */
+  session?: string;
 }
 /**
  * PageResult describes a tab after a read or an action.
@@ -676,10 +713,26 @@ export interface ReadResult {
  */
 export interface ReadURLParams {
   url: string;
+  owner?: TabOwner2;
   /**
    * CloseAfter closes the tab after reading (default true in the tool).
    */
   closeAfter: boolean;
+}
+/**
+ * Owner is the app and session the tab belongs to while it is open.
+ */
+export interface TabOwner2 {
+  /**
+   * App is the app's name: its MCP clientInfo.name, cleaned as the
+   * timeline shows it ("" for a client that sent none).
+   */
+  app: string;
+  /**
+   * Session is the MCP session's id ("" for a tab the user gave to the
+   * app rather than to one of its sessions).
+   */
+  session?: string;
 }
 /**
  * RefParams names one element.
@@ -772,7 +825,8 @@ export interface Request {
     | 'screenshot'
     | 'evaluate'
     | 'read_url'
-    | 'scroll';
+    | 'scroll'
+    | 'tab_owner';
   /**
    * Params is the method's params object (see Method).
    */
@@ -1095,6 +1149,55 @@ export interface TabNewParams {
    * URL is absolute; empty opens about:blank.
    */
   url?: string;
+  owner?: TabOwner3;
+  /**
+   * BringToFront makes the new tab Chrome's active tab; without it the
+   * tab opens in the background (active: false).
+   */
+  bringToFront?: boolean;
+}
+/**
+ * Owner is the app and session the new tab belongs to.
+ */
+export interface TabOwner3 {
+  /**
+   * App is the app's name: its MCP clientInfo.name, cleaned as the
+   * timeline shows it ("" for a client that sent none).
+   */
+  app: string;
+  /**
+   * Session is the MCP session's id ("" for a tab the user gave to the
+   * app rather than to one of its sessions).
+   */
+  session?: string;
+}
+/**
+ * TabOwner is the AI app and MCP session a shared tab belongs to: the one that opened it (or the tab it was opened from), or the app the user gave it to.
+ *
+ * This interface was referenced by `TetherProtocol`'s JSON-Schema
+ * via the `definition` "TabOwner".
+ */
+export interface TabOwner4 {
+  /**
+   * App is the app's name: its MCP clientInfo.name, cleaned as the
+   * timeline shows it ("" for a client that sent none).
+   */
+  app: string;
+  /**
+   * Session is the MCP session's id ("" for a tab the user gave to the
+   * app rather than to one of its sessions).
+   */
+  session?: string;
+}
+/**
+ * TabOwnerParams gives tab Tab to Owner's app, or back to the user when Owner is nil.
+ *
+ * This interface was referenced by `TetherProtocol`'s JSON-Schema
+ * via the `definition` "TabOwnerParams".
+ */
+export interface TabOwnerParams {
+  tab?: number;
+  owner?: TabOwner4;
 }
 /**
  * TabParams addresses one shared tab.

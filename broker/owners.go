@@ -1,0 +1,361 @@
+// Several AI apps at once: who calls (an MCP session of an app), which tab
+// a call without one addresses, whose a tab is, and the lease that keeps two
+// sessions from interleaving their actions on a tab they both may use.
+
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/tether-browser/tether/protocol"
+)
+
+// Caller is who makes a call: one MCP session of one app. The zero Caller
+// is Tether itself (the local API, the user's choices): ownership and
+// leases do not bind it, and a call of it without a tab goes to the
+// profile's current tab as the extension reports it.
+type Caller struct {
+	// Session is the MCP session's id.
+	Session string
+	// App is the app's name (MCP clientInfo.name as the timeline shows
+	// it; "" when the client sent none). Any client can claim any name:
+	// ownership keeps honest apps apart and is no security boundary.
+	App string
+}
+
+type callerKey struct{}
+
+// WithCaller returns a context whose calls are made by c.
+func WithCaller(ctx context.Context, c Caller) context.Context {
+	return context.WithValue(ctx, callerKey{}, c)
+}
+
+func callerOf(ctx context.Context) Caller {
+	c, _ := ctx.Value(callerKey{}).(Caller)
+	return c
+}
+
+// DefaultLeaseWindow is how long a session keeps its lease on a tab after
+// its last action there ended (10 s: long enough for an agent's next step
+// of a type-then-click sequence, short enough that a tab left alone is
+// soon free for another session).
+const DefaultLeaseWindow = 10 * time.Second
+
+// Errors of the addressing rules; each message says what to do next.
+var (
+	// ErrNotYourTab: the named tab belongs to another app.
+	ErrNotYourTab = errors.New("that tab belongs to another AI app")
+	// ErrTabInUse: another session is acting on the tab, or did in the
+	// last lease window.
+	ErrTabInUse = errors.New("that tab is in use by another AI session")
+	// ErrNoOwnTab: the call named no tab, the session has none of its
+	// own, and the user's tab in front is not free to use.
+	ErrNoOwnTab = errors.New("this session has no tab of its own")
+)
+
+// session is what the broker knows of one MCP session.
+type session struct {
+	app string
+	// profile and tab are its current tab: the last one it used or opened
+	// (profile is the record's id; tab 0: none yet).
+	profile string
+	tab     int
+}
+
+// lease is one session's hold on a tab it acts on: while running > 0, and
+// for the lease window after last, other sessions' actions there are
+// refused.
+type lease struct {
+	session, app string
+	since        time.Time // when this session's run of actions began
+	last         time.Time // when its last action ended
+	running      int
+}
+
+type leaseKey struct {
+	profile string // record id
+	tab     int
+}
+
+func (l *lease) heldAgainst(session string, now time.Time, window time.Duration) bool {
+	return l != nil && l.session != session && (l.running > 0 || now.Sub(l.last) < window)
+}
+
+// appName is how an app is named in messages.
+func appName(app string) string {
+	if app == "" {
+		return "an app that gave no name"
+	}
+	return fmt.Sprintf("%q", app)
+}
+
+// mayUseLocked checks that caller c may use tab info of rec: it is the
+// user's or c's app's, and, for an action, no other session holds its
+// lease.
+func (b *Broker) mayUseLocked(rec *record, c Caller, info protocol.TabInfo, mutates bool) error {
+	if o := info.Owner; o != nil && o.App != c.App {
+		return fmt.Errorf("%w: tab %d of profile %q belongs to %s, which opened it (or the user gave it to). "+
+			"Open your own tab with browser_tabs {action: \"new\", url: \"…\"}, or ask the user to give you that tab (in Tether's window, Profiles & tabs)",
+			ErrNotYourTab, info.Tab, rec.stored.Slug, appName(o.App))
+	}
+	if !mutates {
+		return nil
+	}
+	now := b.cfg.Now()
+	if l := b.leases[leaseKey{rec.stored.ID, info.Tab}]; l.heldAgainst(c.Session, now, b.cfg.LeaseWindow) {
+		who := appName(l.app)
+		if l.app == c.App {
+			who += " (another session of your app)"
+		}
+		state := fmt.Sprintf("its last action there ended %s ago", now.Sub(l.last).Round(100*time.Millisecond))
+		if l.running > 0 {
+			state = "an action of it is running there now"
+		}
+		return fmt.Errorf("%w: tab %d of profile %q is being used by %s since %s (%s). Nothing was done. "+
+			"Retry once it has been left alone for %s, read it meanwhile, or open your own tab with browser_tabs {action: \"new\", url: \"…\"}",
+			ErrTabInUse, info.Tab, rec.stored.Slug, who, l.since.Format("15:04:05"), state, b.cfg.LeaseWindow)
+	}
+	return nil
+}
+
+// resolveTabLocked is the one rule for which tab of rec a call of c
+// addresses: tab n when named (refused when it is another app's, or
+// leased by another session and the call acts); else c's current tab;
+// else, for a call that may open one (opens), a new tab (open true, tab
+// 0); else the user's shared tab in front in Chrome if no other session
+// holds it; else ErrNoOwnTab. A named tab the extension has not reported
+// passes through: the extension answers that it is not shared.
+func (b *Broker) resolveTabLocked(rec *record, c Caller, n int, mutates, opens bool) (tab int, open bool, err error) {
+	if c.Session == "" {
+		if n == 0 {
+			n = rec.currentTab()
+		}
+		return n, false, nil
+	}
+	if n > 0 {
+		if info, ok := tabOf(rec.tabs, n); ok {
+			if err := b.mayUseLocked(rec, c, info, mutates); err != nil {
+				return 0, false, err
+			}
+		}
+		return n, false, nil
+	}
+	if s := b.sessions[c.Session]; s != nil && s.profile == rec.stored.ID && s.tab > 0 {
+		if info, ok := tabOf(rec.tabs, s.tab); ok {
+			if err := b.mayUseLocked(rec, c, info, mutates); err != nil {
+				return 0, false, err
+			}
+			return s.tab, false, nil
+		}
+	}
+	if opens {
+		return 0, true, nil
+	}
+	var front *protocol.TabInfo
+	for i, t := range rec.tabs {
+		if t.Owner == nil && t.Active && (front == nil || t.Current) {
+			front = &rec.tabs[i]
+		}
+	}
+	if front == nil {
+		return 0, false, fmt.Errorf("%w in profile %q, and the tab in front in Chrome is not one the user shared. "+
+			"Open your own with browser_tabs {action: \"new\", url: \"…\"} (or browser_navigate {url}), or name a tab from browser_tabs",
+			ErrNoOwnTab, rec.stored.Slug)
+	}
+	if err := b.mayUseLocked(rec, c, *front, mutates); err != nil {
+		return 0, false, err
+	}
+	return front.Tab, false, nil
+}
+
+// Resolution is what a call of a caller addresses, as Resolve finds it.
+type Resolution struct {
+	// Profile is the addressed profile.
+	Profile Profile
+	// Tab is the addressed tab as last reported (Tab.Tab 0: none; with
+	// Opens, the call opens a new tab).
+	Tab   protocol.TabInfo
+	Opens bool
+}
+
+// Resolve finds, without doing anything, what a call of c naming profile
+// (may be "") and tab (0: none) addresses, by the rules Call applies
+// (resolveTabLocked); mutates is true for an action, opens for a call
+// that opens a tab when it addresses none (browser_navigate). The errors
+// are ErrNotYourTab, ErrTabInUse, ErrNoOwnTab (wrapped, with what to do
+// next), or those of an unknown or ambiguous profile; a disconnected
+// profile is resolved as it was last seen.
+func (b *Broker) Resolve(c Caller, profile string, tab int, mutates, opens bool) (Resolution, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var rec *record
+	var err error
+	if profile != "" {
+		rec, err = b.resolveNamedLocked(profile)
+	} else {
+		rec = b.defaultForLocked(c)
+	}
+	if err != nil {
+		return Resolution{}, err
+	}
+	if rec == nil {
+		return Resolution{}, ErrNoProfile
+	}
+	n, open, err := b.resolveTabLocked(rec, c, tab, mutates, opens)
+	if err != nil {
+		return Resolution{Profile: rec.view()}, err
+	}
+	r := Resolution{Profile: rec.view(), Opens: open}
+	if info, ok := tabOf(rec.tabs, n); ok && n > 0 {
+		r.Tab = info
+	} else {
+		r.Tab.Tab = n
+	}
+	return r, nil
+}
+
+// defaultForLocked is the profile of a call of c that names none: the
+// profile of c's current tab while it is connected, else defaultLocked's.
+func (b *Broker) defaultForLocked(c Caller) *record {
+	if s := b.sessions[c.Session]; s != nil && s.profile != "" {
+		if rec := b.records[s.profile]; rec != nil && rec.conn != nil {
+			return rec
+		}
+	}
+	return b.defaultLocked()
+}
+
+// sessionLocked returns c's session state, made on its first call; a
+// call of an app cancels the closing of its tabs.
+func (b *Broker) sessionLocked(c Caller) *session {
+	s := b.sessions[c.Session]
+	if s == nil {
+		s = &session{app: c.App}
+		b.sessions[c.Session] = s
+	}
+	if t := b.closeTimers[c.App]; t != nil {
+		t.Stop()
+		delete(b.closeTimers, c.App)
+	}
+	return s
+}
+
+// beginLocked takes the lease of tab for c's action; the returned func
+// ends it.
+func (b *Broker) beginLocked(rec *record, c Caller, tab int) func() {
+	key := leaseKey{rec.stored.ID, tab}
+	now := b.cfg.Now()
+	l := b.leases[key]
+	if l == nil || l.session != c.Session {
+		l = &lease{session: c.Session, app: c.App, since: now}
+		b.leases[key] = l
+	} else if l.running == 0 && now.Sub(l.last) >= b.cfg.LeaseWindow {
+		l.since = now
+	}
+	l.running++
+	return func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		l.running--
+		l.last = b.cfg.Now()
+	}
+}
+
+// SessionEnded forgets an MCP session that ended (DELETE, idle expiry,
+// eviction): its current tab and its leases. Its app's tabs stay (the
+// user may be reading them); when this was the app's last session and
+// CloseAgentTabsAfter is set, the tabs the app owns are closed that long
+// after, unless a session of the app calls again first.
+func (b *Broker) SessionEnded(id string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := b.sessions[id]
+	if s == nil {
+		return
+	}
+	delete(b.sessions, id)
+	for k, l := range b.leases {
+		if l.session == id && l.running == 0 {
+			delete(b.leases, k)
+		}
+	}
+	for _, other := range b.sessions {
+		if other.app == s.app {
+			return
+		}
+	}
+	if b.cfg.CloseAgentTabsAfter <= 0 || b.closed || b.closeTimers[s.app] != nil {
+		return
+	}
+	app := s.app
+	b.closeTimers[app] = time.AfterFunc(b.cfg.CloseAgentTabsAfter, func() { b.closeAppTabs(app) })
+}
+
+// closeAppTabs closes the tabs app owns in every connected profile
+// (closeAgentTabs), unless one of its sessions came back.
+func (b *Broker) closeAppTabs(app string) {
+	type job struct {
+		c    *conn
+		slug string
+		tabs []int
+	}
+	b.mu.Lock()
+	if b.closeTimers[app] == nil || b.closed {
+		b.mu.Unlock()
+		return
+	}
+	delete(b.closeTimers, app)
+	var jobs []job
+	for _, rec := range b.records {
+		if rec.conn == nil {
+			continue
+		}
+		j := job{c: rec.conn, slug: rec.stored.Slug}
+		for _, t := range rec.tabs {
+			if t.Owner != nil && t.Owner.App == app {
+				j.tabs = append(j.tabs, t.Tab)
+			}
+		}
+		if len(j.tabs) > 0 {
+			jobs = append(jobs, j)
+		}
+	}
+	b.mu.Unlock()
+	for _, j := range jobs {
+		for _, tab := range j.tabs {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			_, err := j.c.call(ctx, protocol.MethodTabClose, &protocol.TabParams{Tab: tab}, 10*time.Second)
+			cancel()
+			if err != nil {
+				b.log.Warn("closing an app's tab after its last session ended failed", "app", app, "profile", j.slug, "tab", tab, "err", err)
+				continue
+			}
+			b.log.Info("closed an app's tab: its last session ended", "app", app, "profile", j.slug, "tab", tab, "after", b.cfg.CloseAgentTabsAfter)
+		}
+	}
+}
+
+// ProfilesFor lists the profiles as Profiles does, with each tab's
+// Current set as c sees it: the tab a call of c without one addresses.
+func (b *Broker) ProfilesFor(c Caller) []Profile {
+	ps := b.Profiles()
+	if c.Session == "" {
+		return ps
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for i := range ps {
+		rec := b.records[ps[i].ID]
+		cur := 0
+		if rec != nil {
+			cur, _, _ = b.resolveTabLocked(rec, c, 0, false, false)
+		}
+		for j := range ps[i].Tabs {
+			ps[i].Tabs[j].Current = cur > 0 && ps[i].Tabs[j].Tab == cur
+		}
+	}
+	return ps
+}

@@ -1,0 +1,270 @@
+package broker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tether-browser/tether/protocol"
+)
+
+// clock is a settable test clock.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+var (
+	claude  = Caller{Session: "s-claude", App: "claude-code"}
+	claude2 = Caller{Session: "s-claude-2", App: "claude-code"}
+	cursor  = Caller{Session: "s-cursor", App: "cursor"}
+)
+
+// callAsync makes a call of caller in the background; the result arrives
+// on the returned channel.
+func callAsync(b *Broker, c Caller, method protocol.Method, params any) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		var r protocol.PageResult
+		done <- b.Call(WithCaller(context.Background(), c), "", method, params, &r, 5*time.Second)
+	}()
+	return done
+}
+
+// serveOne reads one request, checks its tab, and answers with a page of
+// that tab.
+func serveOne(t *testing.T, f *fakeExt, wantTab int) protocol.Request {
+	t.Helper()
+	r := f.readRequest()
+	var p protocol.TabParams
+	_ = json.Unmarshal(r.Params, &p)
+	if p.Tab != wantTab {
+		t.Fatalf("%s went to tab %d, want %d (params %s)", r.Method, p.Tab, wantTab, r.Params)
+	}
+	f.answer(r.ID, protocol.PageResult{Tab: p.Tab})
+	return r
+}
+
+func mustOK(t *testing.T, done <-chan error) {
+	t.Helper()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSessionsNeverCross: each session's calls without a tab go to its own
+// tab once it has one, the user's tab in front before that; another app's
+// tab is refused by name; a sibling session of the same app may use a tab
+// only by naming it; and tabs_list marks the current tab per session.
+func TestSessionsNeverCross(t *testing.T) {
+	b, url := newTestBroker(t, Config{AutoApprove: true})
+	user := protocol.TabInfo{Tab: 1, URL: "https://user.example/", Active: true, Current: true}
+	f, _ := connect(t, b, url, "11111111-aaaa", "Work", user)
+
+	// Before it has a tab, a session's call goes to the user's tab in front.
+	done := callAsync(b, cursor, protocol.MethodSnapshot, &protocol.TabParams{})
+	serveOne(t, f, 1)
+	mustOK(t, done)
+
+	// browser_tabs new: the tab is claude-code's, opened in the background.
+	done = callAsync(b, claude, protocol.MethodTabNew, &protocol.TabNewParams{URL: "https://a.example/"})
+	r := f.readRequest()
+	var np protocol.TabNewParams
+	_ = json.Unmarshal(r.Params, &np)
+	if np.Owner == nil || *np.Owner != (protocol.TabOwner{App: "claude-code", Session: "s-claude"}) {
+		t.Fatalf("tab_new owner %+v, want claude-code's session", np.Owner)
+	}
+	mine := protocol.TabInfo{Tab: 5, URL: "https://a.example/", Owner: np.Owner}
+	f.send(protocol.TabsChanged{Type: protocol.TypeTabsChanged, Change: protocol.TabOpened, Tab: 5, Tabs: []protocol.TabInfo{user, mine}})
+	f.answer(r.ID, protocol.PageResult{Tab: 5})
+	mustOK(t, done)
+
+	// 20 interleaved rounds: neither session ever reaches the other's tab.
+	for range 20 {
+		done = callAsync(b, claude, protocol.MethodClick, &protocol.ClickParams{})
+		serveOne(t, f, 5)
+		mustOK(t, done)
+		done = callAsync(b, cursor, protocol.MethodSnapshot, &protocol.TabParams{})
+		serveOne(t, f, 1)
+		mustOK(t, done)
+	}
+
+	// Naming another app's tab is refused, reads too, with the owner.
+	for _, m := range []protocol.Method{protocol.MethodClick, protocol.MethodSnapshot} {
+		err := b.Call(WithCaller(context.Background(), cursor), "", m, &protocol.ClickParams{TabParams: protocol.TabParams{Tab: 5}}, nil, time.Second)
+		if !errors.Is(err, ErrNotYourTab) || !strings.Contains(err.Error(), `"claude-code"`) || !strings.Contains(err.Error(), "browser_tabs") {
+			t.Fatalf("cursor's %s on claude-code's tab: %v", m, err)
+		}
+	}
+
+	// A sibling session of the same app: not by default, by name yes.
+	done = callAsync(b, claude2, protocol.MethodSnapshot, &protocol.TabParams{})
+	serveOne(t, f, 1)
+	mustOK(t, done)
+	done = callAsync(b, claude2, protocol.MethodSnapshot, &protocol.TabParams{Tab: 5})
+	serveOne(t, f, 5)
+	mustOK(t, done)
+
+	// Each session sees its own current tab.
+	cur := func(c Caller) int {
+		for _, tab := range b.ProfilesFor(c)[0].Tabs {
+			if tab.Current {
+				return tab.Tab
+			}
+		}
+		return 0
+	}
+	if cur(claude) != 5 || cur(cursor) != 1 || cur(claude2) != 5 {
+		t.Fatalf("current tabs: claude %d, cursor %d, claude-2 %d; want 5, 1, 5", cur(claude), cur(cursor), cur(claude2))
+	}
+}
+
+// TestNavigateWithoutTabOpensOwnTab: a session without a tab of its own
+// never navigates the user's tab away: its browser_navigate opens a tab.
+func TestNavigateWithoutTabOpensOwnTab(t *testing.T) {
+	b, url := newTestBroker(t, Config{AutoApprove: true})
+	f, _ := connect(t, b, url, "11111111-aaaa", "Work", protocol.TabInfo{Tab: 1, Active: true, Current: true})
+	done := callAsync(b, cursor, protocol.MethodNavigate, &protocol.NavigateParams{URL: "https://c.example/"})
+	r := f.readRequest()
+	var p protocol.NavigateParams
+	_ = json.Unmarshal(r.Params, &p)
+	if !p.NewTab || p.Tab != 0 || p.Owner == nil || p.Owner.App != "cursor" {
+		t.Fatalf("navigate params %s: want a new tab of cursor's", r.Params)
+	}
+	f.send(protocol.TabsChanged{Type: protocol.TypeTabsChanged, Change: protocol.TabOpened, Tab: 7,
+		Tabs: []protocol.TabInfo{{Tab: 1, Active: true, Current: true}, {Tab: 7, Owner: p.Owner}}})
+	f.answer(r.ID, protocol.PageResult{Tab: 7})
+	mustOK(t, done)
+	// The opened tab is its current one from now on.
+	done = callAsync(b, cursor, protocol.MethodNavigate, &protocol.NavigateParams{URL: "https://c.example/2"})
+	r = f.readRequest()
+	p = protocol.NavigateParams{}
+	_ = json.Unmarshal(r.Params, &p)
+	if p.NewTab || p.Tab != 7 {
+		t.Fatalf("second navigate params %s: want tab 7", r.Params)
+	}
+	f.answer(r.ID, protocol.PageResult{Tab: 7})
+	mustOK(t, done)
+}
+
+// TestNoOwnTab: with no tab of its own and no user's tab in front, a call
+// without a tab says what to do.
+func TestNoOwnTab(t *testing.T) {
+	b, url := newTestBroker(t, Config{AutoApprove: true})
+	connect(t, b, url, "11111111-aaaa", "Work", protocol.TabInfo{Tab: 1, Current: true})
+	err := b.Call(WithCaller(context.Background(), cursor), "", protocol.MethodSnapshot, &protocol.TabParams{}, nil, time.Second)
+	if !errors.Is(err, ErrNoOwnTab) || !strings.Contains(err.Error(), `browser_tabs {action: "new"`) {
+		t.Fatalf("got %v", err)
+	}
+	// Tether's own calls (no session) keep the extension's current tab.
+	_, err = b.Resolve(Caller{}, "", 0, true, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLeaseOnSharedTab: while one session acts on the user's tab, and for
+// the lease window after, another session's action there is refused with
+// who and since when; its reads proceed; after the window it may act.
+func TestLeaseOnSharedTab(t *testing.T) {
+	clk := &clock{now: time.Date(2026, 12, 1, 14, 2, 11, 0, time.UTC)}
+	b, url := newTestBroker(t, Config{AutoApprove: true, Now: clk.Now})
+	f, _ := connect(t, b, url, "11111111-aaaa", "Work", protocol.TabInfo{Tab: 1, Active: true, Current: true})
+
+	typing := callAsync(b, claude, protocol.MethodType, &protocol.TypeParams{Ref: "e1", Text: "hi"})
+	r := f.readRequest() // running now, not answered yet
+	click := &protocol.ClickParams{TabParams: protocol.TabParams{Tab: 1}, Ref: "e2"}
+	err := b.Call(WithCaller(context.Background(), cursor), "", protocol.MethodClick, click, nil, time.Second)
+	if !errors.Is(err, ErrTabInUse) || !strings.Contains(err.Error(), `"claude-code"`) || !strings.Contains(err.Error(), "since 14:02:11") ||
+		!strings.Contains(err.Error(), "running there now") || !strings.Contains(err.Error(), "Nothing was done") {
+		t.Fatalf("cursor's click while claude-code types: %v", err)
+	}
+	read := callAsync(b, cursor, protocol.MethodSnapshot, &protocol.TabParams{Tab: 1})
+	serveOne(t, f, 1)
+	mustOK(t, read)
+	f.answer(r.ID, protocol.PageResult{Tab: 1})
+	mustOK(t, typing)
+
+	// The same session goes on (its click after typing) without a wait.
+	done := callAsync(b, claude, protocol.MethodClick, &protocol.ClickParams{Ref: "e2"})
+	serveOne(t, f, 1)
+	mustOK(t, done)
+
+	clk.advance(DefaultLeaseWindow - time.Second)
+	if err := b.Call(WithCaller(context.Background(), cursor), "", protocol.MethodClick, click, nil, time.Second); !errors.Is(err, ErrTabInUse) {
+		t.Fatalf("within the lease window: %v", err)
+	}
+	// A session without a tab of its own is not sent to a leased tab either.
+	if _, err := b.Resolve(cursor, "", 0, true, false); !errors.Is(err, ErrTabInUse) {
+		t.Fatalf("resolving cursor's action without a tab: %v", err)
+	}
+	clk.advance(2 * time.Second)
+	done = callAsync(b, cursor, protocol.MethodClick, click)
+	serveOne(t, f, 1)
+	mustOK(t, done)
+}
+
+// TestCloseAgentTabs: once an app's last session ends, its tabs (and only
+// them) are closed after the delay; a session of it calling again first
+// keeps them.
+func TestCloseAgentTabs(t *testing.T) {
+	b, url := newTestBroker(t, Config{AutoApprove: true, CloseAgentTabsAfter: 50 * time.Millisecond})
+	own := &protocol.TabOwner{App: "claude-code", Session: "s-claude"}
+	f, _ := connect(t, b, url, "11111111-aaaa", "Work",
+		protocol.TabInfo{Tab: 1, Active: true},
+		protocol.TabInfo{Tab: 2, Owner: own},
+		protocol.TabInfo{Tab: 3, Owner: &protocol.TabOwner{App: "cursor", Session: "s-cursor"}},
+		protocol.TabInfo{Tab: 4, Owner: &protocol.TabOwner{App: "claude-code"}})
+	for _, c := range []Caller{claude, claude2} {
+		done := callAsync(b, c, protocol.MethodSnapshot, &protocol.TabParams{Tab: 2})
+		serveOne(t, f, 2)
+		mustOK(t, done)
+	}
+	b.SessionEnded(claude.Session) // claude-2 is still there: nothing happens
+	b.SessionEnded(claude2.Session)
+	var closed []int
+	for range 2 {
+		r := f.readRequest()
+		var p protocol.TabParams
+		_ = json.Unmarshal(r.Params, &p)
+		if r.Method != protocol.MethodTabClose {
+			t.Fatalf("got %s, want tab_close", r.Method)
+		}
+		closed = append(closed, p.Tab)
+		f.answer(r.ID, protocol.TabsListResult{Tabs: []protocol.TabInfo{}})
+	}
+	if len(closed) != 2 || closed[0]+closed[1] != 6 {
+		t.Fatalf("closed tabs %v, want claude-code's 2 and 4", closed)
+	}
+
+	// A session of the app that calls again within the delay keeps them.
+	done := callAsync(b, cursor, protocol.MethodSnapshot, &protocol.TabParams{Tab: 3})
+	serveOne(t, f, 3)
+	mustOK(t, done)
+	b.SessionEnded(cursor.Session)
+	done = callAsync(b, Caller{Session: "s-cursor-2", App: "cursor"}, protocol.MethodSnapshot, &protocol.TabParams{Tab: 3})
+	serveOne(t, f, 3)
+	mustOK(t, done)
+	b.mu.Lock()
+	pending := len(b.closeTimers)
+	b.mu.Unlock()
+	if pending != 0 {
+		t.Fatalf("%d closings still pending after cursor came back", pending)
+	}
+}
