@@ -546,14 +546,11 @@ export interface NavigateParams {
    */
   newTab?: boolean;
   owner?: TabOwner1;
-  /**
-   * BringToFront makes the new tab Chrome's active tab; without it the
-   * tab opens in the background (active: false).
-   */
-  bringToFront?: boolean;
 }
 /**
  * Owner is the app and session the new tab belongs to (NewTab only).
+ * A new tab opens in the background (active: false); browser_tabs
+ * select brings it to the front.
  */
 export interface TabOwner1 {
   /**
@@ -1150,14 +1147,10 @@ export interface TabNewParams {
    */
   url?: string;
   owner?: TabOwner3;
-  /**
-   * BringToFront makes the new tab Chrome's active tab; without it the
-   * tab opens in the background (active: false).
-   */
-  bringToFront?: boolean;
 }
 /**
- * Owner is the app and session the new tab belongs to.
+ * Owner is the app and session the new tab belongs to. The tab opens
+ * in the background (active: false); tab_select brings it forward.
  */
 export interface TabOwner3 {
   /**
