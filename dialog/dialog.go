@@ -52,7 +52,7 @@ var ErrUnavailable = errors.New("this build has no approval dialog; it is part o
 // Windows; on macOS NSAlert stacks them, the first rightmost).
 const (
 	LabelDeny       = "Deny"
-	LabelAlwaysSite = "Always allow for this site"
+	LabelAlwaysSite = "Always allow this app on this site"
 	LabelAllowOnce  = "Allow once"
 )
 
@@ -83,7 +83,7 @@ type Text struct {
 	// unknown); the dialog counts down to it with TimeLeft.
 	Deadline time.Time
 	// OneSite is true when the call touches exactly one known site:
-	// "Always allow for this site" can then write a rule. Without one it
+	// "Always allow this app on this site" can then write a rule. Without one it
 	// would only allow once (policy.Guard), so the button is disabled.
 	OneSite bool
 }

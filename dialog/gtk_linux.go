@@ -22,7 +22,7 @@ import (
 // goroutine stays on the main thread from here on.
 func init() { runtime.LockOSThread() }
 
-// show is a GtkDialog with Deny, Always allow for this site and Allow once
+// show is a GtkDialog with Deny, Always allow this app on this site and Allow once
 // (mnemonics Alt+D, Alt+W, Alt+A). Deny is the default (Enter): the dialog
 // appears unasked, over whatever the user is typing in, and a stray Enter
 // must not let an AI act in their browser; Deny is also what the daemon

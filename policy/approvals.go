@@ -528,12 +528,18 @@ func (g *Guard) answered(c Call, class Class, ans answer, prefix, where string) 
 		if len(c.Sites) != 1 || c.Sites[0] == "" {
 			return Verdict{Allow: true, Class: class, Decision: prefix + "allowed by the user (no single site to remember, so once)"}
 		}
-		r := Rule{Class: class, Site: c.Sites[0], Action: Allow}
+		// The rule is the asking app's: another app on the same site is
+		// still asked (a client with no name gets a rule for every client).
+		r := Rule{Class: class, Site: c.Sites[0], Client: c.Client, Action: Allow}
 		if err := g.AddRule(r); err != nil {
 			g.log.Error("save policy rule", "rule", r.String(), "err", err)
 			return Verdict{Allow: true, Class: class, Decision: prefix + "allowed by the user; the rule could not be saved: " + err.Error()}
 		}
-		return Verdict{Allow: true, Class: class, Decision: prefix + "always allowed for " + c.Sites[0] + " by the user (rule saved)"}
+		who := "every app"
+		if c.Client != "" {
+			who = c.Client
+		}
+		return Verdict{Allow: true, Class: class, Decision: prefix + "always allowed for " + who + " on " + c.Sites[0] + " by the user (rule saved)"}
 	}
 	return Verdict{Outcome: Denied, Class: class, Decision: prefix + "denied by the user",
 		Message: fmt.Sprintf("The user denied %s on %s. Do not retry it.", c.Tool, where)}

@@ -297,6 +297,19 @@ func TestConfirm(t *testing.T) {
 				if v := g.Check(ctx, upload); !v.Allow || strings.Contains(v.Decision, "confirm") {
 					t.Fatalf("after always: %+v", v)
 				}
+				// The rule is the asking app's: another app is still asked.
+				if r := g2.Rules()[0]; r.Client != upload.Client || r.Client == "" {
+					t.Fatalf("the rule %+v is not scoped to %q", r, upload.Client)
+				}
+				other := upload
+				other.Client = "cursor"
+				go func() { done <- g.Check(ctx, other) }()
+				req := <-a.asked
+				if req.Client != "cursor" {
+					t.Fatalf("asked %+v", req)
+				}
+				a.reply <- DenyOnce
+				<-done
 			}
 		})
 	}

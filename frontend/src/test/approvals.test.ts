@@ -19,7 +19,7 @@ describe('Approvals page', () => {
 
   it.each([
     ['Allow once', 'allow_once'],
-    ['Always allow for this site', 'always_allow_site'],
+    ['Always allow this app on this site', 'always_allow_site'],
     ['Deny', 'deny'],
   ])('"%s" calls Answer(id, "%s")', async (label, answer) => {
     renderApp({ state: state({ approvals: [approval({ id: 'req-7' })] }) });
@@ -33,7 +33,7 @@ describe('Approvals page', () => {
     expect(screen.getByText('Nothing waiting for you')).toBeTruthy();
   });
 
-  it('offers "Always allow for this site" only for exactly one site', async () => {
+  it('offers "Always allow this app on this site" only for exactly one site', async () => {
     renderApp({
       state: state({
         approvals: [
@@ -44,12 +44,12 @@ describe('Approvals page', () => {
     });
     await open('Approvals');
     const two = await screen.findByRole('article', { name: 'Held call browser_navigate' });
-    expect(within(two).queryByRole('button', { name: 'Always allow for this site' })).toBeNull();
+    expect(within(two).queryByRole('button', { name: 'Always allow this app on this site' })).toBeNull();
     expect(within(two).getByRole('button', { name: 'Allow once' })).toBeTruthy();
     expect(within(two).getByText('a.example')).toBeTruthy();
     expect(within(two).getByText('b.example')).toBeTruthy();
     const none = screen.getByRole('article', { name: 'Held call browser_evaluate' });
-    expect(within(none).queryByRole('button', { name: 'Always allow for this site' })).toBeNull();
+    expect(within(none).queryByRole('button', { name: 'Always allow this app on this site' })).toBeNull();
   });
 
   it('shows an Answer error (already answered) in the status line', async () => {
