@@ -55,6 +55,9 @@ const (
 	PathProfileDeny = "/api/profiles/deny"
 	// POST NameRequest{slug, label or id prefix} → Profile.
 	PathProfileForget = "/api/profiles/forget"
+	// POST TabOwnerRequest → Tab: give a shared tab to an AI app, or back
+	// to the user (404: unknown profile; 409: no such shared tab).
+	PathTabOwner = "/api/tabs/owner"
 
 	// GET → Pause; POST Pause → Pause.
 	PathPause = "/api/pause"
@@ -172,6 +175,9 @@ type State struct {
 	// EventsDropped is how many events the daemon has dropped, over all
 	// subscribers, because they read too slowly.
 	EventsDropped int64 `json:"eventsDropped"`
+	// Apps are the AI apps with a live MCP session, sorted: those a tab
+	// can be given to (PathTabOwner).
+	Apps []string `json:"apps"`
 }
 
 // ProfileView is one browser profile in State.
@@ -197,6 +203,9 @@ type TabView struct {
 	URL    string `json:"url"`
 	// Current is the tab a call without a tab number addresses.
 	Current bool `json:"current"`
+	// Owner is the AI app the tab belongs to ("" : the user's, which every
+	// app may use).
+	Owner string `json:"owner"`
 }
 
 // PairingView is a new browser profile waiting for approval.
@@ -274,6 +283,18 @@ type Tab struct {
 	Title   string `json:"title,omitempty"`
 	URL     string `json:"url,omitempty"`
 	Current bool   `json:"current,omitempty"`
+	// Owner is the AI app the tab belongs to ("" : the user's).
+	Owner string `json:"owner,omitempty"`
+}
+
+// TabOwnerRequest gives a shared tab to an AI app, or back to the user.
+type TabOwnerRequest struct {
+	// Profile names the profile (slug, label or id prefix).
+	Profile string `json:"profile"`
+	// Tab is the tab's number.
+	Tab int `json:"tab"`
+	// App is the app to give it to; "" gives it back to the user.
+	App string `json:"app"`
 }
 
 // TimelineEntry is one tool call on the timeline.

@@ -290,6 +290,8 @@ type State struct {
 	Pairing []apitype.PairingView `json:"pairing"`
 	// Approvals are the held calls, oldest first.
 	Approvals []apitype.Approval `json:"approvals"`
+	// Apps are the AI apps with a live session: those a tab can be given to.
+	Apps []string `json:"apps"`
 	// Connected is false while the daemon cannot be reached; the rest is
 	// then what it last said, and Problem says why and what to do.
 	Connected bool   `json:"connected"`
@@ -322,12 +324,14 @@ type TabView struct {
 	Current bool `json:"current"`
 	// Acting is true while a call runs on this tab (localclient.View.Acting).
 	Acting bool `json:"acting"`
+	// Owner is the AI app the tab belongs to ("" : the user's).
+	Owner string `json:"owner"`
 }
 
 // stateOf is the window's State of a model view.
 func stateOf(v localclient.View) State {
 	s := State{Version: v.Version, Paused: v.Paused, Profiles: make([]ProfileView, 0, len(v.Profiles)),
-		Pairing: nonNil(v.Pairing), Approvals: nonNil(v.Approvals), Connected: v.Connected}
+		Pairing: nonNil(v.Pairing), Approvals: nonNil(v.Approvals), Apps: nonNil(v.Apps), Connected: v.Connected}
 	if !v.Connected {
 		s.Problem = problem(v.Err)
 	}
@@ -336,7 +340,7 @@ func stateOf(v localclient.View) State {
 			LastSeenMs: p.LastSeenMs, Acting: v.ProfileActing(p.Slug), Tabs: make([]TabView, 0, len(p.Tabs))}
 		for _, t := range p.Tabs {
 			pv.Tabs = append(pv.Tabs, TabView{Number: t.Number, Title: t.Title, URL: t.URL, Current: t.Current,
-				Acting: v.Acting(p.Slug, t)})
+				Acting: v.Acting(p.Slug, t), Owner: t.Owner})
 		}
 		s.Profiles = append(s.Profiles, pv)
 	}
@@ -445,6 +449,17 @@ func (a *App) DenyProfile(id string) error {
 		return fail("deny the profile", err)
 	}
 	a.log.Info("profile denied in the window", "id", id)
+	return nil
+}
+
+// SetTabOwner gives tab of profile (its slug) to an AI app, or back to the
+// user when app is "". Errors: the profile or tab is gone, or the daemon
+// cannot be reached.
+func (a *App) SetTabOwner(profile string, tab int, app string) error {
+	if err := a.c.SetTabOwner(a.ctx(), apitype.TabOwnerRequest{Profile: profile, Tab: tab, App: app}); err != nil {
+		return fail("change whose tab it is", err)
+	}
+	a.log.Info("tab given in the window", "profile", profile, "tab", tab, "app", app)
 	return nil
 }
 

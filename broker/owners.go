@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/tether-browser/tether/protocol"
@@ -235,6 +236,7 @@ func (b *Broker) sessionLocked(c Caller) *session {
 	if s == nil {
 		s = &session{app: c.App}
 		b.sessions[c.Session] = s
+		b.notifyLocked() // Apps may have changed
 	}
 	if t := b.closeTimers[c.App]; t != nil {
 		t.Stop()
@@ -277,6 +279,7 @@ func (b *Broker) SessionEnded(id string) {
 		return
 	}
 	delete(b.sessions, id)
+	b.notifyLocked() // Apps may have changed
 	for k, l := range b.leases {
 		if l.session == id && l.running == 0 {
 			delete(b.leases, k)
@@ -336,6 +339,41 @@ func (b *Broker) closeAppTabs(app string) {
 			b.log.Info("closed an app's tab: its last session ended", "app", app, "profile", j.slug, "tab", tab, "after", b.cfg.CloseAgentTabsAfter)
 		}
 	}
+}
+
+// Apps lists the AI apps with a live MCP session that has made a call,
+// sorted: the apps the user may give a tab to (an app that sent no name
+// cannot be given one).
+func (b *Broker) Apps() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range b.sessions {
+		if s.app != "" && !seen[s.app] {
+			seen[s.app] = true
+			out = append(out, s.app)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// SetTabOwner gives tab of profile to app, or back to the user when app is
+// "" (the user's choice in the window; the extension's popup does the same
+// in the browser). A tab given to an app joins no tab group; one given
+// back leaves its group. It returns the tab as the extension now reports it.
+func (b *Broker) SetTabOwner(ctx context.Context, profile string, tab int, app string) (protocol.TabInfo, error) {
+	if tab <= 0 {
+		return protocol.TabInfo{}, fmt.Errorf("no tab number: pass the tab's number as the Profiles & tabs page or browser_tabs shows it")
+	}
+	p := &protocol.TabOwnerParams{TabParams: protocol.TabParams{Tab: tab}}
+	if app != "" {
+		p.Owner = &protocol.TabOwner{App: app}
+	}
+	var info protocol.TabInfo
+	err := b.Call(ctx, profile, protocol.MethodTabOwner, p, &info, 10*time.Second)
+	return info, err
 }
 
 // ProfilesFor lists the profiles as Profiles does, with each tab's

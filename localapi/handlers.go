@@ -171,6 +171,33 @@ func (s *Server) forgetProfile(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, profileView(p))
 }
 
+func (s *Server) setTabOwner(w http.ResponseWriter, r *http.Request) {
+	var req apitype.TabOwnerRequest
+	if !decode(w, r, &req, `send {"profile": "work", "tab": 3, "app": "claude-code"}, or "app": "" to give the tab back to the user`) {
+		return
+	}
+	if req.Profile == "" || req.Tab <= 0 {
+		writeError(w, http.StatusBadRequest, `name the profile and the tab: {"profile": "work", "tab": 3, "app": "claude-code"}`)
+		return
+	}
+	info, err := s.cfg.Broker.SetTabOwner(r.Context(), req.Profile, req.Tab, req.App)
+	var remote *broker.RemoteError
+	switch {
+	case errors.As(err, &remote):
+		writeError(w, http.StatusConflict, remote.Message)
+		return
+	case err != nil:
+		profileError(w, err)
+		return
+	}
+	to := req.App
+	if to == "" {
+		to = "the user"
+	}
+	s.log.Info("tab given over the local API", "profile", req.Profile, "tab", req.Tab, "to", to)
+	writeJSON(w, http.StatusOK, tabView(info))
+}
+
 func (s *Server) getPause(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, apitype.Pause{Paused: s.cfg.Guard.Paused()})
 }

@@ -134,6 +134,7 @@ func New(cfg Config) *Server {
 		{http.MethodPost, apitype.PathProfileApprove, s.approveProfile},
 		{http.MethodPost, apitype.PathProfileDeny, s.denyProfile},
 		{http.MethodPost, apitype.PathProfileForget, s.forgetProfile},
+		{http.MethodPost, apitype.PathTabOwner, s.setTabOwner},
 		{http.MethodGet, apitype.PathPause, s.getPause},
 		{http.MethodPost, apitype.PathPause, s.setPause},
 		{http.MethodGet, apitype.PathApprovals, s.getApprovals},

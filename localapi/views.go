@@ -13,6 +13,7 @@ import (
 	"github.com/tether-browser/tether/broker"
 	"github.com/tether-browser/tether/clients"
 	"github.com/tether-browser/tether/policy"
+	"github.com/tether-browser/tether/protocol"
 	"github.com/tether-browser/tether/timeline"
 )
 
@@ -29,7 +30,10 @@ func (s *Server) State() apitype.State {
 	st := apitype.State{Version: s.cfg.Version, Paused: s.cfg.Guard.Paused(),
 		Profiles: []apitype.ProfileView{}, Pairing: []apitype.PairingView{},
 		Approvals: []apitype.Approval{}, Running: []apitype.RunningCall{},
-		Window: s.cfg.Window != nil, EventsDropped: s.hub.droppedTotal()}
+		Window: s.cfg.Window != nil, EventsDropped: s.hub.droppedTotal(), Apps: s.cfg.Broker.Apps()}
+	if st.Apps == nil {
+		st.Apps = []string{}
+	}
 	now := s.cfg.Now()
 	for _, p := range s.cfg.Broker.Profiles() {
 		v := apitype.ProfileView{ID: p.ID, Label: p.Label, Slug: p.Slug, Status: "disconnected",
@@ -39,7 +43,7 @@ func (s *Server) State() apitype.State {
 			v.LastSeenMs = ms(now)
 		}
 		for _, t := range p.Tabs {
-			v.Tabs = append(v.Tabs, apitype.TabView{Number: t.Tab, Title: t.Title, URL: t.URL, Current: t.Current})
+			v.Tabs = append(v.Tabs, apitype.TabView{Number: t.Tab, Title: t.Title, URL: t.URL, Current: t.Current, Owner: ownerApp(t.Owner)})
 		}
 		st.Profiles = append(st.Profiles, v)
 	}
@@ -90,9 +94,26 @@ func profileView(p broker.Profile) apitype.Profile {
 	v := apitype.Profile{ID: p.ID, Label: p.Label, Slug: p.Slug, Status: status,
 		ExtVersion: p.ExtVersion, LastSeen: p.LastSeen}
 	for _, t := range p.Tabs {
-		v.Tabs = append(v.Tabs, apitype.Tab{Tab: t.Tab, Title: t.Title, URL: t.URL, Current: t.Current})
+		v.Tabs = append(v.Tabs, tabView(t))
 	}
 	return v
+}
+
+// tabView is a shared tab in Profile.
+func tabView(t protocol.TabInfo) apitype.Tab {
+	return apitype.Tab{Tab: t.Tab, Title: t.Title, URL: t.URL, Current: t.Current, Owner: ownerApp(t.Owner)}
+}
+
+// ownerApp is the app a tab belongs to ("" : the user's; a client without
+// a name is "unnamed app").
+func ownerApp(o *protocol.TabOwner) string {
+	switch {
+	case o == nil:
+		return ""
+	case o.App == "":
+		return "unnamed app"
+	}
+	return o.App
 }
 
 func pendingView(p broker.PendingProfile) apitype.Profile {

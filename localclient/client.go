@@ -208,6 +208,11 @@ func (c *Client) ForgetProfile(ctx context.Context, name string) (apitype.Profil
 	return p, c.do(ctx, http.MethodPost, apitype.PathProfileForget, nil, apitype.NameRequest{Name: name}, &p)
 }
 
+// SetTabOwner gives a shared tab to an AI app, or back to the user (App "").
+func (c *Client) SetTabOwner(ctx context.Context, req apitype.TabOwnerRequest) error {
+	return c.do(ctx, http.MethodPost, apitype.PathTabOwner, nil, req, nil)
+}
+
 // Paused reports the kill switch.
 func (c *Client) Paused(ctx context.Context) (bool, error) {
 	var p apitype.Pause

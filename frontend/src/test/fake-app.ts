@@ -34,7 +34,7 @@ export interface Backend {
 
 export function emptyBackend(): Backend {
   return {
-    state: { version: '0.4.0', paused: false, profiles: [], pairing: [], approvals: [], connected: true, problem: '' },
+    state: { version: '0.4.0', paused: false, profiles: [], pairing: [], approvals: [], apps: [], connected: true, problem: '' },
     timeline: [],
     facets: { clients: [], profiles: [], outcomes: ['ok', 'error', 'refused', 'denied', 'paused', 'ignored'] },
     clients: [],
@@ -135,10 +135,12 @@ export const WriteExtension: typeof Bindings.WriteExtension = () =>
 export const RevealExtension: typeof Bindings.RevealExtension = () => answer('RevealExtension', [], () => undefined);
 export const OpenTestBrowser: typeof Bindings.OpenTestBrowser = () => answer('OpenTestBrowser', [], () => undefined);
 export const Painted: typeof Bindings.Painted = () => answer('Painted', [], () => undefined);
+export const SetTabOwner: typeof Bindings.SetTabOwner = (profile, tab, app) =>
+  answer('SetTabOwner', [profile, tab, app], () => undefined);
 
 // Fails to typecheck when the generated bindings gain a method the fake lacks.
 const _every: Record<Method, unknown> = {
   State, SetPaused, Answer, ApproveProfile, DenyProfile, Timeline, TimelineFacets, ExportTimeline,
-  Clients, Connect, Disconnect, Extension, WriteExtension, RevealExtension, OpenTestBrowser, Painted,
+  Clients, Connect, Disconnect, Extension, WriteExtension, RevealExtension, OpenTestBrowser, Painted, SetTabOwner,
 };
 void _every;

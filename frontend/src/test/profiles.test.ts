@@ -12,8 +12,8 @@ describe('Profiles & tabs page', () => {
         profiles: [
           profile({
             tabs: [
-              { number: 1, title: 'Inbox', url: 'https://mail.example.com/inbox', current: false, acting: false },
-              { number: 2, title: 'Pull request #42', url: 'https://git.example.com/pr/42', current: true, acting: true },
+              { number: 1, title: 'Inbox', url: 'https://mail.example.com/inbox', current: false, acting: false, owner: '' },
+              { number: 2, title: 'Pull request #42', url: 'https://git.example.com/pr/42', current: true, acting: true, owner: 'claude-code' },
             ],
           }),
           profile({ id: 'p-home', label: 'Home', slug: 'home', status: 'disconnected', lastSeenMs: NOW - 3 * 3600_000, extVersion: '0.3.9' }),
@@ -55,8 +55,8 @@ describe('Profiles & tabs page', () => {
 
   it('follows "state" events: the acting highlight moves and clears', async () => {
     const tabs = [
-      { number: 1, title: 'One', url: 'https://one.example/', current: true, acting: false },
-      { number: 2, title: 'Two', url: 'https://two.example/', current: false, acting: false },
+      { number: 1, title: 'One', url: 'https://one.example/', current: true, acting: false, owner: '' },
+      { number: 2, title: 'Two', url: 'https://two.example/', current: false, acting: false, owner: '' },
     ];
     renderApp({ state: state({ profiles: [profile({ tabs })] }) });
     await screen.findByText('One');
@@ -73,13 +73,31 @@ describe('Profiles & tabs page', () => {
     const evil = '<img src=x onerror=alert(1)>';
     renderApp({
       state: state({
-        profiles: [profile({ label: evil, tabs: [{ number: 1, title: evil, url: 'javascript:alert(1)', current: true, acting: false }] })],
+        profiles: [profile({ label: evil, tabs: [{ number: 1, title: evil, url: 'javascript:alert(1)', current: true, acting: false, owner: '' }] })],
       }),
     });
     const cells = await screen.findAllByText(evil);
     expect(cells.length).toBeGreaterThanOrEqual(2); // the label and the tab title
     expect(document.querySelector('img')).toBeNull();
     expect(screen.getByText('javascript:alert(1)').tagName).toBe('TD');
+  });
+
+  it("shows whose each tab is, and gives a tab to an app or back to the user", async () => {
+    const tabs = [
+      { number: 1, title: 'Mine', url: 'https://one.example/', current: true, acting: false, owner: '' },
+      { number: 2, title: 'Agent tab', url: 'https://two.example/', current: false, acting: false, owner: 'claude-code' },
+    ];
+    renderApp({ state: state({ apps: ['claude-code', 'cursor'], profiles: [profile({ tabs })] }) });
+    const mine = (await screen.findByRole('combobox', { name: 'Whose tab 1 is' })) as HTMLSelectElement;
+    const agent = screen.getByRole('combobox', { name: 'Whose tab 2 is' }) as HTMLSelectElement;
+    expect(mine.value).toBe('');
+    expect(agent.value).toBe('claude-code');
+    expect(within(mine).getAllByRole('option').map((o) => o.textContent)).toEqual(['Yours (every app)', 'claude-code', 'cursor']);
+
+    await fireEvent.change(mine, { target: { value: 'cursor' } });
+    await waitFor(() => expect(callsOf('SetTabOwner')).toEqual([['work', 1, 'cursor']]));
+    await fireEvent.change(agent, { target: { value: '' } });
+    await waitFor(() => expect(callsOf('SetTabOwner')).toEqual([['work', 1, 'cursor'], ['work', 2, '']]));
   });
 
   it('points to the Extension page when no profile is known', async () => {

@@ -221,6 +221,7 @@ export namespace app {
 	    url: string;
 	    current: boolean;
 	    acting: boolean;
+	    owner: string;
 	
 	    static createFrom(source: any = {}) {
 	        return new TabView(source);
@@ -233,6 +234,7 @@ export namespace app {
 	        this.url = source["url"];
 	        this.current = source["current"];
 	        this.acting = source["acting"];
+	        this.owner = source["owner"];
 	    }
 	}
 	export class ProfileView {
@@ -285,6 +287,7 @@ export namespace app {
 	    profiles: ProfileView[];
 	    pairing: apitype.PairingView[];
 	    approvals: apitype.Approval[];
+	    apps: string[];
 	    connected: boolean;
 	    problem: string;
 	
@@ -299,6 +302,7 @@ export namespace app {
 	        this.profiles = this.convertValues(source["profiles"], ProfileView);
 	        this.pairing = this.convertValues(source["pairing"], apitype.PairingView);
 	        this.approvals = this.convertValues(source["approvals"], apitype.Approval);
+	        this.apps = source["apps"];
 	        this.connected = source["connected"];
 	        this.problem = source["problem"];
 	    }

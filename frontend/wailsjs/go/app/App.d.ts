@@ -27,6 +27,8 @@ export function RevealExtension():Promise<void>;
 
 export function SetPaused(arg1:boolean):Promise<void>;
 
+export function SetTabOwner(arg1:string,arg2:number,arg3:string):Promise<void>;
+
 export function State():Promise<app.State>;
 
 export function Timeline(arg1:apitype.TimelineFilter):Promise<Array<apitype.TimelineEntry>>;

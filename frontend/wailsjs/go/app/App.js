@@ -50,6 +50,10 @@ export function SetPaused(arg1) {
   return window['go']['app']['App']['SetPaused'](arg1);
 }
 
+export function SetTabOwner(arg1, arg2, arg3) {
+  return window['go']['app']['App']['SetTabOwner'](arg1, arg2, arg3);
+}
+
 export function State() {
   return window['go']['app']['App']['State']();
 }
