@@ -5,7 +5,7 @@
 import type { EvaluateResult, PageResult, ScreenshotResult } from '../protocol.gen';
 import { TetherError, restrictedPage } from '../shared/errors';
 import type { UploadFileData } from '../shared/messages';
-import { parseKey } from '../content/keys';
+import { parseKey } from '../shared/keys';
 import { callContent, isRestrictedUrl, withDeadline } from './content-bridge';
 import { act, bool, loadDeadline, pageResult, str, tabParams } from './methods';
 import { routeRef, snapShape } from './methods-read';

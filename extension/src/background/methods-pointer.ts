@@ -8,7 +8,7 @@
 import type { PageResult } from '../protocol.gen';
 import { TetherError } from '../shared/errors';
 import type { MouseButton, ViewportInfo, ViewportPoint } from '../shared/messages';
-import type { Modifier } from '../content/keys';
+import type { Modifier } from '../shared/keys';
 import { callContent } from './content-bridge';
 import { documentsIssued } from './documents';
 import { checkScriptable, scriptableFirst } from './methods-act';

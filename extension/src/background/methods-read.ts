@@ -2,7 +2,7 @@
 // and dialogs (handle_dialog), plus what every PageResult shares: frames
 // stitched in, the size cap, and the dialogs since the previous result.
 //
-// Refs are numbered per profile (see content/refs.ts), so a ref alone says
+// Refs are numbered per profile (see shared/refs.ts), so a ref alone says
 // which tab and frame it belongs to: routeRef sends an action there.
 import type {
   ConsoleResult,
@@ -13,8 +13,8 @@ import type {
   PageResult,
   ReadResult,
 } from '../protocol.gen';
-import type { ArmedAnswer } from '../content/page-hooks';
-import { parseRef } from '../content/refs';
+import type { ArmedAnswer } from '../shared/page-hooks';
+import { parseRef } from '../shared/refs';
 import { capSnapshot } from '../shared/cap';
 import { TetherError, staleRef, unknownRef } from '../shared/errors';
 import type { ContentReply, PageSnapshot, SnapshotShape } from '../shared/messages';

@@ -10,7 +10,7 @@ import {
   type OffscreenMessage,
   type PopupTabs,
 } from '../shared/messages';
-import { popupTabList } from '../popup/view';
+import { popupTabList } from '../shared/popup-tabs';
 import { loadDaemonConfig } from './config';
 import { runOnce } from './idempotency';
 import { handleRequest } from './methods';

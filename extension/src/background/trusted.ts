@@ -4,7 +4,7 @@
 // The "debugger" permission is optional; the popup's "Trusted input" checkbox
 // requests it and stores the setting (chrome.storage.local "trustedInput").
 import { TetherError } from '../shared/errors';
-import { cdpModifiers, type KeySpec, type Modifier } from '../content/keys';
+import { cdpModifiers, type KeySpec, type Modifier } from '../shared/keys';
 
 export const TRUSTED_SETTING = 'trustedInput';
 

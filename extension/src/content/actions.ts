@@ -7,7 +7,8 @@ import { elementAt, pressAt, type ClickOptions } from './pointer';
 import { scroll } from './scroll';
 import { uploadFiles } from './upload';
 import { waitFor } from './wait';
-import { deepActiveElement, implicitSubmit, insertText, parseKey, pressKey, setRangeValue } from './keys';
+import { parseKey } from '../shared/keys';
+import { deepActiveElement, implicitSubmit, insertText, pressKey, setRangeValue } from './keys';
 import { describe, isDisabledEl, isEditableHost, roleOf } from './snapshot';
 
 /** Input types whose value is text that `type` may replace. */

@@ -2,7 +2,7 @@
 // worker, content script). Every message names its target context and kind,
 // so each listener ignores what is not addressed to it.
 import type { Error as WireError, FindMatch, HelloAck, Request, ScrollReport, TabInfo, TabsChanged } from '../protocol.gen';
-import type { PageControl } from '../content/page-hooks';
+import type { PageControl } from './page-hooks';
 
 export type Method = Request['method'];
 
@@ -145,7 +145,7 @@ export interface SnapshotShape {
 
 /** The page-world hooks' records, relayed by a content script (page-controlled data). */
 export interface HookBatch {
-  /** phase: see DialogRecord in content/page-hooks.ts. */
+  /** phase: see DialogRecord in shared/page-hooks.ts. */
   dialogs: Array<{ kind: 'alert' | 'confirm' | 'prompt'; message: string; phase: 'answered' | 'open' | 'closed'; accepted: boolean; promptText?: string; armed: boolean }>;
   console: Array<{ level: string; text: string; time: number; url?: string }>;
 }
