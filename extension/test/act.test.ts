@@ -5,7 +5,7 @@ import { pressKey, tabbables } from '../src/content/keys';
 import { parseKey } from '../src/shared/keys';
 import { findFileInput, uploadFiles } from '../src/content/upload';
 import { waitFor } from '../src/content/wait';
-import { evaluateInPage, evaluationResult } from '../src/background/methods-act';
+import { evaluateInPage, evaluationResult } from '../src/background/methods/evaluate';
 import { keyEvents } from '../src/background/trusted';
 import { cropRect } from '../src/background/screenshot';
 import { setTrustedInput, trustedInputChecked } from '../src/popup/view';

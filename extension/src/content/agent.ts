@@ -157,7 +157,7 @@ export class ContentAgent {
 /**
  * Names a cross-origin frame for the service worker as snapshots do: its
  * Chrome frameId when known, else its URL and its rank among this document's
- * frames showing that URL (methods-read.ts frameResolver).
+ * frames showing that URL (background/methods/route.ts frameResolver).
  */
 function frameKey(frame: HTMLIFrameElement | HTMLFrameElement, frameIdOf?: (iframe: Element) => number | undefined): number | string {
   const id = frameIdOf?.(frame);
