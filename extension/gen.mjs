@@ -1,5 +1,5 @@
 // Generates src/protocol.gen.ts from src/protocol.schema.json (itself generated
-// from protocol/protocol.go). Run with `npm run gen`; the test
+// from protocol/protocol.go): the wire types, and METHODS, the list of methods. Run with `npm run gen`; the test
 // test/protocol-gen.test.ts fails when the checked-in file is stale.
 import { readFile, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
@@ -22,7 +22,25 @@ export async function generateProtocolTypes() {
     cwd: fileURLToPath(new URL('./src/', import.meta.url)),
     style: { singleQuote: true, printWidth: 100 },
   });
-  return header + '\n' + body.trimStart();
+  return header + '\n' + body.trimStart() + methodList(schema);
+}
+
+/**
+ * The methods of Request.method, as a list the extension's contexts check
+ * requests against (the offscreen document's allow-list; the service
+ * worker's HANDLERS is typed by them).
+ */
+function methodList(schema) {
+  const methods = schema.$defs.Request.properties.method.enum;
+  const lines = methods.map((m) => `  ${JSON.stringify(m).replace(/^"|"$/g, "'")},`);
+  return [
+    '',
+    "/** The methods the daemon may call (Request.method), in the protocol's order. */",
+    "export const METHODS: readonly Request['method'][] = [",
+    ...lines,
+    '];',
+    '',
+  ].join('\n');
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

@@ -1,7 +1,8 @@
 // Content script entry: injected by the service worker into every frame of a
 // shared tab (when the tab is shared and at each commit while it stays
 // shared; background/tab-hooks.ts), never declared in the manifest, so tabs
-// the user has not shared run none of it. Only wires listeners.
+// the user has not shared run none of it. Only wires listeners (the agent,
+// content/agent.ts, dispatches the messages).
 import { ContentAgent } from './content/agent';
 import { DEFAULT_SETTLE } from './content/actions';
 import { controlPageHooks, relayPageHooks, type HookRelay } from './content/hook-relay';
@@ -41,17 +42,14 @@ if (scope[GUARD]) {
     },
     DEFAULT_SETTLE,
     frameIdOf,
-  );
-  chrome.runtime.onMessage.addListener((msg, _sender, sendResponse) => {
-    if (!isContentMessage(msg)) return false;
-    if (msg.kind === 'page-state') {
-      // Answered at once: the service worker also uses it to see that the page is not blocked.
-      const { target: _t, kind: _k, ...control } = msg;
+    (control) => {
       controlPageHooks(window, control);
       if (control.unhook === true) relay.stop();
-      sendResponse({ ok: true, pong: true });
-      return false;
-    }
+    },
+  );
+  // The one listener: the agent dispatches every content message.
+  chrome.runtime.onMessage.addListener((msg, _sender, sendResponse) => {
+    if (!isContentMessage(msg)) return false;
     void agent.handle(msg).then(sendResponse);
     return true;
   });

@@ -1283,3 +1283,30 @@ export interface WaitForParams {
   textGone?: string;
   timeMs?: number;
 }
+
+/** The methods the daemon may call (Request.method), in the protocol's order. */
+export const METHODS: readonly Request['method'][] = [
+  'navigate',
+  'snapshot',
+  'click',
+  'type',
+  'tabs_list',
+  'tab_new',
+  'tab_close',
+  'tab_select',
+  'find',
+  'read',
+  'console',
+  'select_option',
+  'hover',
+  'drag',
+  'press_key',
+  'file_upload',
+  'wait_for',
+  'handle_dialog',
+  'history',
+  'screenshot',
+  'evaluate',
+  'read_url',
+  'scroll',
+];

@@ -1,10 +1,11 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { click, clickablePoint, hover, selectOption, typeFocused } from '../src/content/actions';
 import { drag } from '../src/content/dnd';
-import { parseKey, pressKey, tabbables } from '../src/content/keys';
+import { pressKey, tabbables } from '../src/content/keys';
+import { parseKey } from '../src/shared/keys';
 import { findFileInput, uploadFiles } from '../src/content/upload';
 import { waitFor } from '../src/content/wait';
-import { evaluateInPage, evaluationResult } from '../src/background/methods-act';
+import { evaluateInPage, evaluationResult } from '../src/background/methods/evaluate';
 import { keyEvents } from '../src/background/trusted';
 import { cropRect } from '../src/background/screenshot';
 import { trustedInputChecked } from '../src/popup/view';

@@ -140,6 +140,16 @@ describe('ContentAgent', () => {
     expect(stale).toEqual({ ok: false, error: expect.objectContaining({ code: 'stale_ref' }), doc: 1 });
   });
 
+  it('passes page-state to the page-world hooks and answers it at once, without its number', async () => {
+    document.body.innerHTML = '<button>Save</button>';
+    const pageState = vi.fn();
+    const agent = new ContentAgent(document, vi.fn(async () => 3), { quietMs: 10, maxMs: 500 }, undefined, pageState);
+    await agent.handle({ target: 'content', kind: 'snapshot', docsIssued: 3 });
+    const reply = agent.handle({ target: 'content', kind: 'page-state', queue: [], actingUntil: 0 });
+    expect(pageState).toHaveBeenCalledWith({ queue: [], actingUntil: 0 });
+    expect(await reply).toEqual({ ok: true, pong: true });
+  });
+
   it('says nothing of a document number before it has one', async () => {
     const agent = new ContentAgent(document, vi.fn(async () => 3));
     expect(await agent.handle({ target: 'content', kind: 'ping' })).toEqual({ ok: true, pong: true });

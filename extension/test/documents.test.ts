@@ -27,7 +27,7 @@ describe('documents are numbered per profile', () => {
     fakeChrome({ 10: 1, 11: 2 });
     vi.resetModules();
     const st = { ...(await import('../src/background/shared-tabs')), ...(await import('../src/background/documents')) };
-    const mr = await import('../src/background/methods-read');
+    const mr = await import('../src/background/methods/route');
     expect(await st.nextDocument(10, 0)).toBe(1);
     expect(await st.nextDocument(11, 0)).toBe(2);
     expect(await st.nextDocument(11, 5)).toBe(3);
@@ -51,7 +51,7 @@ describe('documents are numbered per profile', () => {
     fakeChrome({ 10: 1, 11: 2 });
     vi.resetModules();
     const docs = await import('../src/background/documents');
-    const mr = await import('../src/background/methods-read');
+    const mr = await import('../src/background/methods/route');
     expect(await docs.nextDocument(10, 0)).toBe(1); // page A
     expect(await docs.nextDocument(11, 0)).toBe(2);
     expect(await docs.nextDocument(10, 0)).toBe(3); // page B, left to by a link

@@ -20,7 +20,7 @@ describe('frame placeholders', () => {
 
   it('takes a child frame webNavigation lists, without asking the frames', async () => {
     const asked = fakeChrome([{ frameId: 0, parentFrameId: -1, url: TOP }, { frameId: 4, parentFrameId: 0, url: INNER }], []);
-    const { frameResolver } = await import('../src/background/methods-read');
+    const { frameResolver } = await import('../src/background/methods/route');
     const resolve = frameResolver(1, 0);
     expect(await resolve('u' + INNER)).toBe(4);
     expect(await resolve(9)).toBe(9);
@@ -33,7 +33,7 @@ describe('frame placeholders', () => {
       { frameId: 6, result: INNER + '#x' },
       { frameId: 7, result: INNER },
     ]);
-    const { frameResolver } = await import('../src/background/methods-read');
+    const { frameResolver } = await import('../src/background/methods/route');
     const resolve = frameResolver(1, 0);
     expect(await resolve('u' + INNER)).toBe(6);
     expect(await resolve('u' + INNER)).toBe(7);
@@ -45,7 +45,7 @@ describe('frame placeholders', () => {
   it('leaves a frame out when the frames do not answer in time', async () => {
     vi.useFakeTimers();
     fakeChrome([{ frameId: 0, parentFrameId: -1, url: TOP }], 'never');
-    const { frameResolver } = await import('../src/background/methods-read');
+    const { frameResolver } = await import('../src/background/methods/route');
     const got = frameResolver(1, 0)('u' + INNER);
     await vi.advanceTimersByTimeAsync(1000);
     expect(await got).toBeUndefined();
@@ -61,13 +61,13 @@ describe('frame placeholders by rank', () => {
       { frameId: 9, parentFrameId: 0, url: 'about:srcdoc' },
       { frameId: 3, parentFrameId: 0, url: 'about:srcdoc' },
     ], []);
-    const { frameResolver } = await import('../src/background/methods-read');
+    const { frameResolver } = await import('../src/background/methods/route');
     // The first about:srcdoc frame (3) was read in place by the parent: the placeholder is the second.
     expect(await frameResolver(1, 0)('u1 about:srcdoc')).toBe(9);
   });
 
   it('says why a frame could not be read', async () => {
-    const { frameFailure } = await import('../src/background/methods-read');
+    const { frameFailure } = await import('../src/background/methods/page-result');
     expect(frameFailure(new Error('Frame with ID 4 is showing error page'))).toMatch(/error page/);
     expect(frameFailure(new Error('Cannot access contents of url "chrome-extension://x/". Extension manifest must request permission'))).toMatch(/does not let extensions/);
   });

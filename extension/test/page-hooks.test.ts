@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { CONTROL_EVENT, HOOK_EVENT, hookInit, installPageHooks, type ArmedAnswer, type HookRecord } from '../src/content/page-hooks';
+import { CONTROL_EVENT, HOOK_EVENT, hookInit, installPageHooks, type ArmedAnswer, type HookRecord } from '../src/shared/page-hooks';
 import { controlPageHooks, relayPageHooks } from '../src/content/hook-relay';
 import type { HookBatch } from '../src/shared/messages';
 

@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
-import { popupTabList, popupView, renderTabList } from '../src/popup/view';
+import { popupView, renderTabList } from '../src/popup/view';
+import { popupTabList } from '../src/shared/popup-tabs';
 
 const OWN = 'chrome-extension://aokghpkcplaclmhkoheinfbdepflapkn/popup.html';
 

@@ -3,7 +3,8 @@ import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { generateProtocolTypes, outputPath, schemaPath } from '../gen.mjs';
 import { PROTOCOL_VERSION } from '../src/shared/messages';
-import { METHODS } from '../src/shared/messages';
+import { METHODS } from '../src/protocol.gen';
+import { HANDLERS } from '../src/background/methods/handlers';
 
 describe('protocol.gen.ts', () => {
   it('matches protocol.schema.json', async () => {
@@ -16,5 +17,6 @@ describe('protocol.gen.ts', () => {
     const schema = JSON.parse(await readFile(schemaPath as string, 'utf8'));
     expect(PROTOCOL_VERSION).toBe(schema['x-protocol-version']);
     expect([...METHODS].sort()).toEqual([...schema.$defs.Request.properties.method.enum].sort());
+    expect(Object.keys(HANDLERS).sort()).toEqual([...METHODS].sort());
   });
 });

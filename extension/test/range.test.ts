@@ -1,6 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { typeText } from '../src/content/actions';
-import { parseKey, pressKey } from '../src/content/keys';
+import { pressKey } from '../src/content/keys';
+import { parseKey } from '../src/shared/keys';
 import { TetherError } from '../src/shared/errors';
 
 beforeEach(() => {

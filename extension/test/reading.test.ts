@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { find } from '../src/content/find';
 import { readDocument } from '../src/content/read';
-import { formatRef, parseRef, RefRegistry } from '../src/content/refs';
+import { RefRegistry } from '../src/content/refs';
+import { formatRef, parseRef } from '../src/shared/refs';
 import { snapshotPage } from '../src/content/snapshot';
 import { capSnapshot, noteLine } from '../src/shared/cap';
 import type { HookBatch } from '../src/shared/messages';

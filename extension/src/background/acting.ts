@@ -1,7 +1,7 @@
 // When the AI is acting on each tab: from the start of a tool call on the
 // tab until its result is returned plus ACT_GRACE_MS. Only then (or while an
 // answer is armed) do the page-world hooks answer dialogs by the AI's policy;
-// otherwise dialogs are the browser's own (content/page-hooks.ts). Kept in
+// otherwise dialogs are the browser's own (shared/page-hooks.ts). Kept in
 // memory: a call does not outlive the service worker.
 
 /** How long after a tool call's result the AI still counts as acting, in ms. */

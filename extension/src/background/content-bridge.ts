@@ -1,10 +1,10 @@
 // Calls the content scripts of a shared tab's frames, and puts them in:
-// content.js (isolated world) and the page-world hooks (content/page-hooks.ts)
+// content.js (isolated world) and the page-world hooks (shared/page-hooks.ts)
 // are injected into shared tabs only, never declared for every page. Maps
 // Chrome's refusals to script a page onto restricted_page.
 import { TetherError, isWireError, restrictedPage } from '../shared/errors';
 import type { ContentMessage, ContentReply } from '../shared/messages';
-import { hookInit, installPageHooks } from '../content/page-hooks';
+import { hookInit, installPageHooks } from '../shared/page-hooks';
 import { actingUntil } from './acting';
 import { claimDocument } from './documents';
 import { readState } from './state';

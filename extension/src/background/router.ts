@@ -10,10 +10,10 @@ import {
   type OffscreenMessage,
   type PopupTabs,
 } from '../shared/messages';
-import { popupTabList } from '../popup/view';
+import { popupTabList } from '../shared/popup-tabs';
 import { loadDaemonConfig } from './config';
 import { runOnce } from './idempotency';
-import { handleRequest } from './methods';
+import { handleRequest } from './methods/handlers';
 import { ensureOffscreen } from './offscreen-doc';
 import { onPageHooks } from './page-records';
 import { claimDocument, nextDocument } from './documents';

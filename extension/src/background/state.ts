@@ -6,7 +6,7 @@
 // is cleared when the browser or the extension restarts). Updates are
 // serialised so concurrent requests never lose one another's writes.
 import type { DialogEvent } from '../protocol.gen';
-import type { ArmedAnswer } from '../content/page-hooks';
+import type { ArmedAnswer } from '../shared/page-hooks';
 
 export interface TabState {
   /** The next shared-tab number to hand out; numbers are never reused in a session. */

@@ -11,7 +11,7 @@
 // extension API reports an open dialog without the debugger).
 import { TetherError } from '../shared/errors';
 import type { ContentMessage } from '../shared/messages';
-import type { PageControl } from '../content/page-hooks';
+import type { PageControl } from '../shared/page-hooks';
 import { ACT_GRACE_MS, actingUntil, setActingUntil, stopActing } from './acting';
 import { busyWithUs, injectScripts, injectTop, isNoReceiver, isRestrictedUrl } from './content-bridge';
 import type { NavigationWatcher } from './navigation';

@@ -7,7 +7,7 @@
 // (chrome.storage.local "trustedInput") together with the daemon's
 // "trustedInput" setting.
 import { TetherError } from '../shared/errors';
-import { cdpModifiers, type KeySpec, type Modifier } from '../content/keys';
+import { cdpModifiers, type KeySpec, type Modifier } from '../shared/keys';
 
 export const TRUSTED_SETTING = 'trustedInput';
 

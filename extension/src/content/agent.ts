@@ -1,16 +1,24 @@
-// The content script's request handler: one instance per document, owning the
-// document's refs. It learns the document's number in the profile from the
+// The content script's request handler, its one dispatcher of the service
+// worker's messages: one instance per document, owning the document's refs. It learns the document's number in the profile from the
 // service worker the first time it needs refs, and tells it with every answer
 // from then on: a document restored from the back/forward cache keeps its
 // number and refs, and the service worker must route them here again.
 import { TetherError, toWireError } from '../shared/errors';
+import { parseKey } from '../shared/keys';
 import type { ContentMessage, ContentReply, PageSnapshot, SnapshotShape } from '../shared/messages';
-import { elementAtPoint } from './pointer';
-import { DEFAULT_SETTLE, click, clickAt, performAction, settle, typeFocused, typeText, type SettleOptions } from './actions';
-import { RefRegistry } from './refs';
+import type { PageControl } from '../shared/page-hooks';
+import { DEFAULT_SETTLE, click, clickAt, hover, hoverAt, selectOption, settle, typeFocused, typeText, viewportPoint, type SettleOptions } from './actions';
+import { drag, dragPoints } from './dnd';
 import { find } from './find';
+import { pressKey } from './keys';
+import { elementAtPoint } from './pointer';
 import { readDocument } from './read';
+import { RefRegistry } from './refs';
+import { scroll } from './scroll';
 import { snapshotPage } from './snapshot';
+import { uploadFiles } from './upload';
+import { scrollViewportTo, viewportOf } from './viewport';
+import { waitFor } from './wait';
 
 type Registered = number | { doc: number; frame: number };
 
@@ -31,10 +39,22 @@ export class ContentAgent {
     private readonly settleOptions: SettleOptions = DEFAULT_SETTLE,
     /** The Chrome frameId of a cross-origin iframe (chrome.runtime.getFrameId). */
     private readonly frameIdOf?: (iframe: Element) => number | undefined,
+    /** Passes page-state to the page-world hooks (content.ts: through the hook relay). */
+    private readonly pageState?: (control: PageControl) => void,
   ) {}
 
-  /** Handles every content message but page-state (content.ts passes that to the page-world hooks); the answer says the document's number once it has one. */
-  async handle(msg: Exclude<ContentMessage, { kind: 'page-state' }>): Promise<ContentReply> {
+  /**
+   * Handles every content message; the answer says the document's number
+   * once it has one. page-state goes to the page-world hooks and is answered
+   * at once, without the number: the service worker also uses it to see that
+   * the page is not blocked.
+   */
+  async handle(msg: ContentMessage): Promise<ContentReply> {
+    if (msg.kind === 'page-state') {
+      const { target: _t, kind: _k, ...control } = msg;
+      this.pageState?.(control);
+      return { ok: true, pong: true };
+    }
     const reply = await this.answer(msg);
     return this.docNumber === undefined ? reply : { ...reply, doc: this.docNumber };
   }
@@ -78,11 +98,8 @@ export class ContentAgent {
           return { ok: true, html: readDocument(this.doc), url: this.doc.location.href, title: this.doc.title };
         case 'click': {
           const opts = { button: msg.button, count: msg.count, modifiers: msg.modifiers };
-          const el = msg.at ? undefined : (await this.registry()).resolve(msg.ref, msg.docsIssued);
-          const settled = settle(this.doc, this.settleOptions);
-          if (el) click(el, opts);
-          else clickAt(this.doc, msg.at!, opts);
-          return await this.afterAction(await settled);
+          const el = msg.at ? undefined : await this.resolve(msg.ref, msg.docsIssued);
+          return await this.act(() => (el ? click(el, opts) : clickAt(this.doc, msg.at!, opts)));
         }
         case 'hit': {
           // Where a point of this frame's viewport lands: here, or in a cross-origin frame (its frameId and the point there).
@@ -92,22 +109,67 @@ export class ContentAgent {
         }
         case 'type': {
           // No ref: type into the focused element at its caret.
-          const el = msg.ref === '' ? undefined : (await this.registry()).resolve(msg.ref, msg.docsIssued);
-          const settled = settle(this.doc, this.settleOptions);
-          if (el) typeText(el, msg.text, msg.submit);
-          else typeFocused(this.doc, msg.text, msg.submit);
-          return await this.afterAction(await settled);
+          const el = msg.ref === '' ? undefined : await this.resolve(msg.ref, msg.docsIssued);
+          return await this.act(() => (el ? typeText(el, msg.text, msg.submit) : typeFocused(this.doc, msg.text, msg.submit)));
         }
-        case 'select_option': case 'hover': case 'drag': case 'press_key': case 'file_upload':
-        case 'wait_for': case 'settle': case 'point': case 'viewport': case 'scroll_to': case 'scroll': {
+        case 'select_option': {
+          const el = await this.resolve(msg.ref, msg.docsIssued);
+          return await this.act(() => selectOption(el, msg.values));
+        }
+        case 'hover': {
           const refs = await this.registry();
-          const docsIssued = 'docsIssued' in msg ? msg.docsIssued : 0;
-          const out = await performAction(this.doc, msg, (ref) => refs.resolve(ref, docsIssued), this.settleOptions);
-          if ('reply' in out) return out.reply;
-          const reply = await this.afterAction(out.settled);
-          if (out.scrolled && reply.ok && 'page' in reply) reply.page.scrolled = out.scrolled;
+          if (msg.at) {
+            const at = msg.at;
+            return await this.act(() => hoverAt(this.doc, at));
+          }
+          const el = refs.resolve(msg.ref, msg.docsIssued);
+          return await this.act(() => hover(el));
+        }
+        case 'drag': {
+          const refs = await this.registry();
+          if (msg.from && msg.to) {
+            const { from, to } = msg;
+            return await this.act(() => dragPoints(this.doc, from, to));
+          }
+          const from = refs.resolve(msg.ref, msg.docsIssued);
+          const to = refs.resolve(msg.toRef, msg.docsIssued);
+          return await this.act(() => drag(from, to));
+        }
+        case 'press_key': {
+          await this.registry();
+          const spec = parseKey(msg.key);
+          return await this.act(() => pressKey(this.doc, spec));
+        }
+        case 'file_upload': {
+          const el = await this.resolve(msg.ref, msg.docsIssued);
+          return await this.act(() => void uploadFiles(el, msg.files));
+        }
+        case 'wait_for':
+          await this.registry();
+          await waitFor(this.doc, { text: msg.text, textGone: msg.textGone, timeMs: msg.timeMs, limitMs: msg.limitMs });
+          return await this.afterAction({ navigating: false });
+        case 'settle':
+          await this.registry();
+          return await this.act(() => undefined);
+        case 'scroll': {
+          const refs = await this.registry();
+          const el = msg.ref ? refs.resolve(msg.ref, msg.docsIssued) : undefined;
+          // scroll waits for the page to draw what scrolled in.
+          const scrolled = await scroll(this.doc, { el, to: msg.to, dx: msg.dx, dy: msg.dy });
+          const reply = await this.afterAction({ navigating: false });
+          if (scrolled && reply.ok && 'page' in reply) reply.page.scrolled = scrolled;
           return reply;
         }
+        case 'point':
+          return { ok: true, point: viewportPoint(await this.resolve(msg.ref, msg.docsIssued)) };
+        case 'viewport': {
+          const refs = await this.registry();
+          const el = msg.ref ? refs.resolve(msg.ref, msg.docsIssued) : undefined;
+          return { ok: true, viewport: await viewportOf(this.doc, el) };
+        }
+        case 'scroll_to':
+          await this.registry();
+          return { ok: true, viewport: await scrollViewportTo(this.doc, msg.x, msg.y, msg.hideFixed) };
         default: {
           const kind: never = msg;
           throw new TetherError('bad_request', `Unknown content request ${JSON.stringify(kind)}.`);
@@ -116,6 +178,18 @@ export class ContentAgent {
     } catch (err) {
       return { ok: false, error: toWireError(err) };
     }
+  }
+
+  /** Runs action once the page's settling is watched, then answers with the page. */
+  private async act(action: () => void): Promise<ContentReply> {
+    const settled = settle(this.doc, this.settleOptions);
+    action();
+    return this.afterAction(await settled);
+  }
+
+  /** The element of a ref of this document (throws stale_ref / unknown_ref). */
+  private async resolve(ref: string, docsIssued: number): Promise<Element> {
+    return (await this.registry()).resolve(ref, docsIssued);
   }
 
   private async afterAction(settled: { navigating: boolean }): Promise<ContentReply> {
@@ -157,7 +231,7 @@ export class ContentAgent {
 /**
  * Names a cross-origin frame for the service worker as snapshots do: its
  * Chrome frameId when known, else its URL and its rank among this document's
- * frames showing that URL (methods-read.ts frameResolver).
+ * frames showing that URL (background/methods/route.ts frameResolver).
  */
 function frameKey(frame: HTMLIFrameElement | HTMLFrameElement, frameIdOf?: (iframe: Element) => number | undefined): number | string {
   const id = frameIdOf?.(frame);

@@ -1,10 +1,10 @@
-// The content script's side of the page-world hooks (content/page-hooks.ts):
+// The content script's side of the page-world hooks (shared/page-hooks.ts):
 // relays their records (dialogs, console) to the service worker, and passes
 // the service worker's state (armed answers, when the AI acts, unhook) to
 // them. The records are page-controlled data: they are checked for shape and
 // size, nothing more.
 import type { HookBatch } from '../shared/messages';
-import { CONSOLE_TEXT_LIMIT, CONTROL_EVENT, HOOK_EVENT, type PageControl } from './page-hooks';
+import { CONSOLE_TEXT_LIMIT, CONTROL_EVENT, HOOK_EVENT, type PageControl } from '../shared/page-hooks';
 
 /** Most console records relayed per batch; a page that logs more in one tick loses the rest there. */
 const BATCH_LIMIT = 500;

@@ -16,6 +16,7 @@
 // leaves a placeholder line (FRAME_MARK + frameId) that the service worker
 // replaces with that frame's own snapshot.
 import { computeAccessibleName, getRole } from 'dom-accessibility-api';
+import { FRAME_MARK } from '../shared/frame-mark';
 import type { RefRegistry } from './refs';
 import { hoverRevealed, MAX_SHADOW_ROOTS } from './hover';
 import { shadowRootOf } from './shadow';
@@ -43,8 +44,6 @@ export interface AriaNode {
 }
 export type Item = string | AriaNode;
 
-/** Starts a placeholder line for a cross-origin frame: "<indent>\u0001frame=<frameId>". */
-export const FRAME_MARK = '\u0001frame=';
 
 const SKIPPED_TAGS = new Set([
   'SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'HEAD', 'META', 'LINK', 'TITLE', 'BASE',

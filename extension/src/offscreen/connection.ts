@@ -5,13 +5,12 @@
 // exponential backoff (slowly after too_many_profiles, within seconds and
 // still showing its pairing code after pairing_displaced, not at all after a
 // refusal that needs the user) and relays requests to the service worker.
-import type { Error as WireError, HelloAck, Hello, Pairing, Refused, Request, Response, TabsChanged } from '../protocol.gen';
+import { METHODS, type Error as WireError, type HelloAck, type Hello, type Pairing, type Refused, type Request, type Response, type TabsChanged } from '../protocol.gen';
 import { toWireError } from '../shared/errors';
 import {
   AUTH_SUBPROTOCOL_PREFIX,
   HALTING_CODES,
   isMethod,
-  METHODS,
   PROTOCOL_VERSION,
   QUICK_RETRY_CODES,
   QUICK_RETRY_MAX_MS,

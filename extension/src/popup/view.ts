@@ -1,6 +1,6 @@
-// The popup's pure parts: stored connection state → text, window tabs → the
-// share list, and the share list → DOM.
-import type { ConnectionStatus, PopupTab, PopupTabs } from '../shared/messages';
+// The popup's pure parts: stored connection state → text, and the share list
+// → DOM (window tabs → the share list: shared/popup-tabs.ts).
+import type { ConnectionStatus, PopupTab } from '../shared/messages';
 
 export interface PopupView {
   stateClass: string;
@@ -39,23 +39,6 @@ export function popupView(status: ConnectionStatus | undefined, local: { assigne
     view.refusal = status.lastRefusal.code === 'pairing_expired' ? status.lastRefusal.message : `Tether refused this browser: ${status.lastRefusal.message}`;
   }
   return view;
-}
-
-/** The tabs the popup lists: a window's tabs without the popup page (when it is open as a tab). */
-export function popupTabList(windowTabs: chrome.tabs.Tab[], shared: Record<string, number>, ownUrl: string): PopupTabs {
-  const tabs: PopupTab[] = [];
-  let activeTabId: number | undefined;
-  for (const t of windowTabs) {
-    if (t.id === undefined) continue;
-    const url = t.url || t.pendingUrl || '';
-    if (url.startsWith(ownUrl)) continue;
-    const entry: PopupTab = { tabId: t.id, title: t.title || url || 'Untitled tab', url, active: t.active };
-    const n = shared[t.id];
-    if (n !== undefined) entry.number = n;
-    tabs.push(entry);
-    if (t.active) activeTabId = t.id;
-  }
-  return activeTabId === undefined ? { tabs } : { tabs, activeTabId };
 }
 
 /**

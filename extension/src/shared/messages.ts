@@ -1,18 +1,12 @@
 // Messages between the extension's own contexts (offscreen document, service
 // worker, content script). Every message names its target context and kind,
 // so each listener ignores what is not addressed to it.
-import type { Error as WireError, FindMatch, HelloAck, Request, ScrollReport, TabInfo, TabsChanged } from '../protocol.gen';
-import type { PageControl } from '../content/page-hooks';
+import { METHODS, type Error as WireError, type FindMatch, type HelloAck, type Request, type ScrollReport, type TabInfo, type TabsChanged } from '../protocol.gen';
+import type { PageControl } from './page-hooks';
 
 export type Method = Request['method'];
 
-/** The methods the daemon may call: an explicit allow-list. */
-export const METHODS: readonly Method[] = [
-  'navigate', 'snapshot', 'click', 'type', 'tabs_list', 'tab_new', 'tab_close', 'tab_select',
-  'find', 'read', 'console', 'select_option', 'hover', 'drag', 'press_key', 'file_upload',
-  'wait_for', 'handle_dialog', 'history', 'screenshot', 'evaluate', 'read_url', 'scroll',
-];
-
+/** Whether m is a method the daemon may call (METHODS, from the protocol: an explicit allow-list). */
 export function isMethod(m: unknown): m is Method {
   return typeof m === 'string' && (METHODS as readonly string[]).includes(m);
 }
@@ -145,7 +139,7 @@ export interface SnapshotShape {
 
 /** The page-world hooks' records, relayed by a content script (page-controlled data). */
 export interface HookBatch {
-  /** phase: see DialogRecord in content/page-hooks.ts. */
+  /** phase: see DialogRecord in shared/page-hooks.ts. */
   dialogs: Array<{ kind: 'alert' | 'confirm' | 'prompt'; message: string; phase: 'answered' | 'open' | 'closed'; accepted: boolean; promptText?: string; armed: boolean }>;
   console: Array<{ level: string; text: string; time: number; url?: string }>;
 }

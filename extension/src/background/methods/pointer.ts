@@ -5,25 +5,23 @@
 // the point is its own or a cross-origin child frame's, and where in that
 // frame; only then does one frame act, once. Trusted input (chrome.debugger)
 // aims at the top viewport's point directly.
-import type { PageResult } from '../protocol.gen';
-import { TetherError } from '../shared/errors';
-import type { MouseButton, ViewportInfo, ViewportPoint } from '../shared/messages';
-import type { Modifier } from '../content/keys';
-import { callContent } from './content-bridge';
-import { documentsIssued } from './documents';
-import { checkScriptable, scriptableFirst } from './methods-act';
-import { act, bool, str, tabParams } from './methods';
-import { frameResolver, routeRef, snapShape } from './methods-read';
-import { requireTrusted, trustedClick, trustedHover, withDebugger, type Send } from './trusted';
-
-type P = Record<string, unknown>;
+import type { PageResult } from '../../protocol.gen';
+import { TetherError } from '../../shared/errors';
+import type { Modifier } from '../../shared/keys';
+import type { MouseButton, ViewportInfo, ViewportPoint } from '../../shared/messages';
+import { callContent } from '../content-bridge';
+import { documentsIssued } from '../documents';
+import { requireTrusted, trustedClick, trustedHover, withDebugger, type Send } from '../trusted';
+import { act, checkScriptable, pageAct, scriptableFirst, type ActMessage } from './act';
+import { bool, snapShape, str, tabParams, type P } from './params';
+import { frameResolver, routeRef } from './route';
 
 const content = 'content' as const;
 
 // A chain of frames deeper than this is refused rather than followed.
 const MAX_FRAME_DEPTH = 10;
 
-export async function clickAct(p: P, d: number): Promise<PageResult> {
+export async function clickMethod(p: P, d: number): Promise<PageResult> {
   const at = point(p, 'at');
   const ref = at ? '' : str(p, 'ref');
   const opts = { button: button(p), count: clickCount(p), modifiers: modifiers(p) };
@@ -34,7 +32,7 @@ export async function clickAct(p: P, d: number): Promise<PageResult> {
   return pointAct(p, d, { ...msg, at }, [at]);
 }
 
-export async function hoverAct(p: P, d: number): Promise<PageResult> {
+export async function hoverMethod(p: P, d: number): Promise<PageResult> {
   const at = point(p, 'at');
   const ref = at ? '' : str(p, 'ref');
   if (bool(p, 'trusted')) return trustedAct(p, at ? [at] : ref, d, (send, [q]) => trustedHover(send, q!.x, q!.y));
@@ -43,7 +41,7 @@ export async function hoverAct(p: P, d: number): Promise<PageResult> {
   return pointAct(p, d, { ...msg, at }, [at]);
 }
 
-export async function dragAct(p: P, d: number): Promise<PageResult> {
+export async function dragMethod(p: P, d: number): Promise<PageResult> {
   const from = point(p, 'from');
   const to = point(p, 'to');
   if (!from !== !to) throw new TetherError('bad_request', 'Pass both from and to (points), or fromRef and toRef.');
@@ -58,7 +56,7 @@ export async function dragAct(p: P, d: number): Promise<PageResult> {
  * followed into the frame they fall in and rewritten in place into its
  * viewport. All points must fall in one frame; that frame acts, once.
  */
-async function pointAct(p: P, d: number, msg: Parameters<typeof act>[1], points: ViewportPoint[]): Promise<PageResult> {
+async function pointAct(p: P, d: number, msg: ActMessage, points: ViewportPoint[]): Promise<PageResult> {
   const tab = tabParams(p).tab;
   await checkScriptable(tab);
   const fullPage = bool(p, 'fullPage');
@@ -156,12 +154,6 @@ async function trustedAct(p: P, target: string | ViewportPoint[], d: number, run
   if (!('point' in reply)) throw new Error('the content script answered without a point');
   const at = reply.point;
   return act(t.number, { target: content, kind: 'settle', docsIssued: 0, snap }, d, (tabId) => withDebugger(tabId, (send) => run(send, [at])));
-}
-
-/** Runs a content action on the addressed tab (or the ref's), refusing restricted pages first. */
-async function pageAct(p: P, msg: Parameters<typeof act>[1], d: number): Promise<PageResult> {
-  await checkScriptable(tabParams(p).tab);
-  return act(tabParams(p).tab, msg, d);
 }
 
 /** A point param {x, y} (CSS px, 0 or more), or undefined when absent. */
