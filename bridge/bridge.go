@@ -68,6 +68,9 @@ type Bridge struct {
 	outMu sync.Mutex
 	out   *bufio.Writer
 
+	// session names this bridge's session for good (protocol.HeaderSession).
+	session string
+
 	mu              sync.Mutex
 	url, token      string
 	sessionID       string
@@ -124,7 +127,9 @@ func New(cfg Config) *Bridge {
 	if cfg.DrainWait == 0 {
 		cfg.DrainWait = 90 * time.Second
 	}
-	return &Bridge{cfg: cfg, log: cfg.Logger, readOnly: map[string]bool{}, toolsLearned: make(chan struct{})}
+	var raw [16]byte
+	_, _ = rand.Read(raw[:]) // never fails (crypto/rand)
+	return &Bridge{cfg: cfg, log: cfg.Logger, session: "bridge-" + hex.EncodeToString(raw[:]), readOnly: map[string]bool{}, toolsLearned: make(chan struct{})}
 }
 
 // message is the part of a JSON-RPC message the bridge looks at.
@@ -504,6 +509,7 @@ func (b *Bridge) newRequest(ctx context.Context, method string, body []byte) (*h
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set(protocol.HeaderSession, b.session)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}

@@ -19,8 +19,12 @@ import (
 // leases do not bind it, and a call of it without a tab goes to the
 // profile's current tab as the extension reports it.
 type Caller struct {
-	// Session is the MCP session's id.
+	// Session names the session for good: the key `tether mcp` keeps
+	// while it runs (protocol.HeaderSession), else the MCP session's id.
 	Session string
+	// MCPSession is the id of the MCP session the call came in (it ends
+	// with SessionEnded; a bridge opens a new one after a daemon restart).
+	MCPSession string
 	// App is the app's name (MCP clientInfo.name as the timeline shows
 	// it; "" when the client sent none). Any client can claim any name:
 	// ownership keeps honest apps apart and is no security boundary.
@@ -57,9 +61,10 @@ var (
 	ErrNoOwnTab = errors.New("this session has no tab of its own")
 )
 
-// session is what the broker knows of one MCP session.
+// session is what the broker knows of one session.
 type session struct {
 	app string
+	mcp string // the MCP session it called in last
 	// profile and tab are its current tab: the last one it used or opened
 	// (profile is the record's id; tab 0: none yet).
 	profile string
@@ -152,6 +157,20 @@ func (b *Broker) resolveTabLocked(rec *record, c Caller, n int, mutates, opens b
 			return s.tab, false, nil
 		}
 	}
+	// A session that lost its current tab (a daemon restart, its MCP
+	// session expired) finds its own tabs again: the one used last.
+	var own *protocol.TabInfo
+	for i, t := range rec.tabs {
+		if t.Owner != nil && t.Owner.Session == c.Session && (own == nil || t.Current || !own.Current && t.Tab > own.Tab) {
+			own = &rec.tabs[i]
+		}
+	}
+	if own != nil {
+		if err := b.mayUseLocked(rec, c, *own, mutates); err != nil {
+			return 0, false, err
+		}
+		return own.Tab, false, nil
+	}
 	if opens {
 		return 0, true, nil
 	}
@@ -238,6 +257,9 @@ func (b *Broker) sessionLocked(c Caller) *session {
 		b.sessions[c.Session] = s
 		b.notifyLocked() // Apps may have changed
 	}
+	if c.MCPSession != "" {
+		s.mcp = c.MCPSession
+	}
 	if t := b.closeTimers[c.App]; t != nil {
 		t.Stop()
 		delete(b.closeTimers, c.App)
@@ -266,14 +288,21 @@ func (b *Broker) beginLocked(rec *record, c Caller, tab int) func() {
 	}
 }
 
-// SessionEnded forgets an MCP session that ended (DELETE, idle expiry,
-// eviction): its current tab and its leases. Its app's tabs stay (the
+// SessionEnded forgets the session whose MCP session ended (DELETE, idle
+// expiry, eviction): its current tab and its leases (a bridge that calls
+// again later, in a new MCP session, finds its own tabs again). Its app's tabs stay (the
 // user may be reading them); when this was the app's last session and
 // CloseAgentTabsAfter is set, the tabs the app owns are closed that long
 // after, unless a session of the app calls again first.
-func (b *Broker) SessionEnded(id string) {
+func (b *Broker) SessionEnded(mcpSession string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	id := ""
+	for key, s := range b.sessions {
+		if s.mcp == mcpSession || key == mcpSession {
+			id = key
+		}
+	}
 	s := b.sessions[id]
 	if s == nil {
 		return

@@ -268,3 +268,29 @@ func TestCloseAgentTabs(t *testing.T) {
 		t.Fatalf("%d closings still pending after cursor came back", pending)
 	}
 }
+
+// TestOwnTabFoundAgain: a session that lost its current tab (the daemon
+// restarted; `tether mcp` keeps its session key and opens a new MCP
+// session) goes back to its own tab, not to the user's; and its MCP
+// session ending is recognised by the MCP session's id.
+func TestOwnTabFoundAgain(t *testing.T) {
+	b, url := newTestBroker(t, Config{AutoApprove: true})
+	f, _ := connect(t, b, url, "11111111-aaaa", "Work",
+		protocol.TabInfo{Tab: 1, Active: true, Current: true},
+		protocol.TabInfo{Tab: 3, Owner: &protocol.TabOwner{App: "claude-code", Session: "s-claude"}},
+		protocol.TabInfo{Tab: 4, Owner: &protocol.TabOwner{App: "claude-code", Session: "s-claude"}})
+	c := Caller{Session: "s-claude", MCPSession: "mcp-1", App: "claude-code"}
+	done := callAsync(b, c, protocol.MethodSnapshot, &protocol.TabParams{})
+	serveOne(t, f, 4)
+	mustOK(t, done)
+	b.mu.Lock()
+	_, known := b.sessions["s-claude"]
+	b.mu.Unlock()
+	b.SessionEnded("mcp-1")
+	b.mu.Lock()
+	_, still := b.sessions["s-claude"]
+	b.mu.Unlock()
+	if !known || still {
+		t.Fatalf("session known %v, still known after its MCP session ended %v", known, still)
+	}
+}

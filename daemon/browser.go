@@ -27,16 +27,19 @@ func (a browserAdapter) Call(ctx context.Context, profile string, method protoco
 
 // callerCtx tells the broker which MCP session and app make the calls of ctx.
 func callerCtx(ctx context.Context) context.Context {
-	session, app := tmcp.CallerOf(ctx)
-	if session == "" {
+	c := tmcp.CallerOf(ctx)
+	if c.Session == "" {
 		return ctx
 	}
-	return broker.WithCaller(ctx, broker.Caller{Session: session, App: app})
+	return broker.WithCaller(ctx, brokerCaller(c))
+}
+
+func brokerCaller(c tmcp.Caller) broker.Caller {
+	return broker.Caller{Session: c.Session, MCPSession: c.MCPSession, App: c.App}
 }
 
 func (a browserAdapter) Profiles(ctx context.Context) []tmcp.Profile {
-	session, app := tmcp.CallerOf(ctx)
-	ps := a.b.ProfilesFor(broker.Caller{Session: session, App: app})
+	ps := a.b.ProfilesFor(brokerCaller(tmcp.CallerOf(ctx)))
 	out := make([]tmcp.Profile, len(ps))
 	for i, p := range ps {
 		out[i] = tmcp.Profile{ID: p.ID, Label: p.Label, Slug: p.Slug, Connected: p.Connected, Tabs: p.Tabs}

@@ -29,6 +29,7 @@ import (
 	"github.com/tether-browser/tether/localapi"
 	tmcp "github.com/tether-browser/tether/mcp"
 	"github.com/tether-browser/tether/policy"
+	"github.com/tether-browser/tether/protocol"
 	"github.com/tether-browser/tether/timeline"
 )
 
@@ -263,6 +264,11 @@ func Run(ctx context.Context, cfg Config) error {
 		server.WithEndpointPath(PathMCP),
 		server.WithStreamableHTTPLogger(log.With("component", "mcp-http")),
 		server.WithSessionIdManager(sessions),
+		// `tether mcp` names its session for good (its tabs stay its own
+		// when it initializes again after a daemon restart).
+		server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
+			return tmcp.WithSessionKey(ctx, r.Header.Get(protocol.HeaderSession))
+		}),
 	)
 	sessions.end = endVia(streamable)
 	sessions.ended = b.SessionEnded

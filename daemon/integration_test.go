@@ -290,7 +290,7 @@ func TestTimelineRecordsTheResolvedTarget(t *testing.T) {
 	for i, label := range []string{"Work", "Home"} {
 		id := fmt.Sprintf("%08x-0000-4000-8000-000000000000", i+1)
 		e, err := fakeext.Dial(url, protocol.Hello{ProfileID: id, Label: label,
-			Tabs: []protocol.TabInfo{{Tab: 3, Title: "t", URL: "https://example.com/", Current: true}}})
+			Tabs: []protocol.TabInfo{{Tab: 3, Title: "t", URL: "https://example.com/", Current: true, Active: true}}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,6 +7,8 @@ import (
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/tether-browser/tether/protocol"
 )
 
 // ToolCall is one tool call as the Guard and the Recorder see it.
@@ -80,7 +82,7 @@ func guardMiddleware(valid *argValidator, disabled func(tool string) string, cla
 	return func(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 		return func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 			call := ToolCall{
-				Tool: req.Params.Name, Args: req.GetArguments(), Client: clientName(ctx), Session: sessionID(ctx),
+				Tool: req.Params.Name, Args: req.GetArguments(), Client: clientName(ctx), Session: CallerOf(ctx).Session,
 				Started: time.Now(), Progress: progressFunc(ctx, req),
 			}
 			v := Verdict{Allow: true}
@@ -159,18 +161,45 @@ func clientName(ctx context.Context) string {
 	return ""
 }
 
-// sessionID is the MCP session's id ("" outside a session).
-func sessionID(ctx context.Context) string {
-	if s := server.ClientSessionFromContext(ctx); s != nil {
-		return s.SessionID()
-	}
-	return ""
+// Caller is who makes a tool call.
+type Caller struct {
+	// Session names the session for good: the key `tether mcp` sends
+	// (protocol.HeaderSession, through WithSessionKey), which outlives the
+	// MCP sessions it opens; else the MCP session's id; else, for a client
+	// of the stateless protocol (MCP 2026-07-28, no sessions), "app:" and
+	// its name: all its requests are one session.
+	Session string
+	// MCPSession is the MCP session's id ("" outside a session).
+	MCPSession string
+	// App is the client's clientInfo.name, cleaned.
+	App string
 }
 
-// CallerOf is the MCP session and app (clientInfo.name, cleaned) a tool
-// call in ctx comes from; both "" outside a session.
-func CallerOf(ctx context.Context) (session, app string) {
-	return sessionID(ctx), clientName(ctx)
+type sessionKeyCtx struct{}
+
+// WithSessionKey marks the requests of ctx as those of the session key
+// names (a valid protocol.HeaderSession value; others are ignored).
+func WithSessionKey(ctx context.Context, key string) context.Context {
+	if !protocol.ValidSessionKey(key) {
+		return ctx
+	}
+	return context.WithValue(ctx, sessionKeyCtx{}, key)
+}
+
+// CallerOf is who makes the tool call of ctx (every tool call has one).
+func CallerOf(ctx context.Context) Caller {
+	var c Caller
+	if s := server.ClientSessionFromContext(ctx); s != nil {
+		c.MCPSession = s.SessionID()
+	}
+	c.App = clientName(ctx)
+	c.Session = c.MCPSession
+	if key, ok := ctx.Value(sessionKeyCtx{}).(string); ok {
+		c.Session = key
+	} else if c.Session == "" {
+		c.Session = "app:" + c.App
+	}
+	return c
 }
 
 // progressFunc returns a function sending notifications/progress for the

@@ -89,8 +89,8 @@ func (h *handlers) tabs(ctx context.Context, _ mcpgo.CallToolRequest, args TabsA
 type viewer struct{ session, app string }
 
 func viewerOf(ctx context.Context) viewer {
-	s, app := CallerOf(ctx)
-	return viewer{session: s, app: app}
+	c := CallerOf(ctx)
+	return viewer{session: c.Session, app: c.App}
 }
 
 // tabLines lists tabs as "[2] (current) Title — url · yours", with whose

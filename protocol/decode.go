@@ -155,7 +155,7 @@ func DecodeFrame(data []byte) (any, error) {
 			return nil, err
 		}
 		switch tc.Change {
-		case TabOpened, TabClosed, TabNavigated, TabTitle, TabShared, TabUnshared, TabActivated:
+		case TabOpened, TabClosed, TabNavigated, TabTitle, TabShared, TabUnshared, TabActivated, TabOwnerChanged:
 		default:
 			return nil, decodeErr("tabs_changed", fmt.Sprintf("unknown change %.40q", string(tc.Change)))
 		}

@@ -137,14 +137,17 @@ const (
 	TabShared    TabChange = "shared"
 	TabUnshared  TabChange = "unshared"
 	TabActivated TabChange = "activated"
+	// TabOwnerChanged: the user gave the tab to an AI app, or back.
+	TabOwnerChanged TabChange = "owner"
 )
 
 // TabsChanged is pushed by the extension whenever a shared tab is opened,
-// closed, navigated, retitled, shared, unshared or activated, so the daemon
+// closed, navigated, retitled, shared, unshared, activated or given to
+// an app (or back to the user), so the daemon
 // never polls. Tabs is the complete list after the change.
 type TabsChanged struct {
 	Type   FrameType `json:"type" jsonschema:"enum=tabs_changed"`
-	Change TabChange `json:"change" jsonschema:"enum=opened,enum=closed,enum=navigated,enum=title,enum=shared,enum=unshared,enum=activated"`
+	Change TabChange `json:"change" jsonschema:"enum=opened,enum=closed,enum=navigated,enum=title,enum=shared,enum=unshared,enum=activated,enum=owner"`
 	// Tab is the number of the tab that changed.
 	Tab  int       `json:"tab"`
 	Tabs []TabInfo `json:"tabs"`
@@ -453,6 +456,26 @@ type TabNewParams struct {
 	// Owner is the app and session the new tab belongs to. The tab opens
 	// in the background (active: false); tab_select brings it forward.
 	Owner *TabOwner `json:"owner,omitempty"`
+}
+
+// HeaderSession is the HTTP header with which `tether mcp` names its
+// session for good: a random id it keeps while it runs, over every MCP
+// session it opens with a daemon (after a daemon restart it initializes
+// again, and stays the same session to Tether: its tabs stay its own).
+// 16 to 64 characters of [A-Za-z0-9_-]; any other value is ignored.
+const HeaderSession = "Tether-Session"
+
+// ValidSessionKey reports whether v may name a session (HeaderSession).
+func ValidSessionKey(v string) bool {
+	if len(v) < 16 || len(v) > 64 {
+		return false
+	}
+	for _, r := range v {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // TabOwner is the AI app and MCP session a shared tab belongs to: the one

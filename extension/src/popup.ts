@@ -40,10 +40,14 @@ function setShared(tabId: number, shared: boolean): void {
   void send({ target: 'background', kind: 'popup-share', tabId, shared }).then(() => scheduleTabs());
 }
 
+function takeBack(tabId: number): void {
+  void send({ target: 'background', kind: 'popup-take-back', tabId }).then(() => scheduleTabs());
+}
+
 async function renderTabs(): Promise<void> {
   const got = await send<PopupTabs | undefined>({ target: 'background', kind: 'popup-tabs' });
   if (!got) return;
-  renderTabList($('tabs'), got.tabs, setShared);
+  renderTabList($('tabs'), got.tabs, setShared, takeBack);
   const active = got.tabs.find((t) => t.tabId === got.activeTabId);
   const row = $('active-share');
   row.hidden = !active;

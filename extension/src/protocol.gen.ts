@@ -1202,14 +1202,15 @@ export interface TabParams {
   tab?: number;
 }
 /**
- * TabsChanged is pushed by the extension whenever a shared tab is opened, closed, navigated, retitled, shared, unshared or activated, so the daemon never polls.
+ * TabsChanged is pushed by the extension whenever a shared tab is opened, closed, navigated, retitled, shared, unshared, activated or given to an app (or back to the user), so the daemon never polls.
  *
  * This interface was referenced by `TetherProtocol`'s JSON-Schema
  * via the `definition` "TabsChanged".
  */
 export interface TabsChanged {
   type: 'tabs_changed';
-  change: 'opened' | 'closed' | 'navigated' | 'title' | 'shared' | 'unshared' | 'activated';
+  change:
+    'opened' | 'closed' | 'navigated' | 'title' | 'shared' | 'unshared' | 'activated' | 'owner';
   /**
    * Tab is the number of the tab that changed.
    */
@@ -1309,4 +1310,5 @@ export const METHODS: readonly Request['method'][] = [
   'evaluate',
   'read_url',
   'scroll',
+  'tab_owner',
 ];

@@ -47,6 +47,50 @@ describe('popup tab list', () => {
   });
 });
 
+describe('tabs owned by AI apps', () => {
+  it('names the owner of a shared tab, and only of shared ones', () => {
+    const got = popupTabList([t(1, 'Agent', 'https://a.test/'), t(2, 'Gone', 'https://b.test/')], { 1: 5 }, OWN, {
+      1: { app: 'claude-code', session: 's1' },
+      2: { app: 'cursor' },
+    });
+    expect(got.tabs.map((x) => x.owner)).toEqual(['claude-code', undefined]);
+  });
+
+  it('offers "Take back" for a tab an app owns', () => {
+    const ul = document.createElement('ul');
+    document.body.replaceChildren(ul);
+    const onTakeBack = vi.fn();
+    renderTabList(
+      ul,
+      [
+        { tabId: 1, title: 'Mine', url: 'https://m.test/', active: true, number: 1 },
+        { tabId: 2, title: 'Agent tab', url: 'https://a.test/', active: false, number: 2, owner: 'claude-code' },
+      ],
+      vi.fn(),
+      onTakeBack,
+    );
+    const buttons = [...ul.querySelectorAll('button')];
+    expect(buttons.map((b) => b.getAttribute('aria-label'))).toEqual(['Take back Agent tab from claude-code']);
+    expect(ul.querySelector('.owner')!.textContent).toBe('claude-code');
+    buttons[0]!.click();
+    expect(onTakeBack).toHaveBeenCalledWith(2);
+  });
+});
+
+describe('tab group colours', () => {
+  it('is one of the nine, the same for a name every time', async () => {
+    const { GROUP_COLORS, groupColor, groupTitle } = await import('../src/background/tab-groups');
+    const names = ['claude-code', 'cursor', 'claude-ai', 'vscode', 'x', ''];
+    for (const n of names) {
+      expect(GROUP_COLORS).toContain(groupColor(n));
+      expect(groupColor(n)).toBe(groupColor(n));
+    }
+    expect(new Set(names.map(groupColor)).size).toBeGreaterThan(1);
+    expect(groupTitle('')).toBe('AI app');
+    expect(groupTitle('cursor')).toBe('cursor');
+  });
+});
+
 describe('popupView pairing and halts', () => {
   it('shows the pairing message', () => {
     const v = popupView({ state: 'pairing', port: 1, since: 0, pairing: 'Approve it in Tether.' }, {});

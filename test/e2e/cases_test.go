@@ -173,7 +173,7 @@ func runStep(t *testing.T, ctx context.Context, c *client.Client, s caseStep, fi
 		}
 		return mustCall(t, ctx, c, "browser_file_upload", map[string]any{"ref": resolve(t, ctx, c, s.Target), "paths": paths})
 	case "screenshot":
-		return mustCall(t, ctx, c, "browser_take_screenshot", nil)
+		return mustCall(t, ctx, c, "browser_take_screenshot", map[string]any{"bring_to_front": true})
 	}
 	t.Fatalf("unknown case tool %q", s.Tool)
 	return ""

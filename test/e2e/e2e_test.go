@@ -25,7 +25,13 @@ import (
 // initClient initializes an MCP client as an AI app would.
 func initClient(t *testing.T, ctx context.Context, c *client.Client) {
 	t.Helper()
-	res, err := mcpclient.Initialize(ctx, c, "tether-e2e")
+	initClientAs(t, ctx, c, "tether-e2e")
+}
+
+// initClientAs initializes an MCP client that calls itself app (clientInfo.name).
+func initClientAs(t *testing.T, ctx context.Context, c *client.Client, app string) {
+	t.Helper()
+	res, err := mcpclient.Initialize(ctx, c, app)
 	if err != nil {
 		t.Fatalf("initialize: %v", err)
 	}

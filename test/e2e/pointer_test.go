@@ -158,9 +158,13 @@ func screenshot(t *testing.T, ctx context.Context, c *client.Client) shotImage {
 }
 
 // screenshotOf takes a screenshot with args (full_page: the whole page),
-// and reads its scale from the result text.
+// bringing the tab to the front when args do not say (the agent's tabs
+// open in the background), and reads its scale from the result text.
 func screenshotOf(t *testing.T, ctx context.Context, c *client.Client, args map[string]any) shotImage {
 	t.Helper()
+	if _, ok := args["bring_to_front"]; !ok {
+		args["bring_to_front"] = true
+	}
 	fullPage := args["full_page"] == true
 	res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "browser_take_screenshot", Arguments: args}})
 	if err != nil || res.IsError {

@@ -80,7 +80,11 @@ func TestEveryTool(t *testing.T) {
 
 	run("browser_evaluate", map[string]any{"expression": "document.title + ' ' + (1 + 2)"}, `"Tool bench 3"`)
 
-	shot, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "browser_take_screenshot", Arguments: map[string]any{}}})
+	// The agent's tab opened in the background: a screenshot asks to bring it forward.
+	if out, isErr := call(t, ctx, c, "browser_take_screenshot", nil); !isErr || !strings.Contains(out, "bring_to_front: true") {
+		t.Fatalf("a screenshot of the background tab: error=%v %s", isErr, out)
+	}
+	shot, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "browser_take_screenshot", Arguments: map[string]any{"bring_to_front": true}}})
 	if err != nil || shot.IsError {
 		t.Fatalf("screenshot: %v %+v", err, shot)
 	}

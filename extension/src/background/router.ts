@@ -17,7 +17,7 @@ import { handleRequest } from './methods/handlers';
 import { ensureOffscreen } from './offscreen-doc';
 import { onPageHooks } from './page-records';
 import { claimDocument, nextDocument } from './documents';
-import { share, tabsChanged, unshare } from './shared-tabs';
+import { setTabOwner, share, tabsChanged, unshare } from './shared-tabs';
 import { readState } from './state';
 
 export function onRuntimeMessage(msg: unknown, sender: chrome.runtime.MessageSender, sendResponse: (r: unknown) => void): boolean {
@@ -63,6 +63,9 @@ function route(msg: BackgroundMessage, sender: chrome.runtime.MessageSender): Pr
       case 'popup-share':
         if (typeof msg.tabId !== 'number') return undefined;
         return (msg.shared ? share(msg.tabId, false, 'shared') : unshare(msg.tabId)).then(() => true);
+      case 'popup-take-back':
+        if (typeof msg.tabId !== 'number') return undefined;
+        return setTabOwner(msg.tabId, undefined).then(() => true);
       case 'popup-reconnect':
         return reconnect().then(() => true);
       case 'popup-rename':
@@ -136,5 +139,6 @@ async function popupTabs(): Promise<PopupTabs> {
   const last = await chrome.windows.getLastFocused({ windowTypes: ['normal'] }).catch(() => undefined);
   windows.sort((a, b) => Number(b.id === last?.id) - Number(a.id === last?.id));
   const tabs = windows.flatMap((w) => w.tabs ?? []);
-  return popupTabList(tabs, (await readState()).shared, popupUrl());
+  const s = await readState();
+  return popupTabList(tabs, s.shared, popupUrl(), s.owners);
 }

@@ -5,7 +5,8 @@
 // tabs_changed.
 import { TetherError, noSharedTab } from '../shared/errors';
 import type { OffscreenMessage } from '../shared/messages';
-import type { TabInfo, TabsChanged } from '../protocol.gen';
+import type { TabInfo, TabOwner, TabsChanged } from '../protocol.gen';
+import { joinAppGroup, leaveAppGroup } from './tab-groups';
 import { forgetConsole } from './page-records';
 import { readState, updateState } from './state';
 import { hookTab, unhookTab } from './tab-hooks';
@@ -51,8 +52,11 @@ function announce(change: TabChange, number: number): void {
  * Shares tabId (idempotent) and returns its number. mostRecent also makes it
  * the current tab. how names the change announced when the tab was not shared
  * yet: "opened" for tabs Tether or a shared tab opened, "shared" for the user's.
+ * owner, for a tab not shared yet, is the AI app (and session) it belongs to:
+ * the one that opened it, or whose tab it was opened from; the tab then joins
+ * that app's tab group.
  */
-export async function share(tabId: number, mostRecent: boolean, how: 'opened' | 'shared' = 'opened'): Promise<number> {
+export async function share(tabId: number, mostRecent: boolean, how: 'opened' | 'shared' = 'opened', owner?: TabOwner): Promise<number> {
   const { n, added } = await updateState((s) => {
     let n = s.shared[tabId];
     const added = n === undefined;
@@ -60,6 +64,7 @@ export async function share(tabId: number, mostRecent: boolean, how: 'opened' | 
       n = s.numbers[tabId] ?? s.nextNumber++;
       s.shared[tabId] = n;
       s.numbers[tabId] = n;
+      if (owner) s.owners[tabId] = { app: owner.app, ...(owner.session ? { session: owner.session } : {}) };
     }
     s.recent = s.recent.filter((id) => id !== tabId);
     if (mostRecent) s.recent.unshift(tabId);
@@ -73,8 +78,30 @@ export async function share(tabId: number, mostRecent: boolean, how: 'opened' | 
     await hookTab(tabId).catch(() => undefined);
     await markTab(tabId, n);
     void refreshMenu();
+    if (owner) await joinAppGroup(tabId, owner.app);
   }
   return n;
+}
+
+/**
+ * Gives shared tabId to owner's app, or back to the user (owner undefined):
+ * the user's choice, in the window (tab_owner) or the popup. A tab given to
+ * an app joins no group; one taken from an app leaves that app's group.
+ * Returns the tab as it is now.
+ */
+export async function setTabOwner(tabId: number, owner: TabOwner | undefined): Promise<TabInfo | undefined> {
+  const { n, was } = await updateState((s) => {
+    const n = s.shared[tabId];
+    const was = s.owners[tabId];
+    if (n === undefined) return { n, was };
+    if (owner) s.owners[tabId] = { app: owner.app };
+    else delete s.owners[tabId];
+    return { n, was };
+  });
+  if (n === undefined) return undefined;
+  if (was && was.app !== owner?.app) await leaveAppGroup(tabId, was.app);
+  if (was?.app !== owner?.app) announce('owner', n);
+  return tabInfo(tabId);
 }
 
 /**
@@ -83,16 +110,20 @@ export async function share(tabId: number, mostRecent: boolean, how: 'opened' | 
  * while it lives.
  */
 export async function unshare(tabId: number): Promise<void> {
-  const n = await updateState((s) => {
+  const gone = await updateState((s) => {
     const n = s.shared[tabId];
     delete s.shared[tabId];
     delete s.dialogs[tabId];
     delete s.armed[tabId];
     delete s.open[tabId];
     s.recent = s.recent.filter((id) => id !== tabId);
-    return n;
+    const owner = s.owners[tabId];
+    delete s.owners[tabId];
+    return n === undefined ? undefined : { n, owner };
   });
-  if (n === undefined) return;
+  if (gone === undefined) return;
+  const { n, owner } = gone;
+  if (owner) await leaveAppGroup(tabId, owner.app);
   unhookTab(tabId);
   await forgetConsole(tabId);
   announce('unshared', n);
@@ -110,11 +141,16 @@ export async function toggleShare(tabId: number): Promise<boolean> {
   return true;
 }
 
-/** Shares a tab opened from a shared tab. */
+/** Shares a tab opened from a shared tab; it belongs to the opener's owner. */
 export async function shareIfOpenedFromShared(tabId: number, openerTabId: number | undefined): Promise<void> {
   if (openerTabId === undefined) return;
   const s = await readState();
-  if (s.shared[openerTabId] !== undefined && s.shared[tabId] === undefined) await share(tabId, false, 'opened');
+  if (s.shared[openerTabId] !== undefined && s.shared[tabId] === undefined) await share(tabId, false, 'opened', s.owners[openerTabId]);
+}
+
+/** The owner of shared tabId (undefined: the user's). */
+export async function ownerOf(tabId: number): Promise<TabOwner | undefined> {
+  return (await readState()).owners[tabId];
 }
 
 /** Forgets a closed tab. */
@@ -128,6 +164,7 @@ export async function forgetTab(tabId: number): Promise<void> {
     delete s.dialogs[tabId];
     delete s.armed[tabId];
     delete s.open[tabId];
+    delete s.owners[tabId];
     s.recent = s.recent.filter((id) => id !== tabId);
     return n;
   });
@@ -148,7 +185,7 @@ export async function replaceTab(addedTabId: number, removedTabId: number): Prom
       s.numbers[addedTabId] = s.numbers[removedTabId]!;
       delete s.numbers[removedTabId];
     }
-    for (const key of ['docs', 'issued', 'dialogs', 'armed', 'open'] as const) {
+    for (const key of ['docs', 'issued', 'dialogs', 'armed', 'open', 'owners'] as const) {
       if (s[key][removedTabId] !== undefined) {
         (s[key] as Record<string, unknown>)[addedTabId] = s[key][removedTabId];
         delete s[key][removedTabId];
@@ -273,7 +310,7 @@ export async function tabInfo(tabId: number): Promise<TabInfo | undefined> {
   const t = await chrome.tabs.get(tabId).catch(() => undefined);
   if (!t) return undefined;
   const current = await currentTabId(s.recent, s.shared);
-  return { tab: n, url: t.url || t.pendingUrl || '', title: t.title ?? '', active: t.active, current: t.id === current };
+  return withOwner({ tab: n, url: t.url || t.pendingUrl || '', title: t.title ?? '', active: t.active, current: t.id === current }, s.owners[tabId]);
 }
 
 /** Lists the shared tabs in number order. */
@@ -285,7 +322,11 @@ export async function listTabs(): Promise<TabInfo[]> {
   for (const [id, n] of Object.entries(s.shared)) {
     const t = await chrome.tabs.get(Number(id)).catch(() => undefined);
     if (!t) continue;
-    out.push({ tab: n, url: t.url || t.pendingUrl || '', title: t.title ?? '', active: t.active, current: t.id === current });
+    out.push(withOwner({ tab: n, url: t.url || t.pendingUrl || '', title: t.title ?? '', active: t.active, current: t.id === current }, s.owners[id]));
   }
   return out.sort((a, b) => a.tab - b.tab);
+}
+
+function withOwner(info: TabInfo, owner: TabOwner | undefined): TabInfo {
+  return owner ? { ...info, owner } : info;
 }

@@ -5,7 +5,7 @@
 // Kept in chrome.storage.session so it survives service-worker restarts (and
 // is cleared when the browser or the extension restarts). Updates are
 // serialised so concurrent requests never lose one another's writes.
-import type { DialogEvent } from '../protocol.gen';
+import type { DialogEvent, TabOwner } from '../protocol.gen';
 import type { ArmedAnswer } from '../shared/page-hooks';
 
 export interface TabState {
@@ -20,6 +20,8 @@ export interface TabState {
   numbers: Record<string, number>;
   /** Shared tab ids, most recently used first. */
   recent: number[];
+  /** Shared tab id → the AI app (and session) it belongs to; absent: the user's. */
+  owners: Record<string, TabOwner>;
   /** The number of the next document that asks for refs; one counter for the whole profile. */
   nextDoc: number;
   /**
@@ -53,7 +55,7 @@ export interface OpenDialog {
 const KEY = 'tabState';
 
 function empty(): TabState {
-  return { nextNumber: 1, shared: {}, numbers: {}, recent: [], nextDoc: 1, docs: {}, issued: {}, dialogs: {}, armed: {}, open: {} };
+  return { nextNumber: 1, shared: {}, numbers: {}, recent: [], owners: {}, nextDoc: 1, docs: {}, issued: {}, dialogs: {}, armed: {}, open: {} };
 }
 
 let cache: Promise<TabState> | undefined;

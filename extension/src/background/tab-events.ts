@@ -14,6 +14,7 @@ const RANK: Record<TabChange, number> = {
   shared: 3,
   unshared: 3,
   navigated: 2,
+  owner: 2,
   title: 1,
   activated: 1,
 };

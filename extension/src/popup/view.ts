@@ -43,9 +43,11 @@ export function popupView(status: ConnectionStatus | undefined, local: { assigne
 
 /**
  * Fills list with one item per tab: a checkbox whose accessible name is the
- * tab's title (checked when shared), then the tab's Tether number if shared.
+ * tab's title (checked when shared), then the tab's Tether number if shared,
+ * and for a tab an AI app owns, its name and a "Take back" button (the tab
+ * becomes the user's again, usable by every app).
  */
-export function renderTabList(list: HTMLElement, tabs: PopupTab[], onToggle: (tabId: number, shared: boolean) => void): void {
+export function renderTabList(list: HTMLElement, tabs: PopupTab[], onToggle: (tabId: number, shared: boolean) => void, onTakeBack: (tabId: number) => void = () => undefined): void {
   const doc = list.ownerDocument;
   list.replaceChildren(
     ...tabs.map((t) => {
@@ -64,6 +66,19 @@ export function renderTabList(list: HTMLElement, tabs: PopupTab[], onToggle: (ta
         num.className = 'number';
         num.textContent = `tab ${t.number}`;
         li.append(' ', num);
+      }
+      if (t.owner !== undefined) {
+        const owner = doc.createElement('span');
+        owner.className = 'owner';
+        owner.textContent = t.owner;
+        owner.title = `${t.owner} opened this tab (or you gave it to it); other AI apps cannot use it`;
+        const back = doc.createElement('button');
+        back.type = 'button';
+        back.className = 'take-back';
+        back.textContent = 'Take back';
+        back.setAttribute('aria-label', `Take back ${t.title} from ${t.owner}`);
+        back.addEventListener('click', () => onTakeBack(t.tabId));
+        li.append(' ', owner, ' ', back);
       }
       if (t.active) li.classList.add('active');
       return li;

@@ -82,6 +82,8 @@ export interface PopupTab {
   active: boolean;
   /** The tab's Tether number when shared. */
   number?: number;
+  /** The AI app the shared tab belongs to (absent: the user's, any app may use it). */
+  owner?: string;
 }
 
 /** What the popup shows about tabs (answer to popup-tabs). */
@@ -103,6 +105,7 @@ export type BackgroundMessage =
   | { target: 'background'; kind: 'page-hooks'; batch: HookBatch }
   | { target: 'background'; kind: 'popup-tabs' }
   | { target: 'background'; kind: 'popup-share'; tabId: number; shared: boolean }
+  | { target: 'background'; kind: 'popup-take-back'; tabId: number }
   | { target: 'background'; kind: 'popup-reconnect' }
   | { target: 'background'; kind: 'popup-rename'; label: string };
 

@@ -7,7 +7,7 @@ import type { ContentMessage, ContentReply, SnapshotShape } from '../../shared/m
 import { callContent, isChannelClosed, isRestrictedUrl } from '../content-bridge';
 import { documentsIssued } from '../documents';
 import { NavigationWatcher, OpenedTabsWatcher } from '../navigation';
-import { requireTab, share, tabInfo, touch, type SharedTab } from '../shared-tabs';
+import { ownerOf, requireTab, share, tabInfo, touch, type SharedTab } from '../shared-tabs';
 import { actOn, actionOrBlocked, loadOrBlocked } from '../tab-hooks';
 import { tabParams, type P } from './params';
 import { finishPage, pageResult } from './page-result';
@@ -58,15 +58,15 @@ async function actIn(t: SharedTab, frameId: number, msg: ContentMessage & { docs
     if (navigated) {
       // Wait for the new page; give up early when no navigation actually starts.
       await waitForPage(watcher, t.tabId, 'the new page', deadline, 'The action reached the page and started a navigation. ', Date.now() + 1000);
-      return withOpened(await pageResult(t.tabId, deadline, shape), await openedTabs(opened));
+      return withOpened(await pageResult(t.tabId, deadline, shape), await openedTabs(opened, t.tabId));
     }
     // An action in a cross-origin frame answered with that frame only: the result shows the whole tab.
     if (reply && 'page' in reply && frameId !== 0) {
       const page = await pageResult(t.tabId, deadline, shape);
       if (reply.page.scrolled) page.scrolled = reply.page.scrolled;
-      return withOpened(page, await openedTabs(opened));
+      return withOpened(page, await openedTabs(opened, t.tabId));
     }
-    if (reply && 'page' in reply) return withOpened(await finishPage(t.tabId, t.number, reply.page, shape, deadline), await openedTabs(opened));
+    if (reply && 'page' in reply) return withOpened(await finishPage(t.tabId, t.number, reply.page, shape, deadline), await openedTabs(opened, t.tabId));
     throw new Error('the content script answered without a page');
   } finally {
     watcher.dispose();
@@ -77,12 +77,13 @@ async function actIn(t: SharedTab, frameId: number, msg: ContentMessage & { docs
 // After an action, how long to wait for the tabs it opened to show up.
 const OPENED_TABS_GRACE_MS = 50;
 
-/** Shares the tabs an action opened and describes them. */
-async function openedTabs(watcher: OpenedTabsWatcher): Promise<TabInfo[]> {
+/** Shares the tabs an action in tab from opened (they belong to its owner) and describes them. */
+async function openedTabs(watcher: OpenedTabsWatcher, from: number): Promise<TabInfo[]> {
   await new Promise((r) => setTimeout(r, OPENED_TABS_GRACE_MS));
   const out: TabInfo[] = [];
+  const owner = watcher.tabIds.length > 0 ? await ownerOf(from) : undefined;
   for (const id of watcher.tabIds) {
-    await share(id, false, 'opened');
+    await share(id, false, 'opened', owner);
     const info = await tabInfo(id);
     if (info) out.push(info);
   }

@@ -15,7 +15,7 @@ import { clickMethod, dragMethod, hoverMethod } from './pointer';
 import { consoleMethod, findMethod, readMethod, readUrlMethod, snapshotMethod } from './read';
 import { screenshotMethod } from './screenshot';
 import { scrollMethod } from './scroll';
-import { tabCloseMethod, tabNewMethod, tabSelectMethod, tabsListMethod } from './tabs';
+import { tabCloseMethod, tabNewMethod, tabOwnerMethod, tabSelectMethod, tabsListMethod } from './tabs';
 import { waitForMethod } from './wait';
 
 /** Runs one method: params as the daemon sent them (unchecked), deadline a Date.now() value. */
@@ -30,6 +30,7 @@ export const HANDLERS: Readonly<Record<Method, Handler>> = {
   tab_new: tabNewMethod,
   tab_close: tabCloseMethod,
   tab_select: tabSelectMethod,
+  tab_owner: tabOwnerMethod,
   find: findMethod,
   read: readMethod,
   console: consoleMethod,

@@ -10,7 +10,7 @@ import { requireTab, resolveTab, share, touch, type SharedTab } from '../shared-
 import { actOn, loadOrBlocked } from '../tab-hooks';
 import { loadDeadline, waitForPage } from './act';
 import { pageResult } from './page-result';
-import { bool, snapShape, str, tabParams, type P } from './params';
+import { bool, ownerParam, snapShape, str, tabParams, type P } from './params';
 
 export function navigateMethod(p: P, d: number): Promise<PageResult> {
   return navigate(navigateParams(p), d, snapShape(p));
@@ -31,10 +31,12 @@ export async function navigate(p: NavigateParams, deadline: number, shape: Snaps
       tabId = target.tabId;
       await touch(tabId);
     } else {
-      const tab = await chrome.tabs.create({ url, active: true });
+      // An agent's tab opens in the background: the user's tab in front
+      // stays in front (browser_tabs select brings it forward).
+      const tab = await chrome.tabs.create({ url, active: false });
       tabId = tab.id!;
       setActingUntil(tabId, deadline); // before its first document gets the hooks
-      await share(tabId, true, 'opened');
+      await share(tabId, true, 'opened', p.owner);
     }
     const id = tabId;
     // A page blocked by a dialog is not left (that would discard the user's answer).
@@ -122,5 +124,6 @@ function checkUrl(raw: string): string {
 }
 
 function navigateParams(p: P): NavigateParams {
-  return { ...tabParams(p), url: str(p, 'url'), newTab: bool(p, 'newTab') };
+  const owner = ownerParam(p);
+  return { ...tabParams(p), url: str(p, 'url'), newTab: bool(p, 'newTab'), ...(owner ? { owner } : {}) };
 }

@@ -1,6 +1,6 @@
 // Params validation shared by the methods: the wire types say what is
 // allowed; these check it, and say what is wrong in words the agent can act on.
-import type { TabParams } from '../../protocol.gen';
+import type { TabOwner, TabParams } from '../../protocol.gen';
 import { TetherError } from '../../shared/errors';
 import type { SnapshotShape } from '../../shared/messages';
 
@@ -29,6 +29,18 @@ export function bool(p: P, key: string): boolean {
   if (v === undefined || v === null) return false;
   if (typeof v !== 'boolean') throw new TetherError('bad_request', `${key} must be true or false.`);
   return v;
+}
+
+/** The owner param: the AI app (and session) a tab belongs to; undefined when absent. */
+export function ownerParam(p: P): TabOwner | undefined {
+  const o = p.owner;
+  if (o === undefined || o === null) return undefined;
+  if (typeof o !== 'object' || Array.isArray(o)) throw new TetherError('bad_request', 'owner must be an object {app, session?}.');
+  const { app, session } = o as Record<string, unknown>;
+  if (typeof app !== 'string' || (session !== undefined && typeof session !== 'string')) {
+    throw new TetherError('bad_request', 'owner must be an object {app: string, session?: string}.');
+  }
+  return session ? { app, session } : { app };
 }
 
 /** A string param, or undefined when absent or "". */

@@ -10,7 +10,7 @@ import { forgetTab, requireTab, share, touch, type SharedTab } from '../shared-t
 import { actOn, loadOrBlocked, pageReady } from '../tab-hooks';
 import { loadDeadline } from './act';
 import { MAX_FRAME_DEPTH, pageResult } from './page-result';
-import { bool, count, optString, snapShape, tabParams, type P } from './params';
+import { bool, count, optString, ownerParam, snapShape, tabParams, type P } from './params';
 import { frameResolver, routeRef } from './route';
 
 const FIND_LIMIT_DEFAULT = 50;
@@ -97,7 +97,7 @@ export async function readUrlMethod(p: P, deadline: number): Promise<ReadResult>
   try {
     const tab = await chrome.tabs.create({ url: parsed.href, active: false });
     const id = (tabId = tab.id!);
-    const number = await share(id, false, 'opened');
+    const number = await share(id, false, 'opened', ownerParam(p));
     return await actOn(
       id,
       deadline,
