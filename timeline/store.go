@@ -133,7 +133,10 @@ type Store struct {
 	q      chan op
 	closed bool
 	lastID int64 // the last ID given
-	done   chan struct{}
+	// lastQueued is the last row's ID given by this store (lastID may
+	// skip ahead, see resyncID): Flush waits for it.
+	lastQueued int64
+	done       chan struct{}
 	// How far the writer got: progress is closed and replaced at every
 	// commit.
 	pmu        sync.Mutex
@@ -251,7 +254,7 @@ func Open(path string, opts Options) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("read timeline %s: %w", path, err)
 	}
-	s.writtenID = s.lastID
+	s.writtenID, s.lastQueued = s.lastID, s.lastID
 	go s.write()
 	return s, nil
 }

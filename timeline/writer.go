@@ -59,7 +59,7 @@ func (s *Store) enqueue(e Entry) (Entry, error) {
 		return e, nil
 	}
 	s.lastID++
-	e.ID = s.lastID
+	e.ID, s.lastQueued = s.lastID, s.lastID
 	s.bus.publish(Event{Kind: CallRecorded, Entry: e})
 	s.q <- op{entry: e}
 	return e, nil
@@ -115,8 +115,13 @@ func (s *Store) appendGap(batch []Entry) []Entry {
 	}
 	n := s.dropped.Swap(0)
 	s.lastID++
+	s.lastQueued = s.lastID
+	calls := "calls"
+	if n == 1 {
+		calls = "call"
+	}
 	e := Entry{ID: s.lastID, Time: time.UnixMicro(s.opts.Now().UnixMicro()), Outcome: Unrecorded,
-		Args: fmt.Sprintf("%d calls not recorded", n), Decision: "the timeline fell behind: these calls ran but their rows were not stored"}
+		Args: fmt.Sprintf("%d %s not recorded", n, calls), Decision: "the timeline fell behind: these calls ran but their rows were not stored"}
 	s.bus.publish(Event{Kind: CallRecorded, Entry: e})
 	s.qmu.Unlock()
 	s.log.Warn("timeline: calls not recorded", "calls", n, "dropped_total", s.droppedTotal.Load())
@@ -209,7 +214,7 @@ func maxID(db *sql.DB) (int64, error) {
 // calls that ended before them. Errors: ctx's.
 func (s *Store) Flush(ctx context.Context) error {
 	s.qmu.Lock()
-	target := s.lastID
+	target := s.lastQueued
 	s.qmu.Unlock()
 	for {
 		s.pmu.Lock()

@@ -310,3 +310,33 @@ func TestWriterPrunes(t *testing.T) {
 		t.Fatalf("%d rows, newest %d; want the newest 10", len(rows), rows[0].ID)
 	}
 }
+
+// TestRowsThatCannotBeStoredAreCounted: when another process took the
+// next ID, the batch fails; its rows count as not recorded, the next batch
+// says so with a gap row, and IDs move past the other process's rows.
+func TestRowsThatCannotBeStoredAreCounted(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, filepath.Join(t.TempDir(), "timeline.db"), Options{})
+	if _, err := s.db.Exec(`INSERT INTO calls (id, time_us, tool, outcome) VALUES (1, 0, 'other', 'ok'), (2, 0, 'other', 'ok')`); err != nil {
+		t.Fatal(err)
+	}
+	if e, err := s.Record(ctx, entry(1, "c", "p", OK, time.Now())); err != nil || e.ID != 1 {
+		t.Fatalf("record: ID %d, %v", e.ID, err)
+	}
+	if err := s.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st := s.Stats(); st.Dropped != 1 || st.Written != 0 {
+		t.Fatalf("stats %+v; want 1 dropped", st)
+	}
+	if e, err := s.Record(ctx, entry(2, "c", "p", OK, time.Now())); err != nil || e.ID != 3 {
+		t.Fatalf("record after the failure: ID %d, %v; want 3", e.ID, err)
+	}
+	rows, err := s.Query(ctx, Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 4 || rows[0].Outcome != Unrecorded || rows[0].Args != "1 call not recorded" || rows[1].ID != 3 {
+		t.Fatalf("rows %+v", rows)
+	}
+}
