@@ -320,7 +320,8 @@ type TimelineEntry struct {
 	DurationMs float64 `json:"durationMs"`
 	// Outcome is "ok", "error", "refused", "denied" or "paused"; "" for a
 	// call still running; "ignored" for a dialog answered after its call
-	// was decided.
+	// was decided; "unrecorded" for a gap: Args says how many calls ended
+	// while the timeline's queue was full and were not stored (no Tool).
 	Outcome string `json:"outcome"`
 	Error   string `json:"error"`
 }

@@ -33,6 +33,10 @@ type ConcurrencyResult struct {
 	Profiles, Tabs, Calls, Workers int
 	Errors                         int
 	Elapsed                        time.Duration
+	// CPUSeconds is the user + system time of this whole process while
+	// the calls ran: the daemon, and the MCP clients and fake extensions
+	// that drive it (0 when /proc is not there).
+	CPUSeconds float64
 	// MCP is the latency of each call through the MCP endpoint.
 	MCP Percentiles
 	// Bare is the latency of a bare WebSocket request/response round trip
@@ -133,6 +137,7 @@ func runConcurrency(ctx context.Context, profiles, tabs, calls, workers int) (Co
 	var next, errs atomic.Int64
 	var firstErr sync.Once
 	var wg sync.WaitGroup
+	cpu0, cpuErr := cpuSeconds(os.Getpid())
 	start := time.Now()
 	for w := range workers {
 		wg.Add(1)
@@ -169,6 +174,9 @@ func runConcurrency(ctx context.Context, profiles, tabs, calls, workers int) (Co
 	}
 	wg.Wait()
 	res.Elapsed = time.Since(start)
+	if cpu1, err := cpuSeconds(os.Getpid()); err == nil && cpuErr == nil {
+		res.CPUSeconds = cpu1 - cpu0
+	}
 	res.Errors = int(errs.Load())
 	res.MCP = percentiles(lat)
 	res.Bare, err = bareRoundTrips(ctx, calls, workers)

@@ -71,6 +71,10 @@ func writeConcurrency(w io.Writer, r ConcurrencyResult) {
 	fmt.Fprintln(w, "|---|---|")
 	fmt.Fprintf(w, "| errors | %d |\n", r.Errors)
 	fmt.Fprintf(w, "| throughput | %.0f calls/s |\n", float64(r.Calls)/r.Elapsed.Seconds())
+	if r.CPUSeconds > 0 {
+		fmt.Fprintf(w, "| CPU (daemon, MCP clients and fake extensions: one process) | %.2f s, %.2f cores |\n", r.CPUSeconds, r.CPUSeconds/r.Elapsed.Seconds())
+		fmt.Fprintf(w, "| throughput per CPU-second | %.0f calls |\n", float64(r.Calls)/r.CPUSeconds)
+	}
 	fmt.Fprintf(w, "| call latency through Tether, p50 / p99 | %s / %s |\n", ms(r.MCP.P50), ms(r.MCP.P99))
 	fmt.Fprintf(w, "| bare WebSocket round trip, p50 / p99 | %s / %s |\n", ms(r.Bare.P50), ms(r.Bare.P99))
 	fmt.Fprintf(w, "| added by Tether (MCP + routing), p50 / p99 | %s / %s |\n", ms(r.MCP.P50-r.Bare.P50), ms(r.MCP.P99-r.Bare.P99))

@@ -41,7 +41,7 @@ func runTimeline(ctx context.Context, args []string) error {
 	var f apitype.TimelineFilter
 	fs.StringVar(&f.Client, "client", "", "only this MCP client (its clientInfo name)")
 	fs.StringVar(&f.Profile, "profile", "", "only this browser profile (slug)")
-	fs.StringVar(&f.Outcome, "outcome", "", "only this outcome: ok, error, refused, denied, paused or ignored")
+	fs.StringVar(&f.Outcome, "outcome", "", "only this outcome: ok, error, refused, denied, paused, ignored or unrecorded")
 	fs.IntVar(&f.Limit, "limit", 0, "at most N calls (list: 50 by default; export: all)")
 	out := ""
 	if export {
@@ -54,7 +54,7 @@ func runTimeline(ctx context.Context, args []string) error {
 		return fmt.Errorf("unexpected %q\n\n%s", fs.Arg(0), timelineUsage)
 	}
 	switch timeline.Outcome(f.Outcome) {
-	case "", timeline.OK, timeline.Error, timeline.Refused, timeline.Denied, timeline.Paused, timeline.Ignored:
+	case "", timeline.OK, timeline.Error, timeline.Refused, timeline.Denied, timeline.Paused, timeline.Ignored, timeline.Unrecorded:
 	default:
 		return fmt.Errorf("unknown outcome %q\n\n%s", f.Outcome, timelineUsage)
 	}
@@ -110,7 +110,7 @@ func runTimeline(ctx context.Context, args []string) error {
 		}
 		took := time.Duration(e.DurationMs * float64(time.Millisecond))
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", time.UnixMilli(e.TimeMs).Local().Format(time.DateTime), dash(e.Client), dash(e.Profile), tab,
-			e.Tool, cut(e.Args, 60), took.Round(time.Millisecond), cut(outc, 80))
+			dash(e.Tool), cut(e.Args, 60), took.Round(time.Millisecond), cut(outc, 80))
 	}
 	if len(rows) == 0 {
 		fmt.Fprintln(w, "(no tool calls recorded)")

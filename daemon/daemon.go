@@ -221,7 +221,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if guard.Paused() {
 		log.Warn("AI access is paused (tether resume to resume it)")
 	}
-	tl, err := timeline.Open(p.Timeline(), timeline.Options{})
+	tl, err := timeline.Open(p.Timeline(), timeline.Options{Logger: log.With("component", "timeline")})
 	if err != nil {
 		ln.Close()
 		return err
@@ -336,6 +336,13 @@ func Run(ctx context.Context, cfg Config) error {
 	defer stop()
 	_ = streamable.Shutdown(shutdownCtx)
 	_ = srv.Shutdown(shutdownCtx)
+	// Every call's row is stored before the daemon record goes, so that a
+	// daemon started next never shares the file with this one's writer.
+	if err := tl.Close(); err != nil {
+		log.Warn("timeline close failed", "err", err)
+	}
+	st := tl.Stats()
+	log.Info("timeline stored", "rows", st.Written, "batches", st.Batches, "not_recorded", st.Dropped)
 	return nil
 }
 

@@ -4,9 +4,16 @@
 // database (timeline.db in the config dir, mode 0600), and streams the
 // records live to subscribers such as the tray's window.
 //
+// Rows are written off the call path: Record publishes the live event and
+// queues the row for one writer goroutine, which stores what is queued in
+// batches (one transaction each). When the queue is full, Record drops the
+// row rather than wait, and the writer stores a gap row ("N calls not
+// recorded", outcome Unrecorded) once it has caught up. Close stores
+// everything queued; a crash loses at most what was not yet committed.
+//
 // Retention: the newest Options.MaxRows rows (10 000) are kept, and none
 // older than Options.MaxAge (30 days); older rows are deleted when the store
-// opens and after every 100 records.
+// opens and, by the writer, after every 100 rows it stores.
 //
 // What is typed (browser_type's text) and code run in pages
 // (browser_evaluate's expression) are never stored, only their length: the
@@ -20,6 +27,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"slices"
 	"strings"
@@ -44,6 +52,9 @@ const (
 	Denied Outcome = "denied"
 	// Paused: AI access was paused.
 	Paused Outcome = "paused"
+	// Unrecorded: not a call but a gap: Entry.Args says how many calls
+	// ended while the timeline's queue was full and were not stored.
+	Unrecorded Outcome = "unrecorded"
 	// Ignored: not a call but a late answer to one already decided (a
 	// native approval dialog answered after the window's queue or the
 	// timeout); Entry.Decision says so. It changed nothing.
@@ -94,18 +105,47 @@ type Options struct {
 	MaxAge time.Duration
 	// Now is the clock (time.Now).
 	Now func() time.Time
+	// QueueSize is how many rows may wait for the writer (4096); a row
+	// recorded when that many wait is dropped and counted.
+	QueueSize int
+	// BatchSize is the most rows the writer stores in one transaction
+	// (256).
+	BatchSize int
+	// Logger gets the writer's warnings (dropped rows) and errors
+	// (discarded when nil).
+	Logger *slog.Logger
 }
 
 // Store is the timeline database. Its methods are safe for concurrent use.
 type Store struct {
-	db    *sql.DB
-	path  string
-	opts  Options
-	bus   bus
-	mu    sync.Mutex
-	since int // records since the last prune
+	db   *sql.DB
+	path string
+	opts Options
+	log  *slog.Logger
+	bus  bus
+	mu   sync.Mutex
 	// running are the calls started and not yet recorded, by call id.
 	running map[string]*runningCall
+
+	// The writer's queue. qmu orders ID assignment, events and sends, and
+	// sends with Close.
+	qmu    sync.Mutex
+	q      chan op
+	closed bool
+	lastID int64 // the last ID given
+	// lastQueued is the last row's ID given by this store (lastID may
+	// skip ahead, see resyncID): Flush waits for it.
+	lastQueued int64
+	done       chan struct{}
+	// How far the writer got: progress is closed and replaced at every
+	// commit.
+	pmu        sync.Mutex
+	writtenID  int64
+	progress   chan struct{}
+	sincePrune int // rows stored since the last prune (writer only)
+	counters
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // runningCall is a call started and not yet recorded.
@@ -173,6 +213,15 @@ func Open(path string, opts Options) (*Store, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.QueueSize <= 0 {
+		opts.QueueSize = 4096
+	}
+	if opts.BatchSize <= 0 {
+		opts.BatchSize = 256
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
 	// Create the file first so that it, and the journal files SQLite
 	// derives from it, get mode 0600.
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
@@ -193,19 +242,42 @@ func Open(path string, opts Options) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("update timeline %s to this version's format: %w", path, err)
 	}
-	s := &Store{db: db, path: path, opts: opts, running: map[string]*runningCall{}}
-	if _, err := s.Prune(context.Background()); err != nil {
+	// The writer and the queries each keep their connection open.
+	db.SetMaxIdleConns(4)
+	s := &Store{db: db, path: path, opts: opts, log: opts.Logger, running: map[string]*runningCall{},
+		q: make(chan op, opts.QueueSize), done: make(chan struct{}), progress: make(chan struct{})}
+	if _, err := s.prune(context.Background(), db); err != nil {
 		db.Close()
 		return nil, err
 	}
+	if s.lastID, err = maxID(db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("read timeline %s: %w", path, err)
+	}
+	s.writtenID, s.lastQueued = s.lastID, s.lastID
+	go s.write()
 	return s, nil
 }
 
 // Path is the database file.
 func (s *Store) Path() string { return s.path }
 
-// Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+// Close stores every row queued, stops the writer and closes the
+// database; Record fails with ErrClosed after it. Calling it again returns
+// the first call's error.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		s.qmu.Lock()
+		s.closed = true
+		close(s.q)
+		s.qmu.Unlock()
+		<-s.done
+		st := s.Stats()
+		s.log.Debug("timeline closed", "written", st.Written, "batches", st.Batches, "dropped", st.Dropped)
+		s.closeErr = s.db.Close()
+	})
+	return s.closeErr
+}
 
 // Subscribe returns a subscription to live events with a buffer of n (64
 // when n < 1). Publishing never blocks: when the buffer is full the event is
@@ -268,7 +340,12 @@ func (s *Store) Running() []Entry {
 	return out
 }
 
-// Record stores e, publishes it and returns it with its ID.
+// Record publishes e as CallRecorded and queues it for the writer, and
+// returns it as published: with its ID (the row's, once stored), Time and
+// Duration in whole microseconds, Error shortened. It never waits for the
+// database: when Options.QueueSize rows already wait, the row is dropped
+// (ID 0), counted in Stats.Dropped and told of by a gap row. Errors:
+// ErrClosed after Close (ctx is not used).
 func (s *Store) Record(ctx context.Context, e Entry) (Entry, error) {
 	if e.Time.IsZero() {
 		e.Time = s.opts.Now()
@@ -280,37 +357,28 @@ func (s *Store) Record(ctx context.Context, e Entry) (Entry, error) {
 		delete(s.running, e.CallID)
 		s.mu.Unlock()
 	}
-	res, err := s.db.ExecContext(ctx, `INSERT INTO calls
-		(time_us, client, profile, tab, tool, args, class, site, decision, duration_us, outcome, error, call_id)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		e.Time.UnixMicro(), e.Client, e.Profile, e.Tab, e.Tool, e.Args, e.Class, e.Site, e.Decision,
-		e.Duration.Microseconds(), string(e.Outcome), e.Error, e.CallID)
-	if err != nil {
-		return e, fmt.Errorf("record tool call on the timeline: %w", err)
-	}
-	e.ID, _ = res.LastInsertId()
 	e.Time = time.UnixMicro(e.Time.UnixMicro())
 	e.Duration = e.Duration.Truncate(time.Microsecond)
-	s.bus.publish(Event{Kind: CallRecorded, Entry: e})
-	s.mu.Lock()
-	s.since++
-	prune := s.since >= 100
-	if prune {
-		s.since = 0
-	}
-	s.mu.Unlock()
-	if prune {
-		if _, err := s.Prune(ctx); err != nil {
-			return e, err
-		}
-	}
-	return e, nil
+	return s.enqueue(e)
 }
 
-// Prune deletes the rows beyond the retention limits and returns how many.
+// Prune stores what is queued, then deletes the rows beyond the retention
+// limits and returns how many. The writer prunes by itself; this is for
+// tests and tools.
 func (s *Store) Prune(ctx context.Context) (int64, error) {
+	if err := s.Flush(ctx); err != nil {
+		return 0, err
+	}
+	return s.prune(ctx, s.db)
+}
+
+// prune deletes the rows beyond the retention limits with x (the
+// database or the writer's transaction).
+func (s *Store) prune(ctx context.Context, x interface {
+	ExecContext(context.Context, string, ...any) (sql.Result, error)
+}) (int64, error) {
 	cutoff := s.opts.Now().Add(-s.opts.MaxAge).UnixMicro()
-	res, err := s.db.ExecContext(ctx, `DELETE FROM calls WHERE time_us < ? OR id <= (
+	res, err := x.ExecContext(ctx, `DELETE FROM calls WHERE time_us < ? OR id <= (
 		SELECT id FROM calls ORDER BY id DESC LIMIT 1 OFFSET ?)`, cutoff, s.opts.MaxRows)
 	if err != nil {
 		return 0, fmt.Errorf("prune the timeline: %w", err)
@@ -354,8 +422,12 @@ func (f Filter) where() (string, []any) {
 
 const columns = `id, time_us, client, profile, tab, tool, args, class, site, decision, duration_us, outcome, error, call_id`
 
-// Query returns the rows matching f, newest first.
+// Query returns the rows matching f, newest first, after the rows
+// recorded before it are stored (Flush).
 func (s *Store) Query(ctx context.Context, f Filter) ([]Entry, error) {
+	if err := s.Flush(ctx); err != nil {
+		return nil, err
+	}
 	if f.Limit <= 0 {
 		f.Limit = 100
 	}
@@ -388,8 +460,12 @@ func scan(rows *sql.Rows) (Entry, error) {
 }
 
 // Export writes the rows matching f as JSON Lines, one Entry per line,
-// oldest first (f.Limit keeps the newest that many), and returns how many.
+// oldest first (f.Limit keeps the newest that many), and returns how many;
+// like Query, it flushes first.
 func (s *Store) Export(ctx context.Context, w io.Writer, f Filter) (int, error) {
+	if err := s.Flush(ctx); err != nil {
+		return 0, err
+	}
 	where, args := f.where()
 	q := "SELECT " + columns + " FROM calls" + where + " ORDER BY id ASC"
 	if f.Limit > 0 {
@@ -444,6 +520,9 @@ type Facets struct {
 // Facets returns the clients and profiles the timeline holds rows for.
 func (s *Store) Facets(ctx context.Context) (Facets, error) {
 	var f Facets
+	if err := s.Flush(ctx); err != nil {
+		return f, err
+	}
 	for _, c := range []struct {
 		col string
 		out *[]string
