@@ -42,6 +42,35 @@ type ConcurrencyResult struct {
 	// Bare is the latency of a bare WebSocket request/response round trip
 	// with the same frames, measured in the same run.
 	Bare Percentiles
+	// Apps are the two AI apps that ran alongside the workers on the first
+	// profile, each in its own session and its own tab, calling without a
+	// tab: AppCalls in all, AppErrors failed, Crossings reached a tab not
+	// their own.
+	Apps                           []string
+	AppCalls, AppErrors, Crossings int
+}
+
+// ownedTabs is the first profile's fake extension state for the apps:
+// tab_new opens a tab owned by the caller and reports it (tabs_changed)
+// before answering, as the extension does.
+type ownedTabs struct {
+	mu   sync.Mutex
+	ext  *fakeext.Ext
+	tabs []protocol.TabInfo
+}
+
+func (o *ownedTabs) handle(req protocol.Request) (any, *protocol.Error) {
+	if req.Method != protocol.MethodTabNew {
+		return fakeHandler(req)
+	}
+	var p protocol.TabNewParams
+	_ = json.Unmarshal(req.Params, &p)
+	o.mu.Lock()
+	n := len(o.tabs) + 1
+	o.tabs = append(o.tabs, protocol.TabInfo{Tab: n, URL: "https://example.com/", Title: "Example", Owner: p.Owner})
+	_ = o.ext.Send(protocol.TabsChanged{Type: protocol.TypeTabsChanged, Change: protocol.TabOpened, Tab: n, Tabs: slices.Clone(o.tabs)})
+	o.mu.Unlock()
+	return snapshotResult(n), nil
 }
 
 // Percentiles of a latency sample.
@@ -100,8 +129,9 @@ func runConcurrency(ctx context.Context, profiles, tabs, calls, workers int) (Co
 	}
 	tabList := make([]protocol.TabInfo, tabs)
 	for i := range tabList {
-		tabList[i] = protocol.TabInfo{Tab: i + 1, URL: "https://example.com/", Title: "Example", Current: i == 0}
+		tabList[i] = protocol.TabInfo{Tab: i + 1, URL: "https://example.com/", Title: "Example", Current: i == 0, Active: i == 0}
 	}
+	owned := &ownedTabs{tabs: slices.Clone(tabList)}
 	for i := range profiles {
 		e, err := fakeext.Dial("ws://"+addr+daemon.PathExtension, protocol.Hello{
 			ProfileID: fmt.Sprintf("bench-%02d-0000-4000-8000-000000000000", i), Label: fmt.Sprintf("P%02d", i), Tabs: tabList})
@@ -109,6 +139,11 @@ func runConcurrency(ctx context.Context, profiles, tabs, calls, workers int) (Co
 			return res, err
 		}
 		defer e.Close()
+		if i == 0 {
+			owned.ext = e
+			go e.Serve(owned.handle)
+			continue
+		}
 		go e.Serve(fakeHandler)
 	}
 	token, err := paths.ReadToken()
@@ -133,12 +168,77 @@ func runConcurrency(ctx context.Context, profiles, tabs, calls, workers int) (Co
 		clients[w] = c
 	}
 
+	// Two AI apps, each one MCP session (MCP 2025-11-25) with a tab of its
+	// own on the first profile, which the workers' calls reach too.
+	res.Apps = []string{"app-a", "app-b"}
+	appClients := make([]*client.Client, len(res.Apps))
+	appTabs := make([]int, len(res.Apps))
+	for i, name := range res.Apps {
+		c, err := client.NewStreamableHttpClient("http://"+addr+daemon.PathMCP,
+			transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
+		if err != nil {
+			return res, err
+		}
+		if err := c.Start(ctx); err != nil {
+			return res, err
+		}
+		init := mcp.InitializeRequest{}
+		init.Params.ProtocolVersion = mcp.ProtocolVersion20251125
+		init.Params.ClientInfo = mcp.Implementation{Name: name, Version: "1"}
+		if _, err := c.Initialize(ctx, init); err != nil {
+			return res, err
+		}
+		defer c.Close()
+		req := mcp.CallToolRequest{}
+		req.Params.Name = "browser_tabs"
+		req.Params.Arguments = map[string]any{"action": "new", "profile": "p00"}
+		out, err := c.CallTool(ctx, req)
+		if err != nil || out.IsError {
+			return res, fmt.Errorf("%s: open its tab: %v %s", name, err, mcpclient.Text(out))
+		}
+		if _, err := fmt.Sscanf(mcpclient.Text(out), "Opened tab %d.", &appTabs[i]); err != nil {
+			return res, fmt.Errorf("%s: %q: %w", name, mcpclient.Text(out), err)
+		}
+		appClients[i] = c
+	}
+
 	lat := make([]time.Duration, calls)
 	var next, errs atomic.Int64
 	var firstErr sync.Once
 	var wg sync.WaitGroup
+	var appCalls, appErrs, crossings atomic.Int64
+	appDone := make(chan struct{})
 	cpu0, cpuErr := cpuSeconds(os.Getpid())
 	start := time.Now()
+	var apps sync.WaitGroup
+	for i, c := range appClients {
+		apps.Add(1)
+		go func() {
+			defer apps.Done()
+			want := fmt.Sprintf("Tab %d. ", appTabs[i])
+			for n := 0; ; n++ {
+				select {
+				case <-appDone:
+					return
+				default:
+				}
+				req := mcp.CallToolRequest{}
+				req.Params.Name, req.Params.Arguments = "browser_snapshot", map[string]any{}
+				if n%2 == 1 {
+					req.Params.Name, req.Params.Arguments = "browser_click", map[string]any{"ref": "e1"}
+				}
+				out, err := c.CallTool(ctx, req)
+				appCalls.Add(1)
+				switch {
+				case err != nil || out.IsError:
+					appErrs.Add(1)
+					firstErr.Do(func() { fmt.Fprintln(os.Stderr, "first error:", err, out) })
+				case !strings.Contains(mcpclient.Text(out), want):
+					crossings.Add(1)
+				}
+			}
+		}()
+	}
 	for w := range workers {
 		wg.Add(1)
 		go func() {
@@ -174,6 +274,9 @@ func runConcurrency(ctx context.Context, profiles, tabs, calls, workers int) (Co
 	}
 	wg.Wait()
 	res.Elapsed = time.Since(start)
+	close(appDone)
+	apps.Wait()
+	res.AppCalls, res.AppErrors, res.Crossings = int(appCalls.Load()), int(appErrs.Load()), int(crossings.Load())
 	if cpu1, err := cpuSeconds(os.Getpid()); err == nil && cpuErr == nil {
 		res.CPUSeconds = cpu1 - cpu0
 	}

@@ -19,6 +19,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strings"
 	"time"
 )
 
@@ -42,7 +43,7 @@ func main() {
 			os.Exit(1)
 		}
 		writeConcurrency(os.Stdout, r)
-		if r.Errors > 0 {
+		if r.Errors > 0 || r.AppErrors > 0 || r.Crossings > 0 {
 			os.Exit(1)
 		}
 	case "all":
@@ -78,4 +79,6 @@ func writeConcurrency(w io.Writer, r ConcurrencyResult) {
 	fmt.Fprintf(w, "| call latency through Tether, p50 / p99 | %s / %s |\n", ms(r.MCP.P50), ms(r.MCP.P99))
 	fmt.Fprintf(w, "| bare WebSocket round trip, p50 / p99 | %s / %s |\n", ms(r.Bare.P50), ms(r.Bare.P99))
 	fmt.Fprintf(w, "| added by Tether (MCP + routing), p50 / p99 | %s / %s |\n", ms(r.MCP.P50-r.Bare.P50), ms(r.MCP.P99-r.Bare.P99))
+	fmt.Fprintf(w, "| two AI apps (%s) on the first profile meanwhile, each calling its own tab without naming it: calls / errors / crossings | %d / %d / %d |\n",
+		strings.Join(r.Apps, ", "), r.AppCalls, r.AppErrors, r.Crossings)
 }

@@ -206,6 +206,8 @@ func writeReport(w io.Writer, o options, r *benchResult) {
 		cerr = "failed: " + r.ConcurrencyErr
 	}
 	target(fmt.Sprintf("concurrency errors (%d calls)", r.Concurrency.Calls), cerr, "—", "—", "0", r.Concurrency.Errors == 0 && r.ConcurrencyErr == "", true, "concurrency")
+	target(fmt.Sprintf("two AI apps alongside, errors + crossings (%d calls)", r.Concurrency.AppCalls), fmt.Sprint(r.Concurrency.AppErrors+r.Concurrency.Crossings), "—", "—", "0",
+		r.Concurrency.AppCalls > 0 && r.Concurrency.AppErrors+r.Concurrency.Crossings == 0 && r.ConcurrencyErr == "", true, "concurrency")
 	if r.Idle.Err == "" {
 		target(fmt.Sprintf("`tether serve` idle RSS, max over %s", r.Idle.Window), kb(r.Idle.Daemon.RSSMaxKB<<10), "—", "—", "≤ 30 MB", r.Idle.Daemon.RSSMaxKB <= 30*1024, true, "rss")
 	} else {
