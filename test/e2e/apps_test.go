@@ -28,6 +28,7 @@ import (
 	"github.com/tether-browser/tether/apitype"
 	"github.com/tether-browser/tether/broker"
 	"github.com/tether-browser/tether/config"
+	"github.com/tether-browser/tether/test/desktop"
 	"github.com/tether-browser/tether/localclient"
 )
 
@@ -381,5 +382,52 @@ func TestCloseAgentTabs(t *testing.T) {
 	list := mustCall(t, ctx, claude, "browser_tabs", nil)
 	if strings.Contains(list, fmt.Sprintf("[%d]", closed)) || !strings.Contains(list, fmt.Sprintf("[%d]", kept)) {
 		t.Fatalf("after cursor's last session ended, want its tab %d closed and claude-code's %d kept:\n%s", closed, kept, list)
+	}
+}
+
+// TestTabGroupsHeaded: with a window (Xvfb), an app's tabs are in its
+// group; a tab it opens from its tab (target=_blank) is its too and joins
+// the group; a popup window's tab is its too but stays ungrouped (groups
+// live only in normal windows).
+func TestTabGroupsHeaded(t *testing.T) {
+	RequireChromium(t)
+	d := StartDaemon(t, Binary(t), "--auto-approve-profiles", "--unattended=allow")
+	fixtures := httptest.NewServer(http.FileServer(http.Dir("testdata")))
+	t.Cleanup(fixtures.Close)
+	b := StartBrowser(t, d, BrowserOptions{Display: desktop.Xvfb(t)})
+	alloc := b.DevTools(t)
+	ctx := Context(t, 2*time.Minute)
+	claude := appStdio(t, ctx, d, "claude-code")
+	cursor := appHTTP(t, ctx, d, "cursor")
+
+	opener := openedTab(t, mustCall(t, ctx, claude, "browser_tabs", map[string]any{"action": "new", "url": fixtures.URL + "/opener.html"}))
+	theirs := openedTab(t, mustCall(t, ctx, cursor, "browser_tabs", map[string]any{"action": "new", "url": fixtures.URL + "/page2.html?cursor"}))
+	snap := mustCall(t, ctx, claude, "browser_snapshot", nil)
+	blank := mustCall(t, ctx, claude, "browser_click", map[string]any{"ref": ref(t, snap, "link", "Open in a new tab")})
+	t.Logf("target=_blank click:\n%.300s", blank)
+	// A popup window needs user activation (Chrome blocks window.open from
+	// a synthetic click): here the user clicks in the agent's tab.
+	mustCall(t, ctx, claude, "browser_tabs", map[string]any{"action": "select", "tab": opener})
+	tab, _ := PageTab(t, alloc, "opener.html")
+	if err := chromedp.Do(tab, chromedp.Click("button")); err != nil {
+		t.Fatalf("the user's click on the popup button: %v", err)
+	}
+
+	list := ""
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		list = mustCall(t, ctx, claude, "browser_tabs", nil)
+		if strings.Contains(list, "page2.html?blank") && strings.Contains(list, "page2.html?popup") || time.Now().After(deadline) {
+			break
+		}
+	}
+	blankTab, popupTab := tabNumber(t, list, "page2.html?blank"), tabNumber(t, list, "page2.html?popup")
+	for _, n := range []int{blankTab, popupTab} {
+		if !strings.Contains(list, fmt.Sprintf("[%d] Second page", n)) || !regexp.MustCompile(fmt.Sprintf(`\[%d\][^\n]*· yours`, n)).MatchString(list) {
+			t.Errorf("tab %d opened from claude-code's tab is not claude-code's:\n%s", n, list)
+		}
+	}
+	want := fmt.Sprintf("claude-code:%v cursor:%v", sorted(opener, blankTab), []int{theirs})
+	if got := groupsText(groupsOf(t, alloc)); got != want {
+		t.Fatalf("tab groups %s, want %s (the popup window's tab %d in none)", got, want, popupTab)
 	}
 }
