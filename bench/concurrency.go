@@ -151,17 +151,27 @@ func runConcurrency(ctx context.Context, profiles, tabs, calls, workers int) (Co
 		return res, err
 	}
 
-	clients := make([]*client.Client, workers)
-	for w := range clients {
+	// dial starts an MCP client over streamable HTTP, initialized as name
+	// with protocol version.
+	dial := func(name, version string) (*client.Client, error) {
 		c, err := client.NewStreamableHttpClient("http://"+addr+daemon.PathMCP,
 			transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
 		if err != nil {
-			return res, err
+			return nil, err
 		}
 		if err := c.Start(ctx); err != nil {
-			return res, err
+			return nil, err
 		}
-		if _, err := mcpclient.Initialize(ctx, c, "bench"); err != nil {
+		if _, err := mcpclient.InitializeVersion(ctx, c, name, version); err != nil {
+			c.Close()
+			return nil, err
+		}
+		return c, nil
+	}
+	clients := make([]*client.Client, workers)
+	for w := range clients {
+		c, err := dial("bench", mcp.LATEST_PROTOCOL_VERSION)
+		if err != nil {
 			return res, err
 		}
 		defer c.Close()
@@ -174,18 +184,8 @@ func runConcurrency(ctx context.Context, profiles, tabs, calls, workers int) (Co
 	appClients := make([]*client.Client, len(res.Apps))
 	appTabs := make([]int, len(res.Apps))
 	for i, name := range res.Apps {
-		c, err := client.NewStreamableHttpClient("http://"+addr+daemon.PathMCP,
-			transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
+		c, err := dial(name, mcp.ProtocolVersion20251125)
 		if err != nil {
-			return res, err
-		}
-		if err := c.Start(ctx); err != nil {
-			return res, err
-		}
-		init := mcp.InitializeRequest{}
-		init.Params.ProtocolVersion = mcp.ProtocolVersion20251125
-		init.Params.ClientInfo = mcp.Implementation{Name: name, Version: "1"}
-		if _, err := c.Initialize(ctx, init); err != nil {
 			return res, err
 		}
 		defer c.Close()

@@ -19,17 +19,16 @@ import (
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
-	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/tether-browser/tether/apitype"
-	"github.com/tether-browser/tether/broker"
 	"github.com/tether-browser/tether/config"
-	"github.com/tether-browser/tether/test/desktop"
 	"github.com/tether-browser/tether/localclient"
+	"github.com/tether-browser/tether/test/desktop"
+	"github.com/tether-browser/tether/test/mcpclient"
 )
 
 // appStdio is an MCP client over `tether mcp` (one session) that calls
@@ -60,10 +59,7 @@ func appHTTP(t *testing.T, ctx context.Context, d *Daemon, app string) *client.C
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	req := mcp.InitializeRequest{}
-	req.Params.ProtocolVersion = mcp.ProtocolVersion20251125
-	req.Params.ClientInfo = mcp.Implementation{Name: app, Version: "1"}
-	if _, err := c.Initialize(ctx, req); err != nil {
+	if _, err := mcpclient.InitializeVersion(ctx, c, app, mcp.ProtocolVersion20251125); err != nil {
 		t.Fatalf("initialize %s: %v", app, err)
 	}
 	return c
@@ -94,24 +90,7 @@ func resultTab(out string) int {
 // CDP, as the harness, and decodes its JSON value into out.
 func swEval(t *testing.T, alloc context.Context, js string, out any) {
 	t.Helper()
-	bctx, cancel := chromedp.NewContext(alloc)
-	defer cancel()
-	targets, err := chromedp.Targets(bctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var id target.ID
-	for _, ti := range targets {
-		if ti.Type == "service_worker" && strings.HasPrefix(ti.URL, "chrome-extension://"+broker.DefaultExtensionID+"/") {
-			id = ti.TargetID
-		}
-	}
-	if id == "" {
-		t.Fatal("no service worker of the extension is running")
-	}
-	sw, cancelSW := chromedp.NewContext(alloc, chromedp.WithTargetID(id), chromedp.WithDetachOnCancel())
-	defer cancelSW()
-	raw, err := chromedp.Run(sw, chromedp.Evaluate[string]("(async () => JSON.stringify(await ("+js+")))()", chromedp.EvalAwaitPromise))
+	raw, err := chromedp.Run(ExtensionWorker(t, alloc), chromedp.Evaluate[string]("(async () => JSON.stringify(await ("+js+")))()", chromedp.EvalAwaitPromise))
 	if err != nil {
 		t.Fatalf("evaluate in the service worker: %v", err)
 	}

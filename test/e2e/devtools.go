@@ -17,6 +17,8 @@ import (
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/remote"
+
+	"github.com/tether-browser/tether/broker"
 )
 
 // DevTools attaches the test harness to the browser over CDP. Only the
@@ -73,6 +75,31 @@ func StopServiceWorkers(t testing.TB, page context.Context) {
 	if _, err := chromedp.Call(page, serviceworker.StopAllWorkers, cdp.Empty{}); err != nil {
 		t.Fatalf("ServiceWorker.stopAllWorkers: %v", err)
 	}
+}
+
+// ExtensionWorker attaches the harness to the extension's running service
+// worker (until the test ends) and returns its chromedp context; it fails
+// the test when none runs.
+func ExtensionWorker(t testing.TB, alloc context.Context) context.Context {
+	t.Helper()
+	bctx, cancel := chromedp.NewContext(alloc)
+	defer cancel()
+	targets, err := chromedp.Targets(bctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var id target.ID
+	for _, ti := range targets {
+		if ti.Type == "service_worker" && strings.HasPrefix(ti.URL, "chrome-extension://"+broker.DefaultExtensionID+"/") {
+			id = ti.TargetID
+		}
+	}
+	if id == "" {
+		t.Fatal("no service worker of the extension is running")
+	}
+	sw, cancelSW := chromedp.NewContext(alloc, chromedp.WithTargetID(id), chromedp.WithDetachOnCancel())
+	t.Cleanup(cancelSW)
+	return sw
 }
 
 // findPage returns the id and URL of the page whose URL contains urlPart,

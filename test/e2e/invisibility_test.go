@@ -15,11 +15,9 @@ import (
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
-	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 	"github.com/mark3labs/mcp-go/client"
 
-	"github.com/tether-browser/tether/broker"
 	"github.com/tether-browser/tether/test/desktop"
 )
 
@@ -359,23 +357,7 @@ type swCounter struct{ sw context.Context }
 
 func countTabMessages(t *testing.T, alloc context.Context) swCounter {
 	t.Helper()
-	bctx, cancel := chromedp.NewContext(alloc)
-	t.Cleanup(cancel)
-	targets, err := chromedp.Targets(bctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var id target.ID
-	for _, ti := range targets {
-		if ti.Type == "service_worker" && strings.HasPrefix(ti.URL, "chrome-extension://"+broker.DefaultExtensionID+"/") {
-			id = ti.TargetID
-		}
-	}
-	if id == "" {
-		t.Fatal("no service worker of the extension")
-	}
-	sw, cancelSW := chromedp.NewContext(alloc, chromedp.WithTargetID(id), chromedp.WithDetachOnCancel())
-	t.Cleanup(cancelSW)
+	sw := ExtensionWorker(t, alloc)
 	js := `(() => { if (!self.__tabMessages) { self.__tabMessages = {}; chrome.runtime.onMessage.addListener((m, s) => { if (s.tab) self.__tabMessages[s.tab.url] = (self.__tabMessages[s.tab.url] || 0) + 1; }); } return 1; })()`
 	if _, err := chromedp.Run(sw, chromedp.Evaluate[int](js)); err != nil {
 		t.Fatalf("add the counter to the service worker: %v", err)

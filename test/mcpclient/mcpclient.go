@@ -14,8 +14,15 @@ import (
 // Initialize performs the MCP initialize handshake with clientInfo name
 // (the name the timeline records as the client).
 func Initialize(ctx context.Context, c *client.Client, name string) (*mcp.InitializeResult, error) {
+	return InitializeVersion(ctx, c, name, mcp.LATEST_PROTOCOL_VERSION)
+}
+
+// InitializeVersion initializes c as the client name, asking for protocol
+// version (mcp.ProtocolVersion20251125 for a client with an MCP session:
+// the stateless 2026-07-28 protocol has none).
+func InitializeVersion(ctx context.Context, c *client.Client, name, version string) (*mcp.InitializeResult, error) {
 	req := mcp.InitializeRequest{}
-	req.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	req.Params.ProtocolVersion = version
 	req.Params.ClientInfo = mcp.Implementation{Name: name, Version: "1"}
 	return c.Initialize(ctx, req)
 }
