@@ -22,7 +22,34 @@ func (h *handlers) pageCall(ctx context.Context, tool, profile string, method pr
 	if err := h.browser.Call(ctx, profile, method, params, &res, timeout); err != nil {
 		return browserError(tool, err), nil
 	}
-	return mcpgo.NewToolResultText(h.pageText(lead, res)), nil
+	return mcpgo.NewToolResultText(h.resultText(ctx, profile, method, params, lead, res)), nil
+}
+
+// resultText is a page result as the session reads it: after an action on
+// the same document, the changes since the last whole snapshot it got of
+// the tab when they are clearly smaller (changesText); else the whole page.
+// A whole tree sent becomes the tab's baseline, and so does the tree
+// behind changes sent.
+func (h *handlers) resultText(ctx context.Context, profile string, method protocol.Method, params any, lead string, res protocol.PageResult) string {
+	if h.seen == nil {
+		return h.pageText(lead, res)
+	}
+	key := baselineKey(ctx, profile, res.Tab)
+	whole := true
+	if sp, ok := params.(*protocol.SnapshotParams); ok {
+		whole = sp.Ref == "" && sp.Depth == 0 && !sp.URLs
+	}
+	text := ""
+	if base, ok := h.seen.get(key); ok && method.Mutates() && method != protocol.MethodNavigate && method != protocol.MethodHistory && method != protocol.MethodTabNew {
+		text = h.changesText(lead, base, res)
+	}
+	if text == "" {
+		text = h.pageText(lead, res)
+	}
+	if whole && res.Omitted == 0 {
+		h.seen.put(key, res)
+	}
+	return text
 }
 
 // trustedRefused explains why trusted input was not used, or "" when allowed.

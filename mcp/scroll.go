@@ -51,7 +51,7 @@ func (h *handlers) scroll(ctx context.Context, _ mcpgo.CallToolRequest, args Scr
 	if err := h.browser.Call(ctx, args.Profile, protocol.MethodScroll, params, &res, h.cfg.ActionTimeout); err != nil {
 		return browserError("browser_scroll", err), nil
 	}
-	return mcpgo.NewToolResultText(h.pageText(scrollLead(args, res.Tab, res.Scrolled), res)), nil
+	return mcpgo.NewToolResultText(h.resultText(ctx, args.Profile, protocol.MethodScroll, params, scrollLead(args, res.Tab, res.Scrolled), res)), nil
 }
 
 // scrollLead says what a scroll did: how far, where it is now, what

@@ -66,7 +66,7 @@ func (h *handlers) tabs(ctx context.Context, _ mcpgo.CallToolRequest, args TabsA
 		if err := h.browser.Call(ctx, args.Profile, protocol.MethodTabNew, &protocol.TabNewParams{URL: u.String()}, &res, h.cfg.NavigateTimeout); err != nil {
 			return browserError("browser_tabs new", err), nil
 		}
-		return mcpgo.NewToolResultText(h.pageText(fmt.Sprintf("Opened tab %d.", res.Tab), res)), nil
+		return mcpgo.NewToolResultText(h.resultText(ctx, args.Profile, protocol.MethodTabNew, nil, fmt.Sprintf("Opened tab %d.", res.Tab), res)), nil
 	case "close", "select":
 		if args.Tab <= 0 {
 			return mcpgo.NewToolResultError(fmt.Sprintf("action %q needs tab: a tab number from browser_tabs", args.Action)), nil

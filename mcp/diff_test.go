@@ -1,0 +1,89 @@
+package mcp
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/tether-browser/tether/protocol"
+)
+
+// page is a 40-line snapshot; with changed set, line 20's button says Saved.
+func page(url string, changed bool) protocol.PageResult {
+	var lines []string
+	for i := range 40 {
+		line := fmt.Sprintf("  - listitem: \"Row %d\"", i)
+		if i == 20 {
+			line = `  - button "Save" [ref=e20]`
+			if changed {
+				line = `  - button "Saved" [disabled] [ref=e20]`
+			}
+		}
+		lines = append(lines, line)
+	}
+	return protocol.PageResult{Tab: 2, URL: url, Title: "Rows", Snapshot: "- list \"Rows\":\n" + strings.Join(lines, "\n")}
+}
+
+// TestActionResultsCarryChanges: after a whole snapshot, an action's
+// result is the changes since it (with context and refs, plainly marked),
+// or says nothing changed; a navigation, another document, a change not
+// clearly smaller than the page, or a session without a baseline gets the
+// whole tree.
+func TestActionResultsCarryChanges(t *testing.T) {
+	b := &fakeBrowser{results: map[protocol.Method]any{protocol.MethodSnapshot: page("https://a.example/", false)}}
+	c := newClient(t, b)
+	if text, _ := callTool(t, c, "browser_snapshot", nil); strings.Contains(text, "CHANGES ONLY") || !strings.Contains(text, `listitem: "Row 39"`) {
+		t.Fatalf("browser_snapshot is not the whole tree:\n%s", text)
+	}
+
+	b.results[protocol.MethodClick] = page("https://a.example/", true)
+	text, _ := callTool(t, c, "browser_click", map[string]any{"ref": "e20"})
+	for _, want := range []string{"Clicked e20.", "Tab 2: CHANGES ONLY", `-  - button "Save" [ref=e20]`, `+  - button "Saved" [disabled] [ref=e20]`, ` - listitem: "Row 19"`, "URL: https://a.example/"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the click's changes lack %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, `"Row 5"`) {
+		t.Errorf("the changes carry an unchanged line far from them:\n%s", text)
+	}
+
+	text, _ = callTool(t, c, "browser_click", map[string]any{"ref": "e20"})
+	if !strings.Contains(text, "Tab 2: the page has not changed since the last snapshot you got of it") {
+		t.Errorf("an action that changed nothing:\n%s", text)
+	}
+
+	b.results[protocol.MethodClick] = page("https://a.example/next", true)
+	if text, _ = callTool(t, c, "browser_click", map[string]any{"ref": "e20"}); strings.Contains(text, "CHANGES ONLY") || !strings.Contains(text, `"Row 39"`) {
+		t.Errorf("another document is not whole:\n%s", text)
+	}
+
+	other := page("https://a.example/next", false)
+	other.Snapshot = strings.ReplaceAll(other.Snapshot, "Row", "Line")
+	b.results[protocol.MethodClick] = other
+	if text, _ = callTool(t, c, "browser_click", map[string]any{"ref": "e20"}); strings.Contains(text, "CHANGES ONLY") || !strings.Contains(text, `"Line 39"`) {
+		t.Errorf("a change of every line is not whole:\n%s", text)
+	}
+
+	b.results[protocol.MethodNavigate] = other
+	if text, _ = callTool(t, c, "browser_navigate", map[string]any{"url": "https://a.example/next"}); strings.Contains(text, "CHANGES ONLY") || strings.Contains(text, "has not changed") {
+		t.Errorf("a navigation is not whole:\n%s", text)
+	}
+
+	// Another session has no baseline of the tab: its first result is whole.
+	c2 := newClientWith(t, b, Config{Version: "test", Fence: "FENCE"})
+	b.results[protocol.MethodClick] = page("https://a.example/", true)
+	if text, _ = callTool(t, c2, "browser_click", map[string]any{"ref": "e20"}); strings.Contains(text, "CHANGES ONLY") {
+		t.Errorf("a session's first result is a diff:\n%s", text)
+	}
+}
+
+func TestSnapshotDiff(t *testing.T) {
+	got := snapshotDiff("a\nb\nc\nd\ne", "a\nb\nC\nd\ne\nf")
+	want := "@@\n b\n-c\n+C\n d\n e\n+f" // runs two lines apart share one @@
+	if got != want {
+		t.Fatalf("diff:\n%s\nwant:\n%s", got, want)
+	}
+	if d := snapshotDiff("same", "same"); d != "" {
+		t.Fatalf("no change gave %q", d)
+	}
+}
