@@ -18,6 +18,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 
+	"github.com/tether-browser/tether/apitype"
 	"github.com/tether-browser/tether/broker"
 	"github.com/tether-browser/tether/config"
 	"github.com/tether-browser/tether/localclient"
@@ -304,12 +305,11 @@ func TestTimelineRecordsTheResolvedTarget(t *testing.T) {
 	if text, isErr := toolText(t, c, "browser_snapshot", nil); isErr {
 		t.Fatalf("unnamed snapshot: %s", text)
 	}
-	store, err := timeline.Open(p.Timeline(), timeline.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	rows, err := store.Query(context.Background(), timeline.Filter{Limit: 1})
+	// Read through the local API, as the window and the CLI do: a query
+	// sees every row of the calls that finished before it (the daemon's
+	// writer stores them off the call path).
+	api := localclient.New(p)
+	rows, err := api.Timeline(context.Background(), apitype.TimelineFilter{Limit: 1})
 	if err != nil || len(rows) != 1 {
 		t.Fatalf("timeline: %v, %v", rows, err)
 	}
@@ -322,8 +322,8 @@ func TestTimelineRecordsTheResolvedTarget(t *testing.T) {
 	if text, isErr := toolText(t, c, "browser_snapshot", map[string]any{"tab": "3"}); !isErr || !strings.Contains(text, "tab: got string, want integer") {
 		t.Fatalf("invalid arguments: (isError=%v) %s", isErr, text)
 	}
-	rows, err = store.Query(context.Background(), timeline.Filter{Limit: 1})
-	if err != nil || len(rows) != 1 || rows[0].Outcome != timeline.Error || !strings.Contains(rows[0].Error, "got string, want integer") {
+	rows, err = api.Timeline(context.Background(), apitype.TimelineFilter{Limit: 1})
+	if err != nil || len(rows) != 1 || rows[0].Outcome != string(timeline.Error) || !strings.Contains(rows[0].Error, "got string, want integer") {
 		t.Fatalf("the invalid call on the timeline: %+v, %v", rows, err)
 	}
 }
