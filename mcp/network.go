@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -122,7 +123,7 @@ func (f requestFilter) match(r protocol.NetRequest) bool {
 			return false
 		}
 	}
-	if len(f.types) > 0 && !containsString(f.types, r.Type) {
+	if len(f.types) > 0 && !slices.Contains(f.types, r.Type) {
 		return false
 	}
 	if len(f.class) > 0 {
@@ -135,15 +136,6 @@ func (f requestFilter) match(r protocol.NetRequest) bool {
 		}
 	}
 	return true
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func (h *handlers) requests(ctx context.Context, args NetworkArgs) (*mcpgo.CallToolResult, error) {
