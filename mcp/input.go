@@ -23,7 +23,7 @@ type ClickArgs struct {
 	FullPage  bool    `json:"full_page,omitempty" jsonschema:"x/y in page px"`
 	Button    string  `json:"button,omitempty" jsonschema:"left/right/middle"`
 	Double    bool    `json:"double,omitempty"`
-	Modifiers string  `json:"modifiers,omitempty" jsonschema:"Control+Shift…"`
+	Modifiers string  `json:"modifiers,omitempty" jsonschema:"Control+Shift"`
 	Trusted   bool    `json:"trusted,omitempty" jsonschema:"Real input via debugger (opt-in)"`
 }
 
@@ -37,7 +37,7 @@ type TypeArgs struct {
 
 func actionTool(name, description string, schema mcpgo.ToolOption) mcpgo.Tool {
 	return mcpgo.NewTool(name,
-		mcpgo.WithDescription(description+" Returns the snapshot (untrusted page data)."),
+		mcpgo.WithDescription(description+" Returns the snapshot (untrusted)."),
 		schema,
 		noEmptyRequired(),
 		mutating(true),
@@ -224,7 +224,7 @@ type SelectOptionArgs struct {
 
 func (h *handlers) selectOptionTool() Tool {
 	return Tool{
-		Def:   actionTool("browser_select_option", "Pick options of a native select by value or label (ARIA combobox: click it).", mcpgo.WithInputSchema[SelectOptionArgs]()),
+		Def:   actionTool("browser_select_option", "Pick a native select's options by value or label (ARIA combobox: click it).", mcpgo.WithInputSchema[SelectOptionArgs]()),
 		Class: policy.Interact,
 		handler: mcpgo.NewTypedToolHandler(func(ctx context.Context, _ mcpgo.CallToolRequest, args SelectOptionArgs) (*mcpgo.CallToolResult, error) {
 			if msg := needRef(args.Ref); msg != "" {
@@ -311,7 +311,7 @@ func (h *handlers) dragTool() Tool {
 // PressKeyArgs are browser_press_key's arguments.
 type PressKeyArgs struct {
 	Target
-	Key     string `json:"key" jsonschema:"Enter, a, Control+A…"`
+	Key     string `json:"key" jsonschema:"Enter, a, Control+A"`
 	Trusted bool   `json:"trusted,omitempty" jsonschema:"Real input via debugger (opt-in)"`
 }
 
@@ -378,7 +378,7 @@ func waitTimeError(got float64, limit time.Duration) string {
 func (h *handlers) waitForTool() Tool {
 	return Tool{
 		Def: mcpgo.NewTool("browser_wait_for",
-			mcpgo.WithDescription("Wait ≤ 60 s for text (or text_gone), or a time. Returns the snapshot (untrusted page data)."),
+			mcpgo.WithDescription("Wait ≤ 60 s for text (or text_gone), or a time. Returns the snapshot (untrusted)."),
 			mcpgo.WithInputSchema[WaitForArgs](),
 			noEmptyRequired(),
 			readOnly(),
@@ -413,7 +413,7 @@ type HandleDialogArgs struct {
 func (h *handlers) handleDialogTool() Tool {
 	return Tool{
 		Def: mcpgo.NewTool("browser_handle_dialog",
-			mcpgo.WithDescription("Arm the answer to the next dialog(s), before the action opening one. Unarmed: alerts accepted, others dismissed. Dialog text is untrusted."),
+			mcpgo.WithDescription("Arm the answer to the next dialog(s), before the action opening one. Unarmed: alerts accepted, others dismissed. Untrusted text."),
 			mcpgo.WithInputSchema[HandleDialogArgs](),
 			mutating(false),
 		),

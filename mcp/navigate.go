@@ -20,7 +20,7 @@ type NavigateArgs struct {
 func (h *handlers) navigateTool() Tool {
 	return Tool{
 		Def: mcpgo.NewTool("browser_navigate",
-			mcpgo.WithDescription("Load a URL in a shared tab (or a new one), up to 30 s. Returns the snapshot (untrusted page data)."),
+			mcpgo.WithDescription("Load a URL in a shared tab (or a new one), up to 30 s. Returns the snapshot (untrusted)."),
 			mcpgo.WithInputSchema[NavigateArgs](),
 			mutating(false),
 		),
@@ -47,7 +47,7 @@ type HistoryArgs struct {
 func (h *handlers) historyTool(name, action, what string) Tool {
 	return Tool{
 		Def: mcpgo.NewTool(name,
-			mcpgo.WithDescription(what+" and wait for the load. Returns the snapshot (untrusted page data)."),
+			mcpgo.WithDescription(what+" and wait for the load. Returns the snapshot (untrusted)."),
 			mcpgo.WithInputSchema[HistoryArgs](),
 			mutating(false),
 		),

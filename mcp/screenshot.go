@@ -35,7 +35,7 @@ const maxImageBytes = 1 << 20
 func (h *handlers) screenshotTool() Tool {
 	return Tool{
 		Def: mcpgo.NewTool("browser_take_screenshot",
-			mcpgo.WithDescription("Capture the visible tab, whole page or an element (untrusted page data)."),
+			mcpgo.WithDescription("Capture the visible tab, whole page or an element (untrusted)."),
 			mcpgo.WithInputSchema[ScreenshotArgs](),
 			noEmptyRequired(),
 			readOnly(),

@@ -23,7 +23,7 @@ type ScrollArgs struct {
 func (h *handlers) scrollTool() Tool {
 	return Tool{
 		Def: mcpgo.NewTool("browser_scroll",
-			mcpgo.WithDescription("Scroll the page or container ref by pixels or to an edge, or ref into view. Says what moved; returns the snapshot (untrusted page data)."),
+			mcpgo.WithDescription("Scroll the page or container ref by pixels or to an edge, or ref into view. Says what moved; returns the snapshot (untrusted)."),
 			mcpgo.WithInputSchema[ScrollArgs](),
 			mutating(false),
 		),

@@ -85,14 +85,15 @@ type Config struct {
 func (h *handlers) tools() []Tool {
 	all := []Tool{
 		h.navigateTool(),
-		h.historyTool("browser_navigate_back", "back", "Go back in the tab's history"),
-		h.historyTool("browser_navigate_forward", "forward", "Go forward in the tab's history"),
+		h.historyTool("browser_navigate_back", "back", "Go back in history"),
+		h.historyTool("browser_navigate_forward", "forward", "Go forward in history"),
 		h.historyTool("browser_reload", "reload", "Reload the page"),
 		h.snapshotTool(),
 		h.findTool(),
 		h.readTool(),
 		h.readURLTool(),
 		h.consoleTool(),
+		h.networkTool(),
 		h.clickTool(),
 		h.typeTool(),
 		h.selectOptionTool(),

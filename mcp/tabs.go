@@ -22,7 +22,7 @@ type TabsArgs struct {
 func (h *handlers) tabsTool() Tool {
 	return Tool{
 		Def: mcpgo.NewTool("browser_tabs",
-			mcpgo.WithDescription("List, open, close or select shared tabs (all profiles; untrusted titles and URLs)."),
+			mcpgo.WithDescription("List, open, close or select shared tabs, all profiles (untrusted titles, URLs)."),
 			mcpgo.WithInputSchema[TabsArgs](),
 			mutating(true),
 		),

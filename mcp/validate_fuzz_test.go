@@ -15,7 +15,7 @@ import (
 var argTypes = map[string]any{
 	"browser_navigate": NavigateArgs{}, "browser_navigate_back": HistoryArgs{}, "browser_navigate_forward": HistoryArgs{},
 	"browser_reload": HistoryArgs{}, "browser_snapshot": SnapshotArgs{}, "browser_find": FindArgs{}, "browser_read": ReadArgs{},
-	"browser_read_url": ReadURLArgs{}, "browser_console_messages": ConsoleArgs{}, "browser_click": ClickArgs{},
+	"browser_read_url": ReadURLArgs{}, "browser_console_messages": ConsoleArgs{}, "browser_network": NetworkArgs{}, "browser_click": ClickArgs{},
 	"browser_type": TypeArgs{}, "browser_select_option": SelectOptionArgs{}, "browser_hover": HoverArgs{},
 	"browser_drag": DragArgs{}, "browser_press_key": PressKeyArgs{}, "browser_file_upload": FileUploadArgs{},
 	"browser_wait_for": WaitForArgs{}, "browser_handle_dialog": HandleDialogArgs{},

@@ -195,6 +195,10 @@ func NewResult(method Method) any {
 		return &EvaluateResult{}
 	case MethodTabOwner:
 		return &TabInfo{}
+	case MethodNetwork:
+		return &NetworkResult{}
+	case MethodDownloads:
+		return &DownloadsResult{}
 	}
 	return nil
 }
@@ -242,6 +246,14 @@ func DecodeResult(method Method, raw json.RawMessage) (any, error) {
 	case *ConsoleResult:
 		if r.Messages == nil {
 			r.Messages = []ConsoleMessage{}
+		}
+	case *NetworkResult:
+		if r.Requests == nil {
+			r.Requests = []NetRequest{}
+		}
+	case *DownloadsResult:
+		if r.Downloads == nil {
+			r.Downloads = []Download{}
 		}
 	}
 	return v, nil

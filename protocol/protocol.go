@@ -216,13 +216,19 @@ const (
 	MethodScroll Method = "scroll"
 	// MethodTabOwner gives a shared tab to an AI app, or back to the user (the user's choice in the window): TabOwnerParams → TabInfo.
 	MethodTabOwner Method = "tab_owner"
+	// MethodNetwork lists a shared tab's requests since it was shared, or
+	// one request with its headers: NetworkParams → NetworkResult.
+	MethodNetwork Method = "network"
+	// MethodDownloads lists the downloads attributed to a shared tab:
+	// TabParams → DownloadsResult.
+	MethodDownloads Method = "downloads"
 )
 
 // Mutates reports whether a method changes a tab. Mutating calls on one tab
 // are serialized by the daemon; reads may run alongside them.
 func (m Method) Mutates() bool {
 	switch m {
-	case MethodSnapshot, MethodTabsList, MethodFind, MethodRead, MethodConsole, MethodScreenshot, MethodReadURL:
+	case MethodSnapshot, MethodTabsList, MethodFind, MethodRead, MethodConsole, MethodScreenshot, MethodReadURL, MethodNetwork, MethodDownloads:
 		return false
 	}
 	return true
@@ -233,7 +239,7 @@ type Request struct {
 	Type FrameType `json:"type" jsonschema:"enum=request"`
 	// ID correlates the response; unique per connection.
 	ID     string `json:"id"`
-	Method Method `json:"method" jsonschema:"enum=navigate,enum=snapshot,enum=click,enum=type,enum=tabs_list,enum=tab_new,enum=tab_close,enum=tab_select,enum=find,enum=read,enum=console,enum=select_option,enum=hover,enum=drag,enum=press_key,enum=file_upload,enum=wait_for,enum=handle_dialog,enum=history,enum=screenshot,enum=evaluate,enum=read_url,enum=scroll,enum=tab_owner"`
+	Method Method `json:"method" jsonschema:"enum=navigate,enum=snapshot,enum=click,enum=type,enum=tabs_list,enum=tab_new,enum=tab_close,enum=tab_select,enum=find,enum=read,enum=console,enum=select_option,enum=hover,enum=drag,enum=press_key,enum=file_upload,enum=wait_for,enum=handle_dialog,enum=history,enum=screenshot,enum=evaluate,enum=read_url,enum=scroll,enum=tab_owner,enum=network,enum=downloads"`
 	// Params is the method's params object (see Method).
 	Params json.RawMessage `json:"params" jsonschema:"type=object"`
 	// TimeoutMs is how long the daemon waits for the response; the extension
@@ -677,7 +683,8 @@ type ConsoleParams struct {
 
 // ConsoleMessage is one console call or uncaught error.
 type ConsoleMessage struct {
-	// Level is log, info, warn, error, debug, or exception (uncaught error or rejection).
+	// Level is log, info, warn, error, debug, exception (uncaught error or
+	// rejection), or network (the browser's own entry for a failed request).
 	Level string `json:"level"`
 	Text  string `json:"text"`
 	// Time is milliseconds since the Unix epoch.
@@ -691,6 +698,89 @@ type ConsoleResult struct {
 	Messages []ConsoleMessage `json:"messages"`
 	// Dropped counts messages dropped because the buffer was full.
 	Dropped int `json:"dropped"`
+}
+
+// NetworkParams reads a shared tab's requests.
+type NetworkParams struct {
+	TabParams
+	// ID asks for that one request, with its headers; empty: every request
+	// kept, without headers.
+	ID string `json:"id,omitempty"`
+}
+
+// Header is one HTTP header. Cookie, Set-Cookie, Authorization and
+// Proxy-Authorization values are always "<redacted>".
+type Header struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// NetRequest is one request a shared tab made (webRequest's view: no bodies).
+type NetRequest struct {
+	// ID is Chrome's request id.
+	ID     string `json:"id"`
+	Method string `json:"method"`
+	URL    string `json:"url"`
+	// Type is webRequest's resource type (main_frame, sub_frame, script,
+	// image, xmlhttprequest for fetch and XHR, websocket, other…).
+	Type string `json:"type"`
+	// Status is the HTTP status code; 0 without a response.
+	Status int `json:"status,omitempty"`
+	// Error is Chrome's network error (net::ERR_…) when the request failed.
+	Error string `json:"error,omitempty"`
+	// Start is milliseconds since the Unix epoch.
+	Start int64 `json:"start"`
+	// Duration is milliseconds from start to the response's end or the
+	// error; absent while Pending.
+	Duration int64 `json:"duration,omitempty"`
+	// Pending: no response end or error yet.
+	Pending bool `json:"pending,omitempty"`
+	// Size is the response's Content-Length in bytes, -1 when not sent.
+	Size int64 `json:"size"`
+	// Initiator is the origin that caused the request, when Chrome says.
+	Initiator string `json:"initiator,omitempty"`
+	FromCache bool   `json:"fromCache,omitempty"`
+	// RequestHeaders and ResponseHeaders are set only when NetworkParams
+	// named this request.
+	RequestHeaders  []Header `json:"requestHeaders,omitempty"`
+	ResponseHeaders []Header `json:"responseHeaders,omitempty"`
+}
+
+// NetworkResult is a shared tab's requests, oldest first.
+type NetworkResult struct {
+	Tab      int          `json:"tab"`
+	Requests []NetRequest `json:"requests"`
+	// Dropped counts older requests the bounded ring let go.
+	Dropped int `json:"dropped"`
+}
+
+// Download is one download attributed to a shared tab.
+type Download struct {
+	ID  int    `json:"id"`
+	Tab int    `json:"tab"`
+	URL string `json:"url"`
+	// Filename is the full path on disk; empty until Chrome chose it.
+	Filename string `json:"filename"`
+	Mime     string `json:"mime,omitempty"`
+	// State is in_progress, complete or interrupted.
+	State string `json:"state"`
+	// Error is the interrupt reason (e.g. USER_CANCELED, NETWORK_FAILED).
+	Error string `json:"error,omitempty"`
+	// Received and Total are bytes; Total is -1 when unknown.
+	Received int64 `json:"received"`
+	Total    int64 `json:"total"`
+	Paused   bool  `json:"paused,omitempty"`
+	// WaitingForUser: Chrome asks the user where to save it, or whether to
+	// keep a dangerous file.
+	WaitingForUser bool `json:"waitingForUser,omitempty"`
+	// Start is milliseconds since the Unix epoch.
+	Start int64 `json:"start"`
+}
+
+// DownloadsResult is the downloads attributed to a shared tab, oldest first.
+type DownloadsResult struct {
+	Tab       int        `json:"tab"`
+	Downloads []Download `json:"downloads"`
 }
 
 // SelectOptionParams selects options of a native select by value or label.

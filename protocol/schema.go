@@ -17,6 +17,7 @@ var frameTypes = []any{
 	Point{}, HoverParams{}, DragParams{}, PressKeyParams{}, UploadFile{}, FileUploadParams{}, WaitForParams{}, HandleDialogParams{},
 	DialogArmResult{}, HistoryParams{}, ScreenshotParams{}, ScreenshotResult{}, ScreenshotGeometry{}, EvaluateParams{}, EvaluateResult{},
 	PageResult{}, TabInfo{}, TabsListResult{}, ScrollParams{}, ScrollReport{}, TabOwner{}, TabOwnerParams{},
+	NetworkParams{}, Header{}, NetRequest{}, NetworkResult{}, Download{}, DownloadsResult{},
 }
 
 // Schema returns the JSON Schema (draft 2020-12) of every protocol type, as

@@ -14,6 +14,18 @@ import {
   toggleShare,
 } from './background/shared-tabs';
 import { onNavigationCommitted, resetActing } from './background/tab-hooks';
+import { keepDownloadsOf, onDownloadCreated } from './background/downloads';
+import {
+  keepRingsOf,
+  onBeforeRequest,
+  onCompleted,
+  onErrorOccurred,
+  onHeadersReceived,
+  onSendHeaders,
+  REQUEST_FILTER,
+} from './background/network';
+import { addNetworkError } from './background/page-records';
+import { loadState, watchShared } from './background/state';
 
 const log = (what: string) => (err: unknown) => console.error(`tether: ${what}`, err);
 
@@ -80,6 +92,26 @@ chrome.contextMenus.onClicked.addListener((info, tab) => {
 chrome.commands.onCommand.addListener((command, tab) => {
   if (command === 'toggle-share') toggleActiveOr(tab).catch(log('toggle share'));
 });
+
+// Shared tabs' requests: each listener drops other tabs' events first thing (network.ts).
+// extraHeaders: Chrome hides Cookie and Set-Cookie otherwise (kept only as "<redacted>").
+chrome.webRequest.onBeforeRequest.addListener(onBeforeRequest, REQUEST_FILTER);
+chrome.webRequest.onSendHeaders.addListener(onSendHeaders, REQUEST_FILTER, ['requestHeaders', 'extraHeaders']);
+chrome.webRequest.onHeadersReceived.addListener(onHeadersReceived, REQUEST_FILTER, ['responseHeaders', 'extraHeaders']);
+chrome.webRequest.onCompleted.addListener(onCompleted, REQUEST_FILTER, ['responseHeaders', 'extraHeaders']);
+chrome.webRequest.onErrorOccurred.addListener((d) => {
+  const req = onErrorOccurred(d);
+  if (req) addNetworkError(d.tabId, { method: req.method, url: req.url, error: req.error, time: Date.now() }).catch(log('record network error'));
+}, REQUEST_FILTER);
+chrome.downloads.onCreated.addListener((item) => {
+  onDownloadCreated(item).catch(log('attribute download'));
+});
+// Records of tabs that stop being shared go with the sharing.
+watchShared((ids) => {
+  keepRingsOf(ids);
+  keepDownloadsOf(ids).catch(log('forget downloads'));
+});
+loadState();
 
 keepAlive();
 // Chrome may have stopped the previous worker during a call: the pages' hooks stop acting for it.

@@ -65,7 +65,8 @@ export interface Point {
  */
 export interface ConsoleMessage {
   /**
-   * Level is log, info, warn, error, debug, or exception (uncaught error or rejection).
+   * Level is log, info, warn, error, debug, exception (uncaught error or
+   * rejection), or network (the browser's own entry for a failed request).
    */
   level: string;
   text: string;
@@ -144,6 +145,55 @@ export interface DialogEvent {
    * tab); Accepted and PromptText are then the user's answer.
    */
   native?: boolean;
+}
+/**
+ * Download is one download attributed to a shared tab.
+ *
+ * This interface was referenced by `TetherProtocol`'s JSON-Schema
+ * via the `definition` "Download".
+ */
+export interface Download {
+  id: number;
+  tab: number;
+  url: string;
+  /**
+   * Filename is the full path on disk; empty until Chrome chose it.
+   */
+  filename: string;
+  mime?: string;
+  /**
+   * State is in_progress, complete or interrupted.
+   */
+  state: string;
+  /**
+   * Error is the interrupt reason (e.g. USER_CANCELED, NETWORK_FAILED).
+   */
+  error?: string;
+  /**
+   * Received and Total are bytes; Total is -1 when unknown.
+   */
+  received: number;
+  total: number;
+  paused?: boolean;
+  /**
+   * WaitingForUser: Chrome asks the user where to save it, or whether to
+   * keep a dangerous file.
+   */
+  waitingForUser?: boolean;
+  /**
+   * Start is milliseconds since the Unix epoch.
+   */
+  start: number;
+}
+/**
+ * DownloadsResult is the downloads attributed to a shared tab, oldest first.
+ *
+ * This interface was referenced by `TetherProtocol`'s JSON-Schema
+ * via the `definition` "DownloadsResult".
+ */
+export interface DownloadsResult {
+  tab: number;
+  downloads: Download[];
 }
 /**
  * DragParams drags FromRef onto ToRef, or presses at From, moves to To and releases there (then the refs are empty).
@@ -347,6 +397,16 @@ export interface HandleDialogParams {
    * Times is how many dialogs the answer covers (default 1).
    */
   times?: number;
+}
+/**
+ * Header is one HTTP header.
+ *
+ * This interface was referenced by `TetherProtocol`'s JSON-Schema
+ * via the `definition` "Header".
+ */
+export interface Header {
+  name: string;
+  value: string;
 }
 /**
  * Hello is the extension's first frame on every connection.
@@ -563,6 +623,89 @@ export interface TabOwner1 {
    * app rather than to one of its sessions).
    */
   session?: string;
+}
+/**
+ * NetRequest is one request a shared tab made (webRequest's view: no bodies).
+ *
+ * This interface was referenced by `TetherProtocol`'s JSON-Schema
+ * via the `definition` "NetRequest".
+ */
+export interface NetRequest {
+  /**
+   * ID is Chrome's request id.
+   */
+  id: string;
+  method: string;
+  url: string;
+  /**
+   * Type is webRequest's resource type (main_frame, sub_frame, script,
+   * image, xmlhttprequest for fetch and XHR, websocket, other…).
+   */
+  type: string;
+  /**
+   * Status is the HTTP status code; 0 without a response.
+   */
+  status?: number;
+  /**
+   * Error is Chrome's network error (net::ERR_…) when the request failed.
+   */
+  error?: string;
+  /**
+   * Start is milliseconds since the Unix epoch.
+   */
+  start: number;
+  /**
+   * Duration is milliseconds from start to the response's end or the
+   * error; absent while Pending.
+   */
+  duration?: number;
+  /**
+   * Pending: no response end or error yet.
+   */
+  pending?: boolean;
+  /**
+   * Size is the response's Content-Length in bytes, -1 when not sent.
+   */
+  size: number;
+  /**
+   * Initiator is the origin that caused the request, when Chrome says.
+   */
+  initiator?: string;
+  fromCache?: boolean;
+  /**
+   * RequestHeaders and ResponseHeaders are set only when NetworkParams
+   * named this request.
+   */
+  requestHeaders?: Header[];
+  responseHeaders?: Header[];
+}
+/**
+ * NetworkParams reads a shared tab's requests.
+ *
+ * This interface was referenced by `TetherProtocol`'s JSON-Schema
+ * via the `definition` "NetworkParams".
+ */
+export interface NetworkParams {
+  tab?: number;
+  /**
+   * ID asks for that one request, with its headers; empty: every request
+   * kept, without headers.
+   */
+  id?: string;
+}
+/**
+ * NetworkResult is a shared tab's requests, oldest first.
+ *
+ * This interface was referenced by `TetherProtocol`'s JSON-Schema
+ * via the `definition` "NetworkResult".
+ */
+export interface NetworkResult {
+  tab: number;
+  requests: NetRequest[];
+  /**
+   * Dropped counts older requests the bounded ring let go.
+   */
+  dropped: number;
 }
 /**
  * PageResult describes a tab after a read or an action.
@@ -823,7 +966,9 @@ export interface Request {
     | 'evaluate'
     | 'read_url'
     | 'scroll'
-    | 'tab_owner';
+    | 'tab_owner'
+    | 'network'
+    | 'downloads';
   /**
    * Params is the method's params object (see Method).
    */
@@ -1311,4 +1456,6 @@ export const METHODS: readonly Request['method'][] = [
   'read_url',
   'scroll',
   'tab_owner',
+  'network',
+  'downloads',
 ];

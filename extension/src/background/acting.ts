@@ -8,6 +8,8 @@
 export const ACT_GRACE_MS = 500;
 
 const until = new Map<number, number>();
+/** Tab id → the last acting-until value set (kept after stopActing: downloads look back). */
+const lastSet = new Map<number, number>();
 
 /** The Date.now() value until which the AI acts on tabId (0: it does not). */
 export function actingUntil(tabId: number): number {
@@ -19,6 +21,13 @@ export function actingUntil(tabId: number): number {
 /** Records that the AI acts on tabId until t (a Date.now() value). */
 export function setActingUntil(tabId: number, t: number): void {
   until.set(tabId, t);
+  lastSet.set(tabId, t);
+}
+
+/** Whether the AI acts on tabId, or stopped less than ms milliseconds ago. */
+export function actedWithin(tabId: number, ms: number): boolean {
+  const t = lastSet.get(tabId);
+  return t !== undefined && Date.now() <= t + ms;
 }
 
 /** Forgets tabId (unshared or closed). */

@@ -54,7 +54,7 @@ interface IdemRecord {
  * they claim the key for their call but keep no step, and run again when
  * the call is repeated.
  */
-export const READ_METHODS: ReadonlySet<string> = new Set(['snapshot', 'tabs_list', 'find', 'read', 'console', 'screenshot', 'read_url']);
+export const READ_METHODS: ReadonlySet<string> = new Set(['snapshot', 'tabs_list', 'find', 'read', 'console', 'screenshot', 'read_url', 'network', 'downloads']);
 
 interface IndexEntry {
   /** Storage item name. */

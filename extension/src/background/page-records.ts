@@ -66,20 +66,37 @@ export async function onPageHooks(tabId: number, frameId: number, batch: HookBat
     if (consumed > 0) await pushArmed(tabId);
   }
   if (messages.length > 0) {
-    const all = await loadRings();
-    let ring = all.get(tabId);
-    if (!ring) all.set(tabId, (ring = { messages: [], dropped: 0 }));
-    for (const m of messages) {
-      const msg: ConsoleMessage = { level: String(m.level), text: String(m.text), time: Number(m.time) || Date.now() };
-      if (typeof m.url === 'string' && m.url) msg.url = m.url;
-      ring.messages.push(msg);
-    }
-    if (ring.messages.length > CONSOLE_LIMIT) {
-      ring.dropped += ring.messages.length - CONSOLE_LIMIT;
-      ring.messages.splice(0, ring.messages.length - CONSOLE_LIMIT);
-    }
-    saveRingsSoon();
+    await addConsole(
+      tabId,
+      messages.map((m) => {
+        const msg: ConsoleMessage = { level: String(m.level), text: String(m.text), time: Number(m.time) || Date.now() };
+        if (typeof m.url === 'string' && m.url) msg.url = m.url;
+        return msg;
+      }),
+    );
   }
+}
+
+/** Appends messages to a shared tab's console ring (the caller checked it is shared). */
+async function addConsole(tabId: number, messages: ConsoleMessage[]): Promise<void> {
+  const all = await loadRings();
+  let ring = all.get(tabId);
+  if (!ring) all.set(tabId, (ring = { messages: [], dropped: 0 }));
+  ring.messages.push(...messages);
+  if (ring.messages.length > CONSOLE_LIMIT) {
+    ring.dropped += ring.messages.length - CONSOLE_LIMIT;
+    ring.messages.splice(0, ring.messages.length - CONSOLE_LIMIT);
+  }
+  saveRingsSoon();
+}
+
+/**
+ * Records the browser's own entry for a shared tab's failed request (level
+ * "network"), as the console of DevTools shows it.
+ */
+export async function addNetworkError(tabId: number, req: { method: string; url: string; error?: string; time: number }): Promise<void> {
+  if ((await readState()).shared[tabId] === undefined) return;
+  await addConsole(tabId, [{ level: 'network', text: `${req.method} ${req.url} ${req.error ?? 'failed'}`, time: req.time }]);
 }
 
 // ---- console rings ----

@@ -60,12 +60,40 @@ function empty(): TabState {
 
 let cache: Promise<TabState> | undefined;
 let queue: Promise<unknown> = Promise.resolve();
+/** The shared tab ids as last loaded or saved; undefined until the state is loaded. */
+let sharedIds: ReadonlySet<number> | undefined;
+const sharedWatchers: ((ids: ReadonlySet<number>) => void)[] = [];
+
+function mirror(s: TabState): void {
+  sharedIds = new Set(Object.keys(s.shared).map(Number));
+  for (const w of sharedWatchers) w(sharedIds);
+}
+
+/**
+ * The shared tab ids, synchronously, for listeners that must drop other
+ * tabs' events first thing (webRequest); undefined until the state is
+ * loaded (loadState starts that).
+ */
+export function sharedNow(): ReadonlySet<number> | undefined {
+  return sharedIds;
+}
+
+/** Calls fn with the shared tab ids whenever the state is loaded or saved. */
+export function watchShared(fn: (ids: ReadonlySet<number>) => void): void {
+  sharedWatchers.push(fn);
+}
+
+/** Starts loading the state (so sharedNow is soon known). */
+export function loadState(): void {
+  void load().catch(() => undefined);
+}
 
 function load(): Promise<TabState> {
   cache ??= chrome.storage.session.get(KEY).then((got) => {
     const s = { ...empty(), ...(got[KEY] as Partial<TabState> | undefined) };
     // State written by protocol 2 counted documents per tab.
     for (const [tab, v] of Object.entries(s.docs)) if (typeof v !== 'object' || v === null) delete s.docs[tab];
+    mirror(s);
     return s;
   });
   return cache;
@@ -82,6 +110,7 @@ export function updateState<T>(fn: (s: TabState) => T): Promise<T> {
   const run = queue.catch(() => undefined).then(async () => {
     const state = await load();
     const out = fn(state);
+    mirror(state);
     await chrome.storage.session.set({ [KEY]: state });
     return out;
   });

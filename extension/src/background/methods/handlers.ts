@@ -10,6 +10,7 @@ import { handleDialogMethod } from './dialogs';
 import { evaluateMethod } from './evaluate';
 import { fileUploadMethod, pressKeyMethod, selectOptionMethod, typeMethod } from './input';
 import { historyMethod, navigateMethod } from './navigate';
+import { downloadsMethod, networkMethod } from './network';
 import type { P } from './params';
 import { clickMethod, dragMethod, hoverMethod } from './pointer';
 import { consoleMethod, findMethod, readMethod, readUrlMethod, snapshotMethod } from './read';
@@ -46,6 +47,8 @@ export const HANDLERS: Readonly<Record<Method, Handler>> = {
   evaluate: evaluateMethod,
   read_url: readUrlMethod,
   scroll: scrollMethod,
+  network: networkMethod,
+  downloads: downloadsMethod,
 };
 
 /** Runs one daemon request; never throws. deadline is a Date.now() value. */

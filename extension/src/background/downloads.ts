@@ -1,0 +1,118 @@
+// Downloads of shared tabs. chrome.downloads items carry no tab, so a
+// download is attributed to a shared tab only
+//  - when webRequest saw its request in that tab (network.ts), or
+//  - for blob:, data: and <a download> links, when its URL's origin (a
+//    data: URL's referrer's) matches a shared tab that had a tool action in
+//    the last ATTRIBUTE_MS.
+// Every other download is invisible to the AI: nothing of it is kept.
+import type { Download } from '../protocol.gen';
+import { actedWithin } from './acting';
+import { tabsRequesting } from './network';
+import { readState } from './state';
+
+/** How recent a tool action must be for a blob:/data:/<a download> download to count as its tab's. */
+export const ATTRIBUTE_MS = 10_000;
+/** How far back a request seen by webRequest attributes a download, in ms. */
+const REQUEST_LOOKBACK_MS = 60_000;
+/** Attributed downloads remembered (the oldest go first). */
+const KEPT = 200;
+const KEY = 'downloads';
+
+/** Download id → the Chrome tab id it is attributed to. */
+type Attributed = Record<string, number>;
+
+let attributed: Promise<Attributed> | undefined;
+
+function load(): Promise<Attributed> {
+  attributed ??= chrome.storage.session.get(KEY).then(
+    (got) => ({ ...((got[KEY] as Attributed | undefined) ?? {}) }),
+    () => ({}),
+  );
+  return attributed;
+}
+
+/** The origin a download's URL names: a blob: URL's inner origin; a data: URL's referrer's. */
+export function downloadOrigin(url: string, referrer?: string): string | undefined {
+  try {
+    if (url.startsWith('data:')) return referrer ? new URL(referrer).origin : undefined;
+    const u = new URL(url.startsWith('blob:') ? url.slice(5) : url);
+    return u.origin === 'null' ? undefined : u.origin;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The shared tab a new download belongs to, by the rules above; undefined: none (invisible). */
+export async function attribute(item: chrome.downloads.DownloadItem, now = Date.now()): Promise<number | undefined> {
+  const s = await readState();
+  const shared = new Set(Object.keys(s.shared).map(Number));
+  for (const url of [item.url, item.finalUrl]) {
+    const tab = tabsRequesting(url, now - REQUEST_LOOKBACK_MS).find((t) => shared.has(t));
+    if (tab !== undefined) return tab;
+  }
+  const origin = downloadOrigin(item.url, item.referrer);
+  const acted = [...shared].filter((t) => actedWithin(t, ATTRIBUTE_MS));
+  for (const t of acted) {
+    const tab = await chrome.tabs.get(t).catch(() => undefined);
+    if (origin !== undefined && tab?.url && downloadOrigin(tab.url) === origin) return t;
+  }
+  // A data: URL without a referrer: the one tab the AI just acted on.
+  if (origin === undefined && item.url.startsWith('data:') && acted.length === 1) return acted[0];
+  return undefined;
+}
+
+/** chrome.downloads.onCreated: attributes the download, or forgets it at once. */
+export async function onDownloadCreated(item: chrome.downloads.DownloadItem): Promise<number | undefined> {
+  const tab = await attribute(item);
+  if (tab === undefined) return undefined;
+  const all = await load();
+  all[item.id] = tab;
+  const ids = Object.keys(all).map(Number).sort((a, b) => a - b);
+  for (const id of ids.slice(0, Math.max(0, ids.length - KEPT))) delete all[id];
+  await chrome.storage.session.set({ [KEY]: all }).catch(() => undefined);
+  return tab;
+}
+
+/** Danger types for which Chrome asks the user whether to keep the file. */
+const ASKS_USER = new Set(['file', 'url', 'content', 'uncommon', 'host', 'unwanted', 'promptForScanning', 'promptForLocalPasswordScanning', 'accountCompromise', 'sensitiveContentWarning']);
+
+/** A download item as the protocol states it, for tab number. */
+export function downloadOf(item: chrome.downloads.DownloadItem, number: number): Download {
+  const total = item.totalBytes > 0 ? item.totalBytes : item.fileSize > 0 ? item.fileSize : -1;
+  const d: Download = {
+    id: item.id,
+    tab: number,
+    url: item.finalUrl || item.url,
+    filename: item.filename,
+    state: item.state,
+    received: item.bytesReceived,
+    total,
+    start: Date.parse(item.startTime) || 0,
+  };
+  if (item.mime) d.mime = item.mime;
+  if (item.error) d.error = item.error;
+  if (item.paused) d.paused = true;
+  if (item.state === 'in_progress' && (item.filename === '' || ASKS_USER.has(item.danger))) d.waitingForUser = true;
+  return d;
+}
+
+/** The downloads attributed to tabId (numbered number), oldest first. */
+export async function downloadsOf(tabId: number, number: number): Promise<Download[]> {
+  const all = await load();
+  const ids = Object.entries(all).filter(([, t]) => t === tabId).map(([id]) => Number(id));
+  const items = await Promise.all(ids.map((id) => chrome.downloads.search({ id }).then((r) => r[0], () => undefined)));
+  return items.filter((i): i is chrome.downloads.DownloadItem => i !== undefined).map((i) => downloadOf(i, number)).sort((a, b) => a.start - b.start || a.id - b.id);
+}
+
+/** Forgets the downloads of tabs no longer shared (their records go with the sharing). */
+export async function keepDownloadsOf(shared: ReadonlySet<number>): Promise<void> {
+  const all = await load();
+  let changed = false;
+  for (const [id, tab] of Object.entries(all)) {
+    if (!shared.has(tab)) {
+      delete all[id];
+      changed = true;
+    }
+  }
+  if (changed) await chrome.storage.session.set({ [KEY]: all }).catch(() => undefined);
+}

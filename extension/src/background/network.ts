@@ -1,0 +1,157 @@
+// The requests of shared tabs, as chrome.webRequest observes them (never
+// blocking, no bodies): one bounded ring per shared tab, from the moment it is
+// shared. The listeners (wired at the service worker's top level) drop the
+// events of every other tab first thing, synchronously, keeping nothing; so
+// do they for the page's own service worker (tab -1). A tab's ring goes when
+// it stops being shared. Secret headers are redacted as they arrive, so
+// their values are never held.
+import type { Header, NetRequest, NetworkResult } from '../protocol.gen';
+import { sharedNow } from './state';
+
+/** Requests kept per shared tab; older ones are dropped (and counted). */
+export const NETWORK_LIMIT = 500;
+/** Headers kept per request and side. */
+const HEADERS_LIMIT = 100;
+/** Characters kept of a header value and of a URL. */
+const VALUE_LIMIT = 2000;
+const URL_LIMIT = 4000;
+
+/** Headers whose values are never kept. */
+const SECRET = new Set(['cookie', 'set-cookie', 'authorization', 'proxy-authorization']);
+
+interface Ring {
+  list: NetRequest[];
+  byId: Map<string, NetRequest>;
+  dropped: number;
+}
+
+const rings = new Map<number, Ring>();
+
+/** The ring of tabId when the tab is shared now; undefined (drop the event) otherwise. */
+function ringOf(tabId: number): Ring | undefined {
+  if (tabId < 0) return undefined;
+  const shared = sharedNow();
+  if (!shared?.has(tabId)) return undefined;
+  let r = rings.get(tabId);
+  if (!r) rings.set(tabId, (r = { list: [], byId: new Map(), dropped: 0 }));
+  return r;
+}
+
+/** A request kept in a shared tab's ring, if any (tabId < 0 or unshared: none). */
+function kept(tabId: number, requestId: string): NetRequest | undefined {
+  if (tabId < 0 || !sharedNow()?.has(tabId)) return undefined;
+  return rings.get(tabId)?.byId.get(requestId);
+}
+
+/** Headers as kept: secrets redacted, bounded. */
+export function redactHeaders(hs: chrome.webRequest.HttpHeader[] | undefined): Header[] {
+  return (hs ?? []).slice(0, HEADERS_LIMIT).map((h) => ({
+    name: h.name,
+    value: SECRET.has(h.name.toLowerCase()) ? '<redacted>' : (h.value ?? '').slice(0, VALUE_LIMIT),
+  }));
+}
+
+function contentLength(hs: chrome.webRequest.HttpHeader[] | undefined): number {
+  const v = hs?.find((h) => h.name.toLowerCase() === 'content-length')?.value;
+  const n = v === undefined ? NaN : Number(v);
+  return Number.isInteger(n) && n >= 0 ? n : -1;
+}
+
+export function onBeforeRequest(d: chrome.webRequest.OnBeforeRequestDetails): undefined {
+  const r = ringOf(d.tabId);
+  if (!r) return;
+  const req: NetRequest = {
+    id: d.requestId,
+    method: d.method,
+    url: d.url.slice(0, URL_LIMIT),
+    type: d.type,
+    start: Math.round(d.timeStamp),
+    pending: true,
+    size: -1,
+  };
+  if (d.initiator) req.initiator = d.initiator;
+  // A redirect keeps the request id: the new hop replaces the old one's entry.
+  const old = r.byId.get(d.requestId);
+  if (old) r.list.splice(r.list.indexOf(old), 1);
+  r.byId.set(d.requestId, req);
+  r.list.push(req);
+  while (r.list.length > NETWORK_LIMIT) {
+    const gone = r.list.shift();
+    if (gone) r.byId.delete(gone.id);
+    r.dropped++;
+  }
+}
+
+export function onSendHeaders(d: chrome.webRequest.OnSendHeadersDetails): void {
+  const req = kept(d.tabId, d.requestId);
+  if (req) req.requestHeaders = redactHeaders(d.requestHeaders);
+}
+
+export function onHeadersReceived(d: chrome.webRequest.OnHeadersReceivedDetails): undefined {
+  const req = kept(d.tabId, d.requestId);
+  if (!req) return;
+  req.status = d.statusCode;
+  req.responseHeaders = redactHeaders(d.responseHeaders);
+  req.size = contentLength(d.responseHeaders);
+}
+
+function finish(req: NetRequest, timeStamp: number): void {
+  delete req.pending;
+  req.duration = Math.max(0, Math.round(timeStamp - req.start));
+}
+
+export function onCompleted(d: chrome.webRequest.OnCompletedDetails): void {
+  const req = kept(d.tabId, d.requestId);
+  if (!req) return;
+  req.status = d.statusCode;
+  if (d.fromCache) req.fromCache = true;
+  if (d.responseHeaders) {
+    req.responseHeaders = redactHeaders(d.responseHeaders);
+    req.size = contentLength(d.responseHeaders);
+  }
+  finish(req, d.timeStamp);
+}
+
+/** A failed request; returns it (for the console's browser entries) when kept. */
+export function onErrorOccurred(d: chrome.webRequest.OnErrorOccurredDetails): NetRequest | undefined {
+  const req = kept(d.tabId, d.requestId);
+  if (!req) return undefined;
+  req.error = d.error;
+  finish(req, d.timeStamp);
+  return req;
+}
+
+/** The tab's requests, oldest first, without headers; or the one named id, with them. */
+export function requestsOf(tabId: number, number: number, id?: string): NetworkResult {
+  const r = rings.get(tabId);
+  if (id !== undefined) {
+    const req = r?.byId.get(id);
+    return { tab: number, requests: req ? [structuredClone(req)] : [], dropped: 0 };
+  }
+  const requests = (r?.list ?? []).map(({ requestHeaders: _q, responseHeaders: _s, ...rest }) => rest);
+  return { tab: number, requests, dropped: r?.dropped ?? 0 };
+}
+
+/** Requests of shared tabs whose URL is url, newest first (download attribution). */
+export function tabsRequesting(url: string, since: number): number[] {
+  const out: { tab: number; start: number }[] = [];
+  for (const [tab, r] of rings) {
+    for (let i = r.list.length - 1; i >= 0; i--) {
+      const q = r.list[i];
+      if (!q || q.start < since) break;
+      if (q.url === url) {
+        out.push({ tab, start: q.start });
+        break;
+      }
+    }
+  }
+  return out.sort((a, b) => b.start - a.start).map((x) => x.tab);
+}
+
+/** Drops the rings of tabs no longer shared (state.ts's watchShared). */
+export function keepRingsOf(shared: ReadonlySet<number>): void {
+  for (const tab of rings.keys()) if (!shared.has(tab)) rings.delete(tab);
+}
+
+/** The webRequest listeners' filter: every URL (tabs are checked in the listener). */
+export const REQUEST_FILTER: chrome.webRequest.RequestFilter = { urls: ['<all_urls>'] };

@@ -1,0 +1,264 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/tether-browser/tether/test/mcpclient"
+)
+
+// attachment is the body of /file.bin, checked byte for byte on disk.
+var attachment = bytes.Repeat([]byte("tether\x00\x01\x02"), 1000)
+
+// networkPages serves the requests fixture: net.html fetches 200, 404, a
+// closed port, an XHR, an image and a request with Authorization; links
+// download an attachment, a blob (<a download>) and a slow file.
+func networkPages(t *testing.T) *httptest.Server {
+	t.Helper()
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedURL := "http://" + closed.Addr().String() + "/nothing"
+	closed.Close()
+	mux := http.NewServeMux()
+	mux.HandleFunc("/net.html", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Net fixture</title></head><body>
+<h1>Net</h1>
+<a href="/file.bin">Attachment</a>
+<a href="/slow.bin">Slow file</a>
+<button onclick="blobDownload()">Blob</button>
+<button onclick="requests()">Requests</button>
+<script>
+function blobDownload() {
+  const a = document.createElement('a');
+  a.href = URL.createObjectURL(new Blob(['blob body 123'], {type: 'text/plain'}));
+  a.download = 'made.txt';
+  document.body.append(a);
+  a.click();
+}
+async function requests() {
+  await fetch('/ok').catch(() => {});
+  await fetch('/missing').catch(() => {});
+  await fetch(%q).catch(() => {});
+  await fetch('/auth', {headers: {Authorization: 'Bearer s3cret-token'}}).catch(() => {});
+  await new Promise((done) => { const x = new XMLHttpRequest(); x.onloadend = done; x.open('GET', '/xhr'); x.send(); });
+  await new Promise((done) => { const i = new Image(); i.onload = i.onerror = done; i.src = '/pic.svg'; document.body.append(i); });
+  document.title = 'Requests done';
+}
+</script></body></html>`, closedURL)
+	})
+	mux.HandleFunc("/plain.html", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `<!doctype html><title>Plain page</title><p>Plain</p><script>fetch('/before-sharing')</script>`)
+	})
+	mux.HandleFunc("/ok", func(w http.ResponseWriter, r *http.Request) {
+		http.SetCookie(w, &http.Cookie{Name: "sid", Value: "cookie-secret"})
+		fmt.Fprint(w, "ok")
+	})
+	mux.HandleFunc("/auth", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "authorized") })
+	mux.HandleFunc("/xhr", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, `{"x":1}`) })
+	mux.HandleFunc("/pic.svg", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "image/svg+xml")
+		fmt.Fprint(w, `<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"/>`)
+	})
+	mux.HandleFunc("/file.bin", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Header().Set("Content-Disposition", `attachment; filename="report.bin"`)
+		w.Write(attachment)
+	})
+	mux.HandleFunc("/slow.bin", func(w http.ResponseWriter, r *http.Request) {
+		const chunk, n = 64 << 10, 8
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Header().Set("Content-Disposition", `attachment; filename="slow.bin"`)
+		w.Header().Set("Content-Length", fmt.Sprint(chunk*n))
+		for i := 0; i < n; i++ {
+			w.Write(bytes.Repeat([]byte{byte(i)}, chunk))
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(400 * time.Millisecond):
+			}
+		}
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// downloadProfile is a browser profile folder whose downloads go to dir
+// without asking, also several from one site.
+func downloadProfile(t *testing.T, dir string) string {
+	t.Helper()
+	profile := filepath.Join(t.TempDir(), "chrome-profile")
+	prefs := map[string]any{"download": map[string]any{"default_directory": dir, "prompt_for_download": false, "directory_upgrade": true}, "savefile": map[string]any{"default_directory": dir},
+		// Chrome asks before a site's second download without a user gesture (the AI's clicks have none).
+		"profile": map[string]any{"default_content_setting_values": map[string]any{"automatic_downloads": 1}}}
+	b, _ := json.Marshal(prefs)
+	if err := os.MkdirAll(filepath.Join(profile, "Default"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(profile, "Default", "Preferences"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return profile
+}
+
+// waitFor calls tool until its text holds every want (10 s at most) and returns it.
+func waitFor(t *testing.T, ctx context.Context, c *client.Client, tool string, args map[string]any, wants ...string) string {
+	t.Helper()
+	var text string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		text = mustCall(t, ctx, c, tool, args)
+		ok := true
+		for _, w := range wants {
+			ok = ok && strings.Contains(text, w)
+		}
+		if ok {
+			return text
+		}
+	}
+	t.Fatalf("%s never held %q:\n%s", tool, wants, text)
+	return ""
+}
+
+// TestNetworkRequests: the shared tab's fetches, XHR and image are listed
+// with their statuses and the closed port's error; the Authorization and
+// cookie headers are redacted; a tab's requests from before it was shared
+// are absent; the failure is also the console's browser entry.
+func TestNetworkRequests(t *testing.T) {
+	RequireChromium(t)
+	srv := networkPages(t)
+	d := StartDaemon(t, Binary(t), "--auto-approve-profiles")
+	b := StartBrowser(t, d)
+	alloc := b.DevTools(t)
+	ctx := Context(t, 3*time.Minute)
+	c := stdioClient(t, ctx, d)
+
+	// An unshared tab's request, then sharing: nothing from before is kept.
+	OpenTab(t, alloc, srv.URL+"/plain.html")
+	time.Sleep(500 * time.Millisecond)
+	clickPopupCheckbox(t, alloc, "Plain page")
+	plain := sharedTabNumber(t, ctx, c, "Plain page")
+	if got := mustCall(t, ctx, c, "browser_network", map[string]any{"tab": plain}); strings.Contains(got, "before-sharing") {
+		t.Fatalf("requests from before sharing are listed:\n%s", got)
+	}
+
+	snap := mustCall(t, ctx, c, "browser_navigate", map[string]any{"url": srv.URL + "/net.html"})
+	mustCall(t, ctx, c, "browser_click", map[string]any{"ref": ref(t, snap, "button", "Requests")})
+	all := waitFor(t, ctx, c, "browser_network", nil, "/pic.svg", "ERR_CONNECTION_REFUSED")
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`GET 200 main_frame \d+ms .*/net\.html`),
+		regexp.MustCompile(`GET 200 xmlhttprequest \d+ms \S+ .*/ok`),
+		regexp.MustCompile(`GET 404 xmlhttprequest .*/missing`),
+		regexp.MustCompile(`GET net::ERR_CONNECTION_REFUSED xmlhttprequest .*/nothing`),
+		regexp.MustCompile(`GET 200 xmlhttprequest .*/xhr`),
+		regexp.MustCompile(`GET 200 image .*/pic\.svg`),
+	} {
+		if !want.MatchString(all) {
+			t.Errorf("requests lack %s:\n%s", want, all)
+		}
+	}
+	if strings.Contains(all, "before-sharing") {
+		t.Errorf("another tab's request is listed:\n%s", all)
+	}
+	failed := mustCall(t, ctx, c, "browser_network", map[string]any{"filter": "failed"})
+	if !strings.Contains(failed, "/missing") || !strings.Contains(failed, "/nothing") || strings.Contains(failed, "/xhr") {
+		t.Errorf("failed requests:\n%s", failed)
+	}
+	if got := mustCall(t, ctx, c, "browser_network", map[string]any{"filter": "image"}); !strings.Contains(got, "/pic.svg") || strings.Contains(got, "/xhr") {
+		t.Errorf("image requests:\n%s", got)
+	}
+	if got := mustCall(t, ctx, c, "browser_network", map[string]any{"filter": "4xx"}); !strings.Contains(got, "/missing") || strings.Contains(got, "/ok") {
+		t.Errorf("4xx requests:\n%s", got)
+	}
+
+	for path, secret := range map[string]string{"/auth": "Authorization: <redacted>", "/ok": "Set-Cookie: <redacted>"} {
+		id := regexp.MustCompile(`(?m)^(\S+) GET 200 xmlhttprequest .*` + regexp.QuoteMeta(path) + `$`).FindStringSubmatch(all)
+		if id == nil {
+			t.Fatalf("no %s line:\n%s", path, all)
+		}
+		h := mustCall(t, ctx, c, "browser_network", map[string]any{"id": id[1]})
+		if strings.Contains(h, "s3cret-token") || strings.Contains(h, "cookie-secret") || !strings.Contains(h, secret) {
+			t.Errorf("headers of %s are not redacted:\n%s", path, h)
+		}
+		t.Logf("%s headers:\n%s", path, h)
+	}
+	if got := mustCall(t, ctx, c, "browser_console_messages", nil); !strings.Contains(got, "[network] GET") || !strings.Contains(got, "ERR_CONNECTION_REFUSED") {
+		t.Errorf("the console lacks the browser's entry for the failed request:\n%s", got)
+	}
+}
+
+// TestDownloads: an attachment link and a blob <a download> clicked by the
+// AI are listed with their paths, and the files on disk hold the bytes
+// served; waiting on a slow download seen in progress returns at its
+// completion.
+func TestDownloads(t *testing.T) {
+	RequireChromium(t)
+	srv := networkPages(t)
+	d := StartDaemon(t, Binary(t), "--auto-approve-profiles")
+	dir := t.TempDir()
+	StartBrowser(t, d, BrowserOptions{UserDataDir: downloadProfile(t, dir)})
+	ctx := Context(t, 3*time.Minute)
+	c := stdioClient(t, ctx, d)
+
+	snap := mustCall(t, ctx, c, "browser_navigate", map[string]any{"url": srv.URL + "/net.html"})
+	mustCall(t, ctx, c, "browser_click", map[string]any{"ref": ref(t, snap, "button", "Blob")})
+	waitFor(t, ctx, c, "browser_network", map[string]any{"show": "downloads"}, "made.txt")
+	mustCall(t, ctx, c, "browser_click", map[string]any{"ref": ref(t, snap, "link", "Attachment")})
+	list := waitFor(t, ctx, c, "browser_network", map[string]any{"show": "downloads"}, "complete 13B", "complete 9.0kB")
+	for name, want := range map[string][]byte{"report.bin": attachment, "made.txt": []byte("blob body 123")} {
+		path := filepath.Join(dir, name)
+		line := regexp.MustCompile(`#\d+ complete (\S+) \S+ (\S*` + regexp.QuoteMeta(name) + `) `).FindStringSubmatch(list)
+		if line == nil || line[2] != path {
+			t.Fatalf("no complete download at %s:\n%s", path, list)
+		}
+		got, err := os.ReadFile(path)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("%s on disk: %d bytes, %v (want %d)", path, len(got), err, len(want))
+		}
+	}
+
+	var mu sync.Mutex
+	var progress []string
+	c.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method == string(mcp.MethodNotificationProgress) {
+			mu.Lock()
+			progress = append(progress, fmt.Sprint(n.Params.AdditionalFields["message"]))
+			mu.Unlock()
+		}
+	})
+	mustCall(t, ctx, c, "browser_click", map[string]any{"ref": ref(t, snap, "link", "Slow file")})
+	slow := waitFor(t, ctx, c, "browser_network", map[string]any{"show": "downloads"}, "slow.bin")
+	id := regexp.MustCompile(`(#\d+) [^\n]*slow\.bin`).FindStringSubmatch(slow)
+	if id == nil {
+		t.Fatalf("no slow download:\n%s", slow)
+	}
+	text, isErr, err := mcpclient.Call(ctx, c, "browser_network", map[string]any{"show": "downloads", "id": id[1]}, &mcp.Meta{ProgressToken: "dl"})
+	if err != nil || isErr || !strings.Contains(text, "complete 524.3kB") {
+		t.Fatalf("waiting for the slow download (%v, error=%v):\n%s", err, isErr, text)
+	}
+	if !strings.Contains(slow, "in progress") {
+		t.Errorf("the slow download was not seen in progress before the wait:\n%s", slow)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	// Progress notifications reach a client whose transport carries them
+	// during a call (not asserted: the stdio bridge's delivery is its own).
+	t.Logf("progress notifications: %q", progress)
+}
