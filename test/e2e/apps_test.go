@@ -76,9 +76,10 @@ func openedTab(t *testing.T, out string) int {
 	return n
 }
 
-// resultTab is the tab a page result is about ("Tab 4. Page content…").
+// resultTab is the tab a page result is about ("Tab 4. Page content…",
+// or "Tab 4: CHANGES ONLY…" for one that carries only changes).
 func resultTab(out string) int {
-	m := regexp.MustCompile(`(?m)^Tab (\d+)\. `).FindStringSubmatch(out)
+	m := regexp.MustCompile(`(?m)^Tab (\d+)[.:] `).FindStringSubmatch(out)
 	if m == nil {
 		return 0
 	}

@@ -30,8 +30,11 @@ func TestScrollVirtualList(t *testing.T) {
 	page := fixtures.URL + "/virtual.html"
 
 	t.Run("foreground", func(t *testing.T) {
-		snap := mustCall(t, ctx, c, "browser_navigate", map[string]any{"url": page})
+		mustCall(t, ctx, c, "browser_navigate", map[string]any{"url": page})
 		tab := tabNumber(t, mustCall(t, ctx, c, "browser_tabs", nil), "virtual.html")
+		// The agent's tab opened in the background: the agent brings it forward.
+		mustCall(t, ctx, c, "browser_tabs", map[string]any{"action": "select", "tab": tab})
+		snap := mustCall(t, ctx, c, "browser_snapshot", map[string]any{"tab": tab})
 		reachRow150(t, ctx, c, tab, snap)
 	})
 	t.Run("background", func(t *testing.T) {
@@ -59,11 +62,19 @@ func reachRow150(t *testing.T, ctx context.Context, c *client.Client, tab int, s
 	}
 	list := ref(t, snap, "region", "Rows")
 	text := snap
+	// What the page says of its visibility, as the agent knows it: a result
+	// that carries only changes shows the line when it changed.
+	hiddenPage := strings.Contains(snap, "Visibility: hidden")
 	for i := 0; i < 25 && !strings.Contains(text, `button "Row 150"`); i++ {
 		text = mustCall(t, ctx, c, "browser_scroll", map[string]any{"tab": tab, "ref": list, "dy": 280})
 		lead := text[:strings.Index(text, "\n")]
 		t.Logf("scroll %d: %s", i+1, lead)
-		hiddenPage := strings.Contains(text, "Visibility: hidden")
+		switch {
+		case strings.Contains(text, "Visibility: hidden"):
+			hiddenPage = true
+		case strings.Contains(text, "Visibility: visible"):
+			hiddenPage = false
+		}
 		saysHidden := strings.Contains(lead, "is hidden")
 		if hiddenPage != saysHidden {
 			t.Fatalf("the page says hidden=%v, the result says hidden=%v:\n%s", hiddenPage, saysHidden, text)
@@ -75,6 +86,7 @@ func reachRow150(t *testing.T, ctx context.Context, c *client.Client, tab int, s
 			// Nothing drawn in the background: show the tab, as the result says.
 			mustCall(t, ctx, c, "browser_tabs", map[string]any{"action": "select", "tab": tab})
 			text = mustCall(t, ctx, c, "browser_snapshot", map[string]any{"tab": tab})
+			hiddenPage = strings.Contains(text, "Visibility: hidden")
 			continue
 		}
 		if !strings.Contains(lead, "New content:") {
