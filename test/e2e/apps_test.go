@@ -28,8 +28,8 @@ import (
 	"github.com/tether-browser/tether/apitype"
 	"github.com/tether-browser/tether/broker"
 	"github.com/tether-browser/tether/config"
-	"github.com/tether-browser/tether/test/desktop"
 	"github.com/tether-browser/tether/localclient"
+	"github.com/tether-browser/tether/test/desktop"
 )
 
 // appStdio is an MCP client over `tether mcp` (one session) that calls
@@ -163,7 +163,7 @@ func TestSeveralApps(t *testing.T) {
 	// The user's own tab, shared from the popup; it stays in front.
 	user := OpenTab(t, alloc, fixtures.URL+"/form.html")
 	from := d.Log.Len()
-	clickPopupCheckbox(t, alloc, "Greeter")
+	clickPopupSwitch(t, alloc, "Greeter")
 	if _, _, err := d.Log.WaitFor(from, 10*time.Second, "shared tabs changed", "change=shared"); err != nil {
 		t.Fatal(err)
 	}
