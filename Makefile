@@ -12,7 +12,7 @@ FE        := frontend
 # only libwebkit2gtk-4.1, which Wails selects with the webkit2_41 tag.
 TAGS      := desktop,production,webkit2_41
 GOFILES   := $(shell find . -name '*.go' -not -path './$(EXT)/node_modules/*' 2>/dev/null)
-EXTSRC    := $(shell find $(EXT)/src $(EXT)/static -type f 2>/dev/null) $(EXT)/build.mjs $(EXT)/package.json
+EXTSRC    := $(shell find $(EXT)/src $(EXT)/static -type f 2>/dev/null) $(EXT)/build.mjs $(EXT)/package.json $(FE)/src/theme.css
 FESRC     := $(shell find $(FE)/src $(FE)/wailsjs -type f 2>/dev/null) $(wildcard $(FE)/*.json $(FE)/*.ts $(FE)/*.js $(FE)/index.html)
 
 .PHONY: all build run test test-go test-ext test-fe bindings screenshot generate deps-build deps-test deps-cross clean cross bench
@@ -83,6 +83,7 @@ test-go: $(BIN) $(DESKTOP)
 screenshot: deps-test build
 	@mkdir -p docs
 	TETHER_BIN=$(CURDIR)/$(BIN) TETHER_SCREENSHOT=$(CURDIR)/docs/window.png $(GO) test -count=1 -run '^TestScreenshot$$' -v ./test/e2e/ | grep -v '^\[' | tail -5
+	TETHER_BIN=$(CURDIR)/$(BIN) TETHER_POPUP_SCREENSHOT=$(CURDIR)/docs/popup.png $(GO) test -count=1 -run '^TestPopup$$' -v ./test/e2e/ | grep -v '^\[' | tail -5
 
 # Benchmarks (about 20 minutes; not part of `make test`): Tether side by side
 # with Playwright MCP and Chrome DevTools MCP (installed with npm into a

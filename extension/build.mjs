@@ -12,7 +12,8 @@ await rm(dist, { recursive: true, force: true });
 await mkdir(dist, { recursive: true });
 
 await build({
-  entryPoints: ['background', 'offscreen', 'content', 'popup'].map((n) => here(`./src/${n}.ts`)),
+  // popup.css imports the window's theme (frontend/src/theme.css): bundled in, not copied by hand.
+  entryPoints: [...['background', 'offscreen', 'content', 'popup'].map((n) => here(`./src/${n}.ts`)), here('./src/popup.css')],
   outdir: dist,
   bundle: true,
   format: 'iife',

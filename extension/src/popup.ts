@@ -1,8 +1,8 @@
-// Popup entry (also works opened as a tab): connection state, the profile's
-// label and slug (renameable), pairing and refusal messages, Reconnect, and
-// the share toggles for the last-focused window's tabs.
+// Popup entry (also works opened as a tab): the connection state with its
+// next step, the profile's label and slug, the tabs with their share
+// switches ("Share this tab" for the current one), and the settings.
 import type { BackgroundMessage, ConnectionStatus, PopupTabs } from './shared/messages';
-import { popupView, renderTabList, trustedInputChecked } from './popup/view';
+import { popupView, renderActiveShare, renderStatus, renderTabList, trustedInputChecked } from './popup/view';
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 
@@ -10,26 +10,12 @@ function send<T>(msg: BackgroundMessage): Promise<T> {
   return chrome.runtime.sendMessage(msg) as Promise<T>;
 }
 
-async function renderStatus(): Promise<void> {
+async function refreshStatus(): Promise<void> {
   const [session, local] = await Promise.all([
     chrome.storage.session.get('status'),
-    chrome.storage.local.get(['assignedLabel', 'assignedSlug', 'label']),
+    chrome.storage.local.get(['assignedLabel', 'assignedSlug', 'label', 'daemonVersion']),
   ]);
-  const view = popupView(session.status as ConnectionStatus | undefined, local);
-  const state = $('state');
-  state.textContent = view.stateText;
-  state.className = `state ${view.stateClass}`;
-  $('label').textContent = view.label;
-  $('slug').textContent = view.slug;
-  const pairing = $('pairing');
-  pairing.hidden = !view.pairing;
-  pairing.textContent = view.pairing ?? '';
-  $('pairing-code-row').hidden = !view.pairingCode;
-  $('pairing-code').textContent = view.pairingCode ?? '';
-  const refusal = $('refusal');
-  refusal.hidden = !view.refusal;
-  refusal.textContent = view.refusal ?? '';
-  $('reconnect').hidden = !view.halted;
+  renderStatus(document, popupView(session.status as ConnectionStatus | undefined, local));
   const rename = $<HTMLInputElement>('rename');
   if (document.activeElement !== rename) {
     rename.value = typeof local.label === 'string' && local.label ? local.label : typeof local.assignedLabel === 'string' ? local.assignedLabel : '';
@@ -44,35 +30,53 @@ function takeBack(tabId: number): void {
   void send({ target: 'background', kind: 'popup-take-back', tabId }).then(() => scheduleTabs());
 }
 
-async function renderTabs(): Promise<void> {
+/** The list's last rendering, so that a poll that changes nothing keeps focus and scroll untouched. */
+let lastTabs = '';
+async function refreshTabs(): Promise<void> {
   const got = await send<PopupTabs | undefined>({ target: 'background', kind: 'popup-tabs' });
   if (!got) return;
-  renderTabList($('tabs'), got.tabs, setShared, takeBack);
-  const active = got.tabs.find((t) => t.tabId === got.activeTabId);
-  const row = $('active-share');
-  row.hidden = !active;
-  const box = $<HTMLInputElement>('share-active');
-  box.checked = active?.number !== undefined;
-  box.dataset.tabId = active ? String(active.tabId) : '';
+  const key = JSON.stringify(got);
+  if (key === lastTabs) return;
+  lastTabs = key;
+  const list = $('tabs');
+  const focused = document.activeElement instanceof HTMLElement && list.contains(document.activeElement) ? document.activeElement : undefined;
+  const refocus = focused && { tabId: focused.closest<HTMLElement>('[data-tab-id]')?.dataset.tabId, cls: focused.className };
+  renderTabList(list, got.tabs, { onToggle: setShared, onTakeBack: takeBack });
+  if (refocus?.tabId) list.querySelector<HTMLElement>(`[data-tab-id="${refocus.tabId}"] .${refocus.cls.split(' ').pop()}`)?.focus();
+  renderActiveShare(document, got.tabs.find((t) => t.tabId === got.activeTabId));
 }
 
 let tabsTimer: ReturnType<typeof setTimeout> | undefined;
 function scheduleTabs(): void {
   clearTimeout(tabsTimer);
-  tabsTimer = setTimeout(() => void renderTabs().catch((err: unknown) => console.error('tether: popup tabs', err)), 50);
+  tabsTimer = setTimeout(() => void refreshTabs().catch((err: unknown) => console.error('tether: popup tabs', err)), 50);
 }
 
-$<HTMLInputElement>('share-active').addEventListener('change', (ev) => {
-  const box = ev.currentTarget as HTMLInputElement;
-  const tabId = Number(box.dataset.tabId);
-  if (box.dataset.tabId && Number.isInteger(tabId)) setShared(tabId, box.checked);
+$('share-active').addEventListener('click', (ev) => {
+  const button = ev.currentTarget as HTMLButtonElement;
+  const tabId = Number(button.dataset.tabId);
+  if (button.dataset.tabId && Number.isInteger(tabId)) setShared(tabId, button.dataset.shared !== 'true');
 });
-$('reconnect').addEventListener('click', () => void send({ target: 'background', kind: 'popup-reconnect' }));
+const reconnect = () => void send({ target: 'background', kind: 'popup-reconnect' });
+$('reconnect').addEventListener('click', reconnect);
+$('retry').addEventListener('click', reconnect);
 $('rename-form').addEventListener('submit', (ev) => {
   ev.preventDefault();
   const input = $<HTMLInputElement>('rename');
   void send({ target: 'background', kind: 'popup-rename', label: input.value }).then(() => input.blur());
 });
+// Extension pages cannot navigate to chrome:// URLs by a link: open a tab.
+$('shortcuts-link').addEventListener('click', (ev) => {
+  ev.preventDefault();
+  void chrome.tabs.create({ url: 'chrome://extensions/shortcuts' });
+});
+void chrome.commands
+  .getAll()
+  .then((commands) => {
+    const key = commands.find((c) => c.name === 'toggle-share')?.shortcut;
+    $('shortcut').textContent = key || 'not set';
+  })
+  .catch(() => undefined);
 
 // "Trusted input": the user's switch, stored in chrome.storage.local. The
 // debugger permission itself is a required one: Chrome does not allow
@@ -96,7 +100,7 @@ $<HTMLInputElement>('trusted-input').addEventListener('change', (ev) => {
 void renderTrusted();
 
 chrome.storage.onChanged.addListener((_changes, area) => {
-  void renderStatus();
+  void refreshStatus();
   if (area === 'session') scheduleTabs();
 });
 chrome.tabs.onUpdated.addListener(scheduleTabs);
@@ -104,5 +108,8 @@ chrome.tabs.onCreated.addListener(scheduleTabs);
 chrome.tabs.onRemoved.addListener(scheduleTabs);
 chrome.tabs.onActivated.addListener(scheduleTabs);
 chrome.windows.onFocusChanged.addListener(scheduleTabs);
-void renderStatus();
+// Whether an AI acts on a tab lives in the service worker's memory: ask
+// again every second while the popup is open.
+setInterval(scheduleTabs, 1000);
+void refreshStatus();
 scheduleTabs();

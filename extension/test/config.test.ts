@@ -15,16 +15,16 @@ describe('parseFileConfig (tether.json)', () => {
 });
 
 describe('popupView', () => {
-  it('shows the port, assigned label and slug when connected', () => {
-    const v = popupView({ state: 'connected', port: 47615, since: 0 }, { assignedLabel: 'Work', assignedSlug: 'work' });
-    expect(v).toEqual({ stateClass: 'connected', stateText: 'Connected to Tether (port 47615)', label: 'Work', slug: 'work', halted: false });
+  it('shows the daemon version, assigned label and slug when connected', () => {
+    const v = popupView({ state: 'connected', port: 47615, since: 0 }, { assignedLabel: 'Work', assignedSlug: 'work', daemonVersion: '0.3.0' });
+    expect(v).toMatchObject({ state: 'connected', headline: 'Connected to Tether', version: 'Tether 0.3.0', label: 'Work', slug: 'work', halted: false });
   });
   it('shows the last refusal', () => {
     const v = popupView(
       { state: 'disconnected', port: 1, since: 0, lastRefusal: { code: 'protocol_mismatch', message: 'Reload the extension.', at: 0 } },
       {},
     );
-    expect(v.stateText).toBe('Not connected (port 1)');
-    expect(v.refusal).toBe('Tether refused this browser: Reload the extension.');
+    expect(v.headline).toBe('Tether refused this browser');
+    expect(v.refusal).toBe('Reload the extension.');
   });
 });

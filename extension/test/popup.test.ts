@@ -1,18 +1,18 @@
+import axe from 'axe-core';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { popupView, renderTabList } from '../src/popup/view';
-import { popupTabList } from '../src/shared/popup-tabs';
+import { popupView, renderActiveShare, renderStatus, renderTabList, tabHost, type StoredProfile } from '../src/popup/view';
+import type { ConnectionStatus, PopupTab } from '../src/shared/messages';
+import { popupTabList, safeFavicon } from '../src/shared/popup-tabs';
 
 const OWN = 'chrome-extension://aokghpkcplaclmhkoheinfbdepflapkn/popup.html';
 
-const t = (id: number, title: string, url: string, active = false) => ({ id, title, url, active }) as chrome.tabs.Tab;
+const t = (id: number, title: string, url: string, active = false, extra: Partial<chrome.tabs.Tab> = {}) => ({ id, title, url, active, windowId: 1, ...extra }) as chrome.tabs.Tab;
 
 describe('popup tab list', () => {
-  it('lists the window tabs without the popup page itself, with their numbers', () => {
-    const got = popupTabList(
-      [t(1, 'Example', 'https://example.com/'), t(2, 'Tether', OWN, true), t(3, 'Settings', 'chrome://settings/')],
-      { 3: 4 },
-      OWN,
-    );
+  it('lists the tabs without the popup page itself, with their numbers', () => {
+    const got = popupTabList([t(1, 'Example', 'https://example.com/'), t(2, 'Tether', OWN, true), t(3, 'Settings', 'chrome://settings/')], OWN, { shared: { 3: 4 } });
     expect(got).toEqual({
       tabs: [
         { tabId: 1, title: 'Example', url: 'https://example.com/', active: false },
@@ -21,57 +21,61 @@ describe('popup tab list', () => {
     });
   });
 
-  it('names the active tab for the toggle unless it is the popup', () => {
-    expect(popupTabList([t(1, 'A', 'https://a.test/', true)], {}, OWN).activeTabId).toBe(1);
-    expect(popupTabList([t(1, 'A', `${OWN}?x`, true)], {}, OWN).activeTabId).toBeUndefined();
+  it('names the active tab for "Share this tab" unless it is the popup', () => {
+    expect(popupTabList([t(1, 'A', 'https://a.test/', true)], OWN, { shared: {} }).activeTabId).toBe(1);
+    expect(popupTabList([t(1, 'A', `${OWN}?x`, true)], OWN, { shared: {} }).activeTabId).toBeUndefined();
   });
 
-  it('renders one checkbox per tab whose accessible name is the title', () => {
-    const ul = document.createElement('ul');
-    document.body.replaceChildren(ul);
-    const onToggle = vi.fn();
-    renderTabList(
-      ul,
-      [
-        { tabId: 1, title: 'Example', url: 'https://example.com/', active: true },
-        { tabId: 3, title: 'Settings', url: 'chrome://settings/', active: false, number: 4 },
-      ],
-      onToggle,
-    );
-    const boxes = [...ul.querySelectorAll<HTMLInputElement>('input[type=checkbox]')];
-    expect(boxes.map((b) => b.closest('label')!.textContent)).toEqual(['Example', 'Settings']);
-    expect(boxes.map((b) => b.checked)).toEqual([false, true]);
-    expect(ul.querySelector('.number')!.textContent).toBe('tab 4');
-    boxes[0]!.click();
-    expect(onToggle).toHaveBeenCalledWith(1, true);
+  it("puts this window's tabs first and marks the others, whose active tab is not this one", () => {
+    const got = popupTabList([t(1, 'Other', 'https://o.test/', true, { windowId: 2 }), t(2, 'Here', 'https://h.test/', true, { windowId: 1 })], OWN, { shared: {}, windowId: 1 });
+    expect(got.tabs.map((x) => [x.title, x.otherWindow])).toEqual([
+      ['Here', undefined],
+      ['Other', true],
+    ]);
+    expect(got.activeTabId).toBe(2);
+    // The popup page opened as a tab in a window of its own: this window is the next one.
+    const alone = popupTabList([t(1, 'Tether', OWN, true, { windowId: 3 }), t(2, 'A', 'https://a.test/', true, { windowId: 1 })], OWN, { shared: {}, windowId: 3 });
+    expect([alone.tabs[0]!.otherWindow, alone.activeTabId]).toEqual([undefined, 2]);
+  });
+
+  it('keeps only http(s) and data: image favicons', () => {
+    expect(safeFavicon('https://a.test/favicon.ico')).toBe('https://a.test/favicon.ico');
+    expect(safeFavicon('data:image/png;base64,AAAA')).toBe('data:image/png;base64,AAAA');
+    for (const bad of ['chrome://favicon/x', 'file:///etc/passwd', 'javascript:alert(1)', 'data:text/html,<b>', '', undefined]) expect(safeFavicon(bad)).toBeUndefined();
+    const got = popupTabList([t(1, 'A', 'https://a.test/', false, { favIconUrl: 'chrome://theme/x' }), t(2, 'B', 'https://b.test/', false, { favIconUrl: 'https://b.test/f.png' })], OWN, { shared: {} });
+    expect(got.tabs.map((x) => x.favIconUrl)).toEqual([undefined, 'https://b.test/f.png']);
+  });
+
+  it('says which shared tab an AI acts on now', () => {
+    const got = popupTabList([t(1, 'A', 'https://a.test/'), t(2, 'B', 'https://b.test/')], OWN, { shared: { 1: 1, 2: 2 }, acting: new Set([2]) });
+    expect(got.tabs.map((x) => x.acting)).toEqual([undefined, true]);
   });
 });
 
 describe('tabs owned by AI apps', () => {
   it('names the owner of a shared tab, and only of shared ones', () => {
-    const got = popupTabList([t(1, 'Agent', 'https://a.test/'), t(2, 'Gone', 'https://b.test/')], { 1: 5 }, OWN, {
-      1: { app: 'claude-code', session: 's1' },
-      2: { app: 'cursor' },
+    const got = popupTabList([t(1, 'Agent', 'https://a.test/'), t(2, 'Gone', 'https://b.test/')], OWN, {
+      shared: { 1: 5 },
+      owners: { 1: { app: 'claude-code', session: 's1' }, 2: { app: 'cursor' } },
     });
     expect(got.tabs.map((x) => x.owner)).toEqual(['claude-code', undefined]);
   });
 
   it('offers "Take back" for a tab an app owns', () => {
-    const ul = document.createElement('ul');
-    document.body.replaceChildren(ul);
+    const div = document.createElement('div');
+    document.body.replaceChildren(div);
     const onTakeBack = vi.fn();
     renderTabList(
-      ul,
+      div,
       [
         { tabId: 1, title: 'Mine', url: 'https://m.test/', active: true, number: 1 },
         { tabId: 2, title: 'Agent tab', url: 'https://a.test/', active: false, number: 2, owner: 'claude-code' },
       ],
-      vi.fn(),
-      onTakeBack,
+      { onToggle: vi.fn(), onTakeBack },
     );
-    const buttons = [...ul.querySelectorAll('button')];
+    const buttons = [...div.querySelectorAll('button')];
     expect(buttons.map((b) => b.getAttribute('aria-label'))).toEqual(['Take back Agent tab from claude-code']);
-    expect(ul.querySelector('.owner')!.textContent).toBe('claude-code');
+    expect(div.querySelector('.owner')!.textContent).toBe('claude-code');
     buttons[0]!.click();
     expect(onTakeBack).toHaveBeenCalledWith(2);
   });
@@ -91,27 +95,227 @@ describe('tab group colours', () => {
   });
 });
 
-describe('popupView pairing and halts', () => {
-  it('shows the pairing message', () => {
-    const v = popupView({ state: 'pairing', port: 1, since: 0, pairing: 'Approve it in Tether.' }, {});
-    expect(v.pairing).toBe('Waiting for approval… Approve it in Tether.');
-    expect(v.halted).toBe(false);
+describe('popupView: each state with its next step', () => {
+  it('connecting, before and after the first status', () => {
+    expect(popupView(undefined, {})).toMatchObject({ state: 'connecting', headline: 'Connecting to Tether…' });
+    expect(popupView({ state: 'connecting', port: 7, since: 0 }, {}).nextStep).toContain('port 7');
   });
-  it('shows the pairing code the user compares with Tether', () => {
-    const v = popupView({ state: 'pairing', port: 1, since: 0, pairing: 'Approve it.', pairingCode: 'K7M4PX' }, {});
-    expect(v.pairingCode).toBe('K7M4PX');
+  it('shows the pairing message and code the user compares with Tether', () => {
+    const v = popupView({ state: 'pairing', port: 1, since: 0, pairing: 'Approve it in Tether.', pairingCode: 'K7M4PX' }, {});
+    expect(v).toMatchObject({ state: 'pairing', headline: 'Waiting for approval', pairing: 'Approve it in Tether.', pairingCode: 'K7M4PX', halted: false });
     expect(popupView({ state: 'connected', port: 1, since: 0, pairingCode: 'K7M4PX' }, {}).pairingCode).toBeUndefined();
+  });
+  it('says Tether is not running and how to start it', () => {
+    const v = popupView({ state: 'disconnected', port: 1, since: 0 }, {});
+    expect(v).toMatchObject({ state: 'not-running', headline: 'Tether is not running', retry: true });
+    expect(v.nextStep).toContain('Start Tether from your applications menu');
   });
   it('says it asks again after a pairing expired', () => {
     const v = popupView({ state: 'disconnected', port: 1, since: 0, lastRefusal: { code: 'pairing_expired', message: 'Nobody approved it.', at: 0 } }, {});
-    expect(v.stateText).toContain('asks Tether again when it reconnects');
+    expect(v.nextStep).toContain('asks Tether again when it reconnects');
     expect(v.refusal).toBe('Nobody approved it.');
     expect(v.halted).toBe(false);
     expect(v.pairingCode).toBeUndefined();
   });
-  it('offers Reconnect when halted', () => {
+  it('offers Reconnect when halted, with the reason', () => {
     const v = popupView({ state: 'disconnected', port: 1, since: 0, halted: true, lastRefusal: { code: 'pairing_denied', message: 'Denied.', at: 0 } }, {});
-    expect(v.halted).toBe(true);
-    expect(v.refusal).toBe('Tether refused this browser: Denied.');
+    expect(v).toMatchObject({ state: 'refused', halted: true, retry: false, refusal: 'Denied.' });
+    expect(v.nextStep).toContain('Reconnect');
+  });
+});
+
+describe('tabHost', () => {
+  it('is the host of a web page, else a short form of the URL', () => {
+    expect(tabHost('https://news.example.com:8443/a?b#c')).toBe('news.example.com:8443');
+    expect(tabHost('chrome://settings/privacy')).toBe('chrome://settings');
+    expect(tabHost('about:blank')).toBe('about:blank');
+    expect(tabHost('file:///home/a/b.html')).toBe('file');
+    expect(tabHost('')).toBe('');
+  });
+});
+
+// The whole popup page, rendered as popup.ts renders it, without Chrome.
+const html = readFileSync(join(import.meta.dirname, '../src/popup.html'), 'utf8');
+
+function loadPopup(): Document {
+  const head = /<head>([\s\S]*)<\/head>/.exec(html)![1]!.replace(/<link[^>]*>/g, '');
+  const body = /<body>([\s\S]*)<\/body>/.exec(html)![1]!.replace(/<script[^>]*><\/script>/g, '');
+  document.documentElement.lang = 'en';
+  document.head.innerHTML = head;
+  document.body.innerHTML = body;
+  return document;
+}
+
+const profile: StoredProfile = { assignedLabel: 'Work', assignedSlug: 'work', daemonVersion: '0.3.0' };
+
+const STATES: Record<string, ConnectionStatus | undefined> = {
+  starting: undefined,
+  connecting: { state: 'connecting', port: 47615, since: 0 },
+  connected: { state: 'connected', port: 47615, since: 0 },
+  pairing: { state: 'pairing', port: 47615, since: 0, pairing: 'Approve this browser in Tether.', pairingCode: 'K7M4PX' },
+  'not running': { state: 'disconnected', port: 47615, since: 0 },
+  refused: { state: 'disconnected', port: 47615, since: 0, halted: true, lastRefusal: { code: 'unauthorized', message: 'This profile is not approved.', at: 0 } },
+  expired: { state: 'disconnected', port: 47615, since: 0, lastRefusal: { code: 'pairing_expired', message: 'Nobody approved it in time.', at: 0 } },
+};
+
+const sample: PopupTab[] = [
+  { tabId: 1, title: 'Example Domain', url: 'https://example.com/', active: true, number: 1, favIconUrl: 'https://example.com/favicon.ico', acting: true },
+  { tabId: 2, title: 'Agent tab', url: 'https://docs.test/a', active: false, number: 2, owner: 'claude-code' },
+  { tabId: 3, title: 'Settings', url: 'chrome://settings/', active: false },
+  { tabId: 4, title: 'Elsewhere', url: 'https://other.test/', active: true, otherWindow: true },
+];
+
+function renderAll(status: ConnectionStatus | undefined, tabs: PopupTab[], onToggle = vi.fn()): Document {
+  const doc = loadPopup();
+  renderStatus(doc, popupView(status, profile));
+  renderTabList(doc.getElementById('tabs')!, tabs, { onToggle, onTakeBack: vi.fn() });
+  renderActiveShare(doc, tabs.find((x) => x.active && !x.otherWindow));
+  return doc;
+}
+
+async function violations(doc: Document, open = true): Promise<string[]> {
+  (doc.getElementById('settings') as HTMLDetailsElement).open = open;
+  const r = await axe.run(doc.documentElement);
+  return r.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+}
+
+describe('the popup page', () => {
+  for (const [name, status] of Object.entries(STATES)) {
+    it(`has no axe violations: ${name}`, async () => {
+      const doc = renderAll(status, sample);
+      expect(await violations(doc)).toEqual([]);
+      expect(await violations(doc, false)).toEqual([]);
+    });
+  }
+
+  it('would see a violation: a switch without a name', async () => {
+    const doc = renderAll(STATES.connected, sample);
+    doc.querySelector('#tabs input')!.removeAttribute('aria-label');
+    expect((await violations(doc)).join()).toMatch(/label/);
+  });
+
+  it('shows each state with its next step and only its own parts', () => {
+    let doc = renderAll(STATES.connected, sample);
+    expect(doc.getElementById('connection')!.dataset.state).toBe('connected');
+    expect(doc.getElementById('state')!.textContent).toBe('Connected to Tether');
+    expect(doc.getElementById('version')!.textContent).toBe('Tether 0.3.0');
+    expect(doc.getElementById('label')!.textContent).toBe('Work');
+    expect(doc.getElementById('slug')!.textContent).toBe('work');
+    for (const id of ['pairing-code-row', 'refusal', 'reconnect', 'retry']) expect(doc.getElementById(id)!.hidden, id).toBe(true);
+
+    doc = renderAll(STATES.pairing, []);
+    expect(doc.getElementById('pairing-code-row')!.hidden).toBe(false);
+    expect(doc.getElementById('pairing-code')!.textContent).toBe('K7M4PX');
+    expect(doc.getElementById('version')!.hidden).toBe(true);
+
+    doc = renderAll(STATES['not running'], []);
+    expect(doc.getElementById('next-step')!.textContent).toContain('Start Tether from your applications menu');
+    expect(doc.getElementById('retry')!.hidden).toBe(false);
+
+    doc = renderAll(STATES.refused, []);
+    expect(doc.getElementById('refusal')!.textContent).toBe('This profile is not approved.');
+    expect(doc.getElementById('reconnect')!.hidden).toBe(false);
+  });
+
+  it("lists this window's tabs, then the other windows', each with favicon, host, number, acting and owner", () => {
+    const doc = renderAll(STATES.connected, sample);
+    const groups = [...doc.querySelectorAll('#tabs h3')].map((h) => h.textContent);
+    expect(groups).toEqual(['This window', 'Other windows']);
+    const rows = [...doc.querySelectorAll<HTMLElement>('#tabs li.tab')];
+    expect(rows.map((r) => r.querySelector('.tab-title')!.textContent)).toEqual(['Example Domain', 'Agent tab', 'Settings', 'Elsewhere']);
+    expect(rows.map((r) => r.querySelector('.tab-host')!.textContent)).toEqual(['example.com', 'docs.test', 'chrome://settings', 'other.test']);
+    const img = rows[0]!.querySelector('img')!;
+    expect([img.getAttribute('src'), img.alt, img.referrerPolicy]).toEqual(['https://example.com/favicon.ico', '', 'no-referrer']);
+    expect(rows[2]!.querySelector('img')).toBeNull();
+    expect(rows[0]!.querySelector('.number')!.textContent).toBe('Tab 1');
+    expect(rows[0]!.querySelector('.acting-badge')!.textContent).toBe('AI acting');
+    expect(rows[1]!.querySelector('.acting-badge')).toBeNull();
+    const switches = [...doc.querySelectorAll<HTMLInputElement>('#tabs input[role=switch]')];
+    expect(switches.map((s) => [s.getAttribute('aria-label'), s.checked])).toEqual([
+      ['Share Example Domain', true],
+      ['Share Agent tab', true],
+      ['Share Settings', false],
+      ['Share Elsewhere', false],
+    ]);
+  });
+
+  it('shares with one click: a switch, or "Share this tab" for the current tab', () => {
+    const onToggle = vi.fn();
+    const doc = renderAll(STATES.connected, sample, onToggle);
+    doc.querySelectorAll<HTMLInputElement>('#tabs input[role=switch]')[2]!.click();
+    expect(onToggle).toHaveBeenCalledWith(3, true);
+    const button = doc.getElementById('share-active') as HTMLButtonElement;
+    expect([button.textContent, button.dataset.tabId, button.dataset.shared]).toEqual(['Stop sharing', '1', 'true']);
+    expect(doc.getElementById('active-status')!.textContent).toBe('Shared as tab 1');
+    renderActiveShare(doc, sample[2]);
+    expect([button.textContent, button.dataset.tabId, button.dataset.shared]).toEqual(['Share this tab', '3', 'false']);
+    renderActiveShare(doc, undefined);
+    expect(doc.getElementById('active-share')!.hidden).toBe(true);
+  });
+
+  it('keeps a long title whole for its tooltip and accessible name', async () => {
+    const long = 'A very long page title that goes on and on '.repeat(8).trim();
+    const doc = renderAll(STATES.connected, [{ tabId: 9, title: long, url: `https://example.com/${'x'.repeat(500)}`, active: true, number: 3 }]);
+    const title = doc.querySelector<HTMLElement>('#tabs .tab-title')!;
+    expect([title.textContent, title.title]).toEqual([long, long]);
+    expect(doc.querySelector('#tabs input')!.getAttribute('aria-label')).toBe(`Share ${long}`);
+    expect(doc.querySelector('#tabs .tab-host')!.textContent).toBe('example.com');
+    expect(await violations(doc)).toEqual([]);
+  });
+
+  it('lays out right-to-left titles by their own direction, hosts left to right', async () => {
+    const doc = renderAll(STATES.connected, [
+      { tabId: 1, title: 'مرحبا بالعالم — الصفحة الرئيسية', url: 'https://ar.example/', active: true, number: 1 },
+      { tabId: 2, title: 'שלום עולם', url: 'https://he.example/', active: false },
+    ]);
+    const titles = [...doc.querySelectorAll<HTMLElement>('#tabs .tab-title')];
+    expect(titles.map((x) => x.dir)).toEqual(['auto', 'auto']);
+    expect([...doc.querySelectorAll<HTMLElement>('#tabs .tab-host')].map((x) => x.dir)).toEqual(['ltr', 'ltr']);
+    expect(doc.getElementById('active-title')!.dir).toBe('auto');
+    expect(await violations(doc)).toEqual([]);
+  });
+
+  it('renders 50 tabs in the scrolling list, each switch with its own name', async () => {
+    const many: PopupTab[] = Array.from({ length: 50 }, (_, i) => ({ tabId: i + 1, title: `Tab title ${i + 1}`, url: `https://site${i}.test/`, active: i === 0, ...(i % 3 === 0 ? { number: i + 1 } : {}) }));
+    const doc = renderAll(STATES.connected, many);
+    const rows = doc.querySelectorAll('#tabs li.tab');
+    expect(rows.length).toBe(50);
+    expect(rows[0]!.closest('.tab-scroll')).toBe(doc.getElementById('tabs'));
+    const names = new Set([...doc.querySelectorAll('#tabs input[role=switch]')].map((s) => s.getAttribute('aria-label')));
+    expect(names.size).toBe(50);
+    expect(await violations(doc)).toEqual([]);
+  });
+
+  it('says so when there is no tab to list', () => {
+    const doc = renderAll(STATES.connected, []);
+    expect(doc.getElementById('tabs')!.textContent).toBe('No tabs to share in this window.');
+  });
+});
+
+// The popup's look is the window's theme, imported, never a copy.
+describe('the popup stylesheet', () => {
+  const css = readFileSync(join(import.meta.dirname, '../src/popup.css'), 'utf8');
+  const theme = readFileSync(join(import.meta.dirname, '../../frontend/src/theme.css'), 'utf8');
+  const app = readFileSync(join(import.meta.dirname, '../../frontend/src/app.css'), 'utf8');
+
+  it("imports the window's theme, as the window does", () => {
+    expect(css).toContain("@import '../../frontend/src/theme.css';");
+    expect(app).toContain("@import './theme.css';");
+  });
+
+  it('defines no variable or colour of its own', () => {
+    expect(css).not.toMatch(/--[\w-]+\s*:/);
+    expect(css.replace(/\/\*[\s\S]*?\*\//g, '')).not.toMatch(/#[0-9a-f]{3,8}\b|rgb\(|hsl\(/i);
+    expect(theme).toMatch(/prefers-color-scheme: dark/);
+    expect(html).toContain('class="follows-system-scheme"');
+  });
+
+  it('keeps the popup within 800×600 and the list to about 8 tabs', () => {
+    const width = Number(/body \{[^}]*width: (\d+)px/.exec(css)![1]);
+    const list = Number(/\.tab-scroll \{[^}]*max-height: (\d+)px/.exec(css)![1]);
+    const row = Number(/\.tab \{[^}]*min-height: (\d+)px/.exec(css)![1]);
+    expect(width).toBeLessThanOrEqual(800);
+    expect(Math.round(list / row)).toBeGreaterThanOrEqual(7);
+    expect(Math.round(list / row)).toBeLessThanOrEqual(9);
   });
 });

@@ -143,7 +143,7 @@ func TestSeveralApps(t *testing.T) {
 	// The user's own tab, shared from the popup; it stays in front.
 	user := OpenTab(t, alloc, fixtures.URL+"/form.html")
 	from := d.Log.Len()
-	clickPopupCheckbox(t, alloc, "Greeter")
+	clickPopupSwitch(t, alloc, "Greeter")
 	if _, _, err := d.Log.WaitFor(from, 10*time.Second, "shared tabs changed", "change=shared"); err != nil {
 		t.Fatal(err)
 	}

@@ -272,7 +272,7 @@ func TestUnsharedTabsUntouched(t *testing.T) {
 			// Shared (the positive control): the hooks are in, top frame and iframe.
 			ctx := Context(t, 2*time.Minute)
 			c := stdioClient(t, ctx, d)
-			clickPopupCheckbox(t, alloc, "Tether probe")
+			clickPopupSwitch(t, alloc, "Tether probe")
 			if hooked := waitHooked(t, tab, true, "after sharing"); strings.Contains(hooked, nativeAlert) {
 				t.Fatalf("after sharing, the iframe kept the native alert:\n%s", hooked)
 			}
@@ -288,7 +288,7 @@ func TestUnsharedTabsUntouched(t *testing.T) {
 			}
 
 			// (c) Unshared: the current document is restored at once …
-			clickPopupCheckbox(t, alloc, "Other page")
+			clickPopupSwitch(t, alloc, "Other page")
 			restored := waitHooked(t, tab, false, "after unsharing")
 			if relayAnswers(t, tab) {
 				t.Fatal("after unsharing, the content script still answers the page's events")
@@ -404,7 +404,7 @@ func TestConsoleAndDialogsOnlyWhileShared(t *testing.T) {
 		t.Fatalf("the unshared tab sent %d messages to the service worker", n)
 	}
 
-	clickPopupCheckbox(t, alloc, "Tether probe")
+	clickPopupSwitch(t, alloc, "Tether probe")
 	waitHooked(t, tab, true, "after sharing")
 	n := sharedTabNumber(t, ctx, c, "Tether probe")
 	snap := mustCall(t, ctx, c, "browser_snapshot", map[string]any{"tab": n})

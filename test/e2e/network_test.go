@@ -153,7 +153,7 @@ func TestNetworkRequests(t *testing.T) {
 	// An unshared tab's request, then sharing: nothing from before is kept.
 	OpenTab(t, alloc, srv.URL+"/plain.html")
 	time.Sleep(500 * time.Millisecond)
-	clickPopupCheckbox(t, alloc, "Plain page")
+	clickPopupSwitch(t, alloc, "Plain page")
 	plain := sharedTabNumber(t, ctx, c, "Plain page")
 	if got := mustCall(t, ctx, c, "browser_network", map[string]any{"tab": plain}); strings.Contains(got, "before-sharing") {
 		t.Fatalf("requests from before sharing are listed:\n%s", got)

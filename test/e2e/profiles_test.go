@@ -94,22 +94,23 @@ func popupCode(t *testing.T, alloc context.Context) string {
 	return code
 }
 
-// clickPopupCheckbox opens the extension's popup page as a tab and clicks
-// the share checkbox labelled with a tab's title, waiting for it to render.
-func clickPopupCheckbox(t *testing.T, alloc context.Context, title string) {
+// clickPopupSwitch opens the extension's popup page as a tab and clicks the
+// share switch of the tab with this title ("Share <title>"), waiting for
+// it to render.
+func clickPopupSwitch(t *testing.T, alloc context.Context, title string) {
 	t.Helper()
 	popup := OpenTab(t, alloc, "chrome-extension://"+broker.DefaultExtensionID+"/popup.html")
 	js := fmt.Sprintf(`new Promise((resolve, reject) => {
-	  const title = %q;
-	  const find = () => [...document.querySelectorAll('#tabs label')].find(l => l.textContent.includes(title));
-	  const attempt = () => { const l = find(); if (l) { l.querySelector('input[type=checkbox]').click(); resolve(true); return true; } return false; };
+	  const name = 'Share ' + %q;
+	  const find = () => [...document.querySelectorAll('#tabs input[role=switch]')].find(s => (s.getAttribute('aria-label') || '').includes(name));
+	  const attempt = () => { const s = find(); if (s) { s.click(); resolve(true); return true; } return false; };
 	  if (attempt()) return;
 	  const mo = new MutationObserver(() => { if (attempt()) mo.disconnect(); });
 	  mo.observe(document.body, {subtree: true, childList: true});
-	  setTimeout(() => reject(new Error('no checkbox for ' + title + ' in ' + document.body.innerText)), 10000);
+	  setTimeout(() => reject(new Error('no switch named ' + name + ' in ' + document.body.innerText)), 10000);
 	})`, title)
 	if _, err := chromedp.Run(popup, chromedp.Evaluate[bool](js, chromedp.EvalAwaitPromise)); err != nil {
-		t.Fatalf("popup toggle: %v", err)
+		t.Fatalf("popup switch: %v", err)
 	}
 }
 
@@ -177,7 +178,7 @@ func TestTwoProfiles(t *testing.T) {
 		t.Fatalf("an unshared tab is listed:\n%s", list)
 	}
 	from := d.Log.Len()
-	clickPopupCheckbox(t, alloc, "Shared by hand")
+	clickPopupSwitch(t, alloc, "Shared by hand")
 	if _, _, err := d.Log.WaitFor(from, 10*time.Second, "shared tabs changed", "slug=work", "change=shared"); err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +196,7 @@ func TestTwoProfiles(t *testing.T) {
 
 	// Unsharing hides it again.
 	from = d.Log.Len()
-	clickPopupCheckbox(t, alloc, "Shared by hand")
+	clickPopupSwitch(t, alloc, "Shared by hand")
 	if _, _, err := d.Log.WaitFor(from, 10*time.Second, "shared tabs changed", "slug=work", "change=unshared"); err != nil {
 		t.Fatal(err)
 	}

@@ -124,7 +124,7 @@ func TestSnapshotSurfacesSharedLater(t *testing.T) {
 		t.Fatal(err)
 	}
 	from := d.Log.Len()
-	clickPopupCheckbox(t, alloc, "Surfaces")
+	clickPopupSwitch(t, alloc, "Surfaces")
 	if _, _, err := d.Log.WaitFor(from, 10*time.Second, "shared tabs changed"); err != nil {
 		t.Fatal(err)
 	}

@@ -53,7 +53,8 @@ func TestTrustedHover(t *testing.T) {
 	// The user turns trusted input on in the popup: a real click (a user
 	// gesture, which chrome.permissions.request needs).
 	popup := OpenTab(t, b.DevTools(t), "chrome-extension://"+broker.DefaultExtensionID+"/popup.html")
-	if err := chromedp.Do(popup, chromedp.Click("#trusted-input")); err != nil {
+	// The setting is in the popup's Settings, folded: the user opens them first.
+	if err := chromedp.Do(popup, chromedp.Click("#settings > summary"), chromedp.Click("#trusted-input")); err != nil {
 		t.Fatalf("click the trusted input checkbox: %v", err)
 	}
 	granted := `new Promise((resolve, reject) => {

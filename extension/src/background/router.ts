@@ -11,6 +11,7 @@ import {
   type PopupTabs,
 } from '../shared/messages';
 import { popupTabList } from '../shared/popup-tabs';
+import { actingUntil } from './acting';
 import { loadDaemonConfig } from './config';
 import { runOnce } from './idempotency';
 import { handleRequest } from './methods/handlers';
@@ -132,7 +133,7 @@ async function rename(label: unknown): Promise<void> {
 /**
  * The tabs for the popup, without the popup page itself: the last-focused
  * normal window's first, then the other windows' (the popup opened as a tab
- * may sit in a window of its own).
+ * may sit in a window of its own), with the ones an AI acts on now.
  */
 async function popupTabs(): Promise<PopupTabs> {
   const windows = await chrome.windows.getAll({ populate: true, windowTypes: ['normal'] }).catch(() => []);
@@ -140,5 +141,6 @@ async function popupTabs(): Promise<PopupTabs> {
   windows.sort((a, b) => Number(b.id === last?.id) - Number(a.id === last?.id));
   const tabs = windows.flatMap((w) => w.tabs ?? []);
   const s = await readState();
-  return popupTabList(tabs, s.shared, popupUrl(), s.owners);
+  const acting = new Set(Object.keys(s.shared).map(Number).filter((id) => actingUntil(id) > 0));
+  return popupTabList(tabs, popupUrl(), { shared: s.shared, owners: s.owners, acting, windowId: last?.id ?? windows[0]?.id });
 }

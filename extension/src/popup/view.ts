@@ -1,89 +1,245 @@
-// The popup's pure parts: stored connection state → text, and the share list
-// → DOM (window tabs → the share list: shared/popup-tabs.ts).
+// The popup's view: stored connection state → what the top of the popup
+// says (its state, the next step, the profile), and the share list → DOM.
+// popup.ts feeds it from chrome.storage and the service worker; the tests
+// render it into popup.html without Chrome.
 import type { ConnectionStatus, PopupTab } from '../shared/messages';
+import { safeFavicon } from '../shared/popup-tabs';
+
+/** The connection states the popup tells apart, each with its next step. */
+export type PopupState = 'connected' | 'connecting' | 'pairing' | 'not-running' | 'refused';
 
 export interface PopupView {
-  stateClass: string;
-  stateText: string;
+  state: PopupState;
+  /** The state in a few words ("Connected to Tether"). */
+  headline: string;
+  /** What the user does next, or what happens next. */
+  nextStep: string;
   label: string;
   slug: string;
+  /** The daemon's version while connected ("Tether 0.3.0"). */
+  version?: string;
+  /** Why Tether refused this browser (or why it stopped asking). */
   refusal?: string;
-  /** "Waiting for approval…" and the daemon's pairing message. */
+  /** The daemon's pairing message while waiting for approval. */
   pairing?: string;
   /** The pairing code while waiting for approval, shown large: the user approves the entry with this code in Tether. */
   pairingCode?: string;
   /** Show the Reconnect button. */
   halted: boolean;
+  /** Show "Try again" (Tether was not running): connect now instead of at the next retry. */
+  retry: boolean;
 }
 
-export function popupView(status: ConnectionStatus | undefined, local: { assignedLabel?: unknown; assignedSlug?: unknown; label?: unknown }): PopupView {
-  const label = typeof local.assignedLabel === 'string' && local.assignedLabel ? local.assignedLabel : typeof local.label === 'string' && local.label ? local.label : '—';
-  const slug = typeof local.assignedSlug === 'string' && local.assignedSlug ? local.assignedSlug : '—';
-  let stateText: string;
-  if (!status) stateText = 'Starting…';
-  else if (status.state === 'connected') stateText = `Connected to Tether (port ${status.port})`;
-  else if (status.state === 'pairing') stateText = `Waiting for approval… (port ${status.port})`;
-  else if (status.state === 'connecting') stateText = `Connecting to Tether on port ${status.port}…`;
-  else if (status.halted) stateText = `Not connected (port ${status.port}); press Reconnect to try again`;
-  else if (status.lastRefusal?.code === 'pairing_expired') stateText = `Not approved in time (port ${status.port}); the extension asks Tether again when it reconnects, in 30 seconds`;
-  else if (status.lastRefusal?.code === 'too_many_profiles') stateText = `Not connected (port ${status.port}); retrying every 30 seconds`;
-  else if (status.lastRefusal) stateText = `Not connected (port ${status.port})`;
-  else stateText = `Not connected — is Tether running? (port ${status.port})`;
-  const view: PopupView = { stateClass: status?.state ?? 'connecting', stateText, label, slug, halted: status?.halted === true };
-  if (status?.state === 'pairing') {
-    view.pairing = `Waiting for approval… ${status.pairing ?? ''}`.trim();
+export interface StoredProfile {
+  assignedLabel?: unknown;
+  assignedSlug?: unknown;
+  label?: unknown;
+  daemonVersion?: unknown;
+}
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' && v ? v : undefined);
+
+export function popupView(status: ConnectionStatus | undefined, local: StoredProfile): PopupView {
+  const label = str(local.assignedLabel) ?? str(local.label) ?? '—';
+  const slug = str(local.assignedSlug) ?? '—';
+  const base = { label, slug, halted: status?.halted === true, retry: false };
+  if (!status || status.state === 'connecting') {
+    return { ...base, state: 'connecting', headline: 'Connecting to Tether…', nextStep: status ? `Looking for Tether on this computer (port ${status.port}).` : 'Starting the connection to Tether.' };
+  }
+  if (status.state === 'connected') {
+    const view: PopupView = { ...base, state: 'connected', headline: 'Connected to Tether', nextStep: 'Share a tab below: AI apps connected to Tether can use only the tabs you share.' };
+    const version = str(local.daemonVersion);
+    if (version) view.version = `Tether ${version}`;
+    return view;
+  }
+  if (status.state === 'pairing') {
+    const view: PopupView = { ...base, state: 'pairing', headline: 'Waiting for approval', nextStep: 'Open Tether and approve this browser where it shows the same code.' };
+    const message = str(status.pairing);
+    if (message) view.pairing = message;
     if (status.pairingCode) view.pairingCode = status.pairingCode;
+    return view;
   }
-  if (status?.lastRefusal && status.state !== 'connected' && status.state !== 'pairing') {
+  const refusal = status.lastRefusal;
+  if (!refusal) {
+    return {
+      ...base,
+      state: 'not-running',
+      headline: 'Tether is not running',
+      nextStep: 'Start Tether from your applications menu (or run tether in a terminal); the extension connects by itself once it runs.',
+      retry: !base.halted,
+    };
+  }
+  if (refusal.code === 'pairing_expired') {
     // An expired pairing is not a refusal: the daemon's message says it asks again.
-    view.refusal = status.lastRefusal.code === 'pairing_expired' ? status.lastRefusal.message : `Tether refused this browser: ${status.lastRefusal.message}`;
+    return { ...base, state: 'refused', headline: 'Not approved in time', nextStep: 'The extension asks Tether again when it reconnects, in 30 seconds.', refusal: refusal.message };
   }
-  return view;
+  const nextStep = base.halted
+    ? 'Fix what Tether says below, then press Reconnect.'
+    : refusal.code === 'too_many_profiles'
+      ? 'The extension retries every 30 seconds.'
+      : 'The extension tries again by itself.';
+  return { ...base, state: 'refused', headline: 'Tether refused this browser', nextStep, refusal: refusal.message };
+}
+
+const byId = <T extends HTMLElement>(doc: Document, id: string): T => {
+  const el = doc.getElementById(id);
+  if (!el) throw new Error(`popup.html has no #${id}`);
+  return el as T;
+};
+
+function show(el: HTMLElement, text: string | undefined): void {
+  el.hidden = !text;
+  el.textContent = text ?? '';
+}
+
+/** Fills the connection card of popup.html (doc) from view. */
+export function renderStatus(doc: Document, view: PopupView): void {
+  const card = byId(doc, 'connection');
+  card.dataset.state = view.state;
+  byId(doc, 'state').textContent = view.headline;
+  byId(doc, 'next-step').textContent = view.nextStep;
+  byId(doc, 'label').textContent = view.label;
+  byId(doc, 'slug').textContent = view.slug;
+  show(byId(doc, 'version'), view.version);
+  show(byId(doc, 'pairing'), view.pairing);
+  byId(doc, 'pairing-code-row').hidden = !view.pairingCode;
+  byId(doc, 'pairing-code').textContent = view.pairingCode ?? '';
+  show(byId(doc, 'refusal'), view.refusal);
+  byId(doc, 'reconnect').hidden = !view.halted;
+  byId(doc, 'retry').hidden = !view.retry;
+}
+
+/** What the popup shows of a tab's URL: its host for web pages, else the URL without its path's noise. */
+export function tabHost(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.protocol === 'http:' || u.protocol === 'https:') return u.host;
+    if (u.protocol === 'file:') return 'file';
+    if (u.host) return `${u.protocol}//${u.host}`;
+    return `${u.protocol}${u.pathname}`.slice(0, 60);
+  } catch {
+    return url.slice(0, 60);
+  }
+}
+
+export interface TabListHandlers {
+  onToggle: (tabId: number, shared: boolean) => void;
+  onTakeBack?: (tabId: number) => void;
+}
+
+/** One tab's favicon: the image of an http(s) or data: URL (no referrer), else a blank square. */
+function favicon(doc: Document, url: string | undefined): HTMLElement {
+  const safe = safeFavicon(url);
+  if (safe) {
+    const img = doc.createElement('img');
+    img.className = 'favicon';
+    img.alt = '';
+    img.width = 16;
+    img.height = 16;
+    img.referrerPolicy = 'no-referrer';
+    img.decoding = 'async';
+    img.src = safe;
+    img.addEventListener('error', () => img.replaceWith(favicon(doc, undefined)));
+    return img;
+  }
+  const blank = doc.createElement('span');
+  blank.className = 'favicon blank';
+  blank.setAttribute('aria-hidden', 'true');
+  return blank;
+}
+
+function el<K extends keyof HTMLElementTagNameMap>(doc: Document, tag: K, className: string, text?: string): HTMLElementTagNameMap[K] {
+  const e = doc.createElement(tag);
+  e.className = className;
+  if (text !== undefined) e.textContent = text;
+  return e;
 }
 
 /**
- * Fills list with one item per tab: a checkbox whose accessible name is the
- * tab's title (checked when shared), then the tab's Tether number if shared,
- * and for a tab an AI app owns, its name and a "Take back" button (the tab
- * becomes the user's again, usable by every app).
+ * One list item per tab: its favicon, title and host, its Tether number when
+ * shared, "AI acting" while an app acts on it, the app that owns it with a
+ * "Take back" button (the tab becomes the user's again, usable by every app),
+ * and a switch named "Share <title>".
  */
-export function renderTabList(list: HTMLElement, tabs: PopupTab[], onToggle: (tabId: number, shared: boolean) => void, onTakeBack: (tabId: number) => void = () => undefined): void {
-  const doc = list.ownerDocument;
-  list.replaceChildren(
-    ...tabs.map((t) => {
-      const li = doc.createElement('li');
-      const label = doc.createElement('label');
-      const box = doc.createElement('input');
-      box.type = 'checkbox';
-      box.checked = t.number !== undefined;
-      box.dataset.tabId = String(t.tabId);
-      box.addEventListener('change', () => onToggle(t.tabId, box.checked));
-      label.append(box, doc.createTextNode(t.title));
-      label.title = t.url;
-      li.append(label);
-      if (t.number !== undefined) {
-        const num = doc.createElement('span');
-        num.className = 'number';
-        num.textContent = `tab ${t.number}`;
-        li.append(' ', num);
-      }
-      if (t.owner !== undefined) {
-        const owner = doc.createElement('span');
-        owner.className = 'owner';
-        owner.textContent = t.owner;
-        owner.title = `${t.owner} opened this tab (or you gave it to it); other AI apps cannot use it`;
-        const back = doc.createElement('button');
-        back.type = 'button';
-        back.className = 'take-back';
-        back.textContent = 'Take back';
-        back.setAttribute('aria-label', `Take back ${t.title} from ${t.owner}`);
-        back.addEventListener('click', () => onTakeBack(t.tabId));
-        li.append(' ', owner, ' ', back);
-      }
-      if (t.active) li.classList.add('active');
-      return li;
-    }),
-  );
+function tabItem(doc: Document, t: PopupTab, h: TabListHandlers): HTMLLIElement {
+  const li = el(doc, 'li', 'tab');
+  li.dataset.tabId = String(t.tabId);
+  if (t.active) li.classList.add('active');
+  const text = el(doc, 'span', 'tab-text');
+  const title = el(doc, 'span', 'tab-title', t.title);
+  title.dir = 'auto';
+  title.title = t.title;
+  const line = el(doc, 'span', 'tab-line');
+  const host = el(doc, 'span', 'tab-host', tabHost(t.url));
+  host.dir = 'ltr';
+  host.title = t.url;
+  line.append(host);
+  if (t.number !== undefined) {
+    const num = el(doc, 'span', 'chip number', `Tab ${t.number}`);
+    num.title = `AI apps call this tab ${t.number}`;
+    line.append(num);
+  }
+  if (t.acting) line.append(el(doc, 'span', 'acting-badge', 'AI acting'));
+  if (t.owner !== undefined) {
+    const owner = el(doc, 'span', 'chip owner', t.owner);
+    owner.title = `${t.owner} opened this tab (or you gave it to it); other AI apps cannot use it`;
+    const back = el(doc, 'button', 'btn small take-back', 'Take back');
+    back.type = 'button';
+    back.setAttribute('aria-label', `Take back ${t.title} from ${t.owner}`);
+    back.addEventListener('click', () => h.onTakeBack?.(t.tabId));
+    line.append(owner, back);
+  }
+  text.append(title, line);
+  const box = el(doc, 'input', 'switch');
+  box.type = 'checkbox';
+  box.setAttribute('role', 'switch');
+  box.checked = t.number !== undefined;
+  box.dataset.tabId = String(t.tabId);
+  box.setAttribute('aria-label', `Share ${t.title}`);
+  box.addEventListener('change', () => h.onToggle(t.tabId, box.checked));
+  li.append(favicon(doc, t.favIconUrl), text, box);
+  return li;
+}
+
+/**
+ * Fills container with the tab list: the tabs of this window, then the
+ * other windows' under their own heading; or says there is none.
+ */
+export function renderTabList(container: HTMLElement, tabs: PopupTab[], h: TabListHandlers): void {
+  const doc = container.ownerDocument;
+  const groups: [string, PopupTab[]][] = [
+    ['This window', tabs.filter((t) => !t.otherWindow)],
+    ['Other windows', tabs.filter((t) => t.otherWindow)],
+  ];
+  const parts: HTMLElement[] = [];
+  for (const [name, list] of groups) {
+    if (list.length === 0) continue;
+    const id = `tabs-${name === 'This window' ? 'here' : 'other'}`;
+    const heading = el(doc, 'h3', 'group', name);
+    heading.id = id;
+    const ul = el(doc, 'ul', 'tab-list');
+    ul.setAttribute('aria-labelledby', id);
+    ul.append(...list.map((t) => tabItem(doc, t, h)));
+    parts.push(heading, ul);
+  }
+  if (parts.length === 0) parts.push(el(doc, 'p', 'muted empty-list', 'No tabs to share in this window.'));
+  container.replaceChildren(...parts);
+}
+
+/** Fills the "Share this tab" row for the active tab (hidden without one). */
+export function renderActiveShare(doc: Document, active: PopupTab | undefined): void {
+  const row = byId(doc, 'active-share');
+  row.hidden = !active;
+  const button = byId<HTMLButtonElement>(doc, 'share-active');
+  button.dataset.tabId = active ? String(active.tabId) : '';
+  const shared = active?.number !== undefined;
+  button.dataset.shared = String(shared);
+  button.textContent = shared ? 'Stop sharing' : 'Share this tab';
+  button.classList.toggle('primary', !shared);
+  byId(doc, 'active-title').textContent = active?.title ?? '';
+  byId(doc, 'active-title').title = active?.title ?? '';
+  byId(doc, 'active-status').textContent = shared ? `Shared as tab ${active?.number}` : 'Not shared';
+  byId(doc, 'active-icon').replaceChildren(favicon(doc, active?.favIconUrl));
 }
 
 /** The "Trusted input" checkbox: on only when the user stored true (chrome.storage.local "trustedInput"). */

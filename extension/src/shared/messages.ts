@@ -84,11 +84,17 @@ export interface PopupTab {
   number?: number;
   /** The AI app the shared tab belongs to (absent: the user's, any app may use it). */
   owner?: string;
+  /** The tab's favicon, only an http(s) or data:image URL (the popup loads nothing else). */
+  favIconUrl?: string;
+  /** True while an AI app is acting on the tab (a tool call on it, plus a short grace). */
+  acting?: boolean;
+  /** True for a tab of another window than the last-focused one (listed after it). */
+  otherWindow?: boolean;
 }
 
 /** What the popup shows about tabs (answer to popup-tabs). */
 export interface PopupTabs {
-  /** The last-focused normal window's tabs, without the popup page itself. */
+  /** The last-focused normal window's tabs, then the other windows', without the popup page itself. */
   tabs: PopupTab[];
   /** The active tab of that window, unless it is the popup page. */
   activeTabId?: number;
