@@ -1,12 +1,13 @@
 // browser_find: searches the page's ARIA tree (the same tree the snapshot
 // prints, uncapped) by role and/or text, and names the heading or table row
-// each match sits under. Names are computed only for nodes that could match,
-// so a search of a huge page stays cheap.
+// each match sits under. Nodes are filtered by role, then by a cheap text
+// test (their text, labelling attributes and labels), before any name is
+// computed, so a search of a huge page stays cheap.
 import type { FindMatch } from '../protocol.gen';
 import type { RefRegistry } from './refs';
 import { hoverRevealed } from './hover';
 import { shadowRootOf } from './shadow';
-import { buildTree, nodeKey, nodeLine, nodeName, normalizeSpace, textLine, type AriaNode, type Item } from './snapshot';
+import { buildTree, nodeKey, nodeLine, nodeName, normalizeSpace, textLine, withReadCache, type AriaNode, type Item } from './snapshot';
 
 export interface FindQuery {
   /** Matched case-insensitively against names and text. */
@@ -14,6 +15,8 @@ export interface FindQuery {
   /** Matched exactly against the role. */
   role?: string | undefined;
   frameIdOf?: ((iframe: Element) => number | undefined) | undefined;
+  /** Date.now() past which the search stops and reports what it found (partial); absent: none. */
+  until?: number | undefined;
 }
 
 export interface FindOutput {
@@ -21,13 +24,23 @@ export interface FindOutput {
   matches: FindMatch[];
   /** Cross-origin frames the search could not enter (see AriaNode.frame); the caller searches them. */
   frames: Array<number | string>;
+  /** The search ran into its deadline: the matches are those found by then. */
+  partial?: boolean;
 }
 
+/** The matches of q in doc, in document order; each name and style is read at most once. */
 export function find(doc: Document, refs: RefRegistry, q: FindQuery): FindOutput {
+  return withReadCache(() => search(doc, refs, q));
+}
+
+function search(doc: Document, refs: RefRegistry, q: FindQuery): FindOutput {
   const needle = q.text ? normalizeSpace(q.text).toLowerCase() : '';
   const role = q.role?.trim().toLowerCase() || '';
-  const { items } = buildTree(doc, { frameIdOf: q.frameIdOf, hover: hoverRevealed(doc) });
+  const tree = buildTree(doc, { frameIdOf: q.frameIdOf, hover: hoverRevealed(doc), until: q.until });
+  const items = tree.items;
   const out: FindOutput = { matches: [], frames: [] };
+  if (tree.late) out.partial = true;
+  const labels = new LabelIndex();
   let heading: string | undefined;
   const rows: AriaNode[] = [];
 
@@ -69,7 +82,7 @@ export function find(doc: Document, refs: RefRegistry, q: FindQuery): FindOutput
       let matched = false;
       if (!role || item.role === role) {
         if (!needle) matched = true;
-        else if (mightContain(item.el, needle, NAME_FROM_CONTENT.has(item.role))) matched = nodeName(item).toLowerCase().includes(needle) || valueMatches(item, needle);
+        else if (mightContain(item.el, needle, NAME_FROM_CONTENT.has(item.role), labels)) matched = nodeName(item).toLowerCase().includes(needle) || valueMatches(item, needle);
       }
       const headingBefore = heading;
       if (item.role === 'heading') heading = nodeKey(item, nodeName(item), undefined);
@@ -104,8 +117,33 @@ const NAME_FROM_CONTENT = new Set([
   'code', 'paragraph', 'blockquote', 'listitem', 'term', 'definition', 'status', 'iframe',
 ]);
 
+/**
+ * The text of the <label>s of each control, by tree (document or shadow
+ * root), collected once per tree: el.labels scans the whole tree on every
+ * call, which made a search of a page with many fields quadratic.
+ */
+class LabelIndex {
+  private readonly trees = new Map<Node, Map<Element, string>>();
+
+  /** The lower-cased text of el's labels, joined by spaces ('' when it has none). */
+  textOf(el: Element): string {
+    const root = el.getRootNode();
+    let byControl = this.trees.get(root);
+    if (!byControl) {
+      byControl = new Map();
+      this.trees.set(root, byControl);
+      const all = (root as Document | ShadowRoot).querySelectorAll?.('label') ?? [];
+      for (const label of Array.from(all)) {
+        const control = (label as HTMLLabelElement).control;
+        if (control) byControl.set(control, `${byControl.get(control) ?? ''} ${(label.textContent ?? '').toLowerCase()}`);
+      }
+    }
+    return byControl.get(el) ?? '';
+  }
+}
+
 /** A cheap test that el's name could contain needle: its text (for roles named from content), labelling attributes or labels do. */
-function mightContain(el: Element, needle: string, fromContent: boolean): boolean {
+function mightContain(el: Element, needle: string, fromContent: boolean, labels: LabelIndex): boolean {
   if (el.hasAttribute('aria-labelledby')) return true;
   // Content in shadow trees or slotted from the light DOM is not in textContent.
   if (fromContent && (shadowRootOf(el) !== null || el.querySelector('slot') || el.tagName === 'SLOT')) return true;
@@ -113,8 +151,7 @@ function mightContain(el: Element, needle: string, fromContent: boolean): boolea
   for (const a of ['aria-label', 'title', 'alt', 'placeholder', 'value']) {
     if ((el.getAttribute(a) ?? '').toLowerCase().includes(needle)) return true;
   }
-  const labels = (el as HTMLInputElement).labels;
-  if (labels) for (const l of Array.from(labels)) if ((l.textContent ?? '').toLowerCase().includes(needle)) return true;
+  if (labels.textOf(el).includes(needle)) return true;
   if (el.tagName === 'INPUT' && (el as HTMLInputElement).type !== 'password') {
     return (el as HTMLInputElement).value.toLowerCase().includes(needle);
   }
