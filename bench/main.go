@@ -4,7 +4,7 @@
 //	go run ./bench all [-bin bin/tether] [-smoke]   the whole BENCHMARKS.md on stdout
 //	go run ./bench concurrency [-profiles 32 -tabs 8 -calls 10000 -workers 32]
 //	go run ./bench pageload [-pages 30 -rounds 5]   page-load cost in unshared tabs (also in `all`)
-//	go run ./bench pagesize [-bin bin/tether] [-rounds 3] [-peers] [-smoke]   snapshots of 1k–100k-element pages (also in `all`)
+//	go run ./bench pagesize [-bin bin/tether] [-rounds 3] [-peers] [-smoke]   snapshots of 1k–100k-element pages (also in `all`; -smoke: 1k and 5k)
 //	go run ./bench flood [-duration 20s]            an unauthenticated flood: what it leaves behind (also in `all`)
 //	go run ./bench desktop [-bin bin/tether] [-idle 60s] [-smoke]   bare `tether --hidden` and its window (also in `all`)
 //

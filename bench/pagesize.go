@@ -247,7 +247,7 @@ func measurePageSize(ctx context.Context, bin, tmp, peerDir string, sizes []int,
 		// the server has by default (the uncapped Tether is skipped).
 		if !failed && e.name != "Tether, uncapped" {
 			res.LargeN = largest
-			res.Find, res.Click, res.LargeEr = largePage(ctx, s, srv.URL, largest, rounds)
+			res.Find, res.Click, res.LargeEr = largePage(ctx, s, largest, rounds)
 			if res.LargeEr != "" {
 				logf("%s: largest page: %s", e.name, clip(res.LargeEr, 300))
 			}
@@ -259,7 +259,7 @@ func measurePageSize(ctx context.Context, bin, tmp, peerDir string, sizes []int,
 
 // largePage times browser_find (a server that has it) and click + fresh
 // snapshot on the n-element page, already loaded.
-func largePage(ctx context.Context, s *server, base string, n, rounds int) (find, click []time.Duration, failed string) {
+func largePage(ctx context.Context, s *server, n, rounds int) (find, click []time.Duration, failed string) {
 	var dialogs int
 	snap, _, err := s.do(ctx, s.snapshot, &dialogs)
 	if err != nil {
@@ -278,26 +278,8 @@ func largePage(ctx context.Context, s *server, base string, n, rounds int) (find
 			find = append(find, d)
 		}
 	}
-	for i := 1; i <= rounds; i++ {
-		ref := s.ref(snap, "button", "Press me")
-		if ref == "" {
-			return find, click, "no ref for the button in:\n" + clip(snap, 1000)
-		}
-		var total time.Duration
-		for _, c := range s.click(ref) {
-			text, d, err := s.s.call(ctx, c.tool, c.args)
-			if err != nil {
-				return find, click, err.Error()
-			}
-			total += d
-			snap = text
-		}
-		if !strings.Contains(snap, "Clicks: "+strconv.Itoa(i)) {
-			return find, click, fmt.Sprintf("click %d: the snapshot does not show it", i)
-		}
-		click = append(click, total)
-	}
-	return find, click, ""
+	click, failed = pressClicks(ctx, s, snap, rounds)
+	return find, click, failed
 }
 
 // perElement is the slope of median snapshot latency over the sizes from
@@ -379,8 +361,27 @@ func writePageSize(w io.Writer, r *pageSizeResult) {
 	if len(r.Servers) > 2 {
 		a, b := r.Servers[1], r.Servers[2]
 		if ca, cb, lo, hi := perElement(a, b); hi > 0 {
-			p("- Uncapped cost per element (the slope of median latency from %dk to %dk, the sizes both completed): %s %.1f µs, %s %.1f µs: %s\n",
-				lo/1000, hi/1000, a.Name, float64(ca.Nanoseconds())/1000, b.Name, float64(cb.Nanoseconds())/1000, ratio(float64(ca), float64(cb)))
+			p("- Uncapped cost per element (the slope of median latency from %dk to %dk, the sizes both completed): %s %.1f µs, %s %.1f µs: %s (target ≤ 0.2×: %s)\n",
+				lo/1000, hi/1000, a.Name, float64(ca.Nanoseconds())/1000, b.Name, float64(cb.Nanoseconds())/1000, ratio(float64(ca), float64(cb)), met(cb > 0 && float64(ca) <= 0.2*float64(cb)))
 		}
 	}
+	// Targets on the largest page, Tether with its default cap.
+	c := r.Servers[0]
+	last := c.Sizes[len(c.Sizes)-1]
+	if last.Err == "" && len(last.Snapshots) > 0 {
+		p("- Target, capped snapshot of the %dk page ≤ 300 ms: %s (%s)\n", last.N/1000, met(quantile(last.Snapshots, 0.5) <= 300*time.Millisecond), ms(quantile(last.Snapshots, 0.5)))
+	}
+	if len(c.Find) > 0 {
+		p("- Target, `browser_find` on the %dk page ≤ 500 ms: %s\n", c.LargeN/1000, met(quantile(c.Find, 0.5) <= 500*time.Millisecond))
+	}
+	if len(c.Click) > 0 {
+		p("- Target, click + fresh snapshot on the %dk page ≤ 500 ms: %s\n", c.LargeN/1000, met(quantile(c.Click, 0.5) <= 500*time.Millisecond))
+	}
+}
+
+func met(ok bool) string {
+	if ok {
+		return "**met**"
+	}
+	return "**missed**"
 }
