@@ -32,6 +32,7 @@ type sizeSample struct {
 	Snapshots []time.Duration
 	Bytes     int    // the first snapshot's text
 	Err       string // the first failure; larger sizes are then skipped
+	NavErr    string // the navigation call failed, and the snapshots were taken after it anyway
 }
 
 // sizeServer is one server's series.
@@ -218,8 +219,12 @@ func measurePageSize(ctx context.Context, bin, tmp, peerDir string, sizes []int,
 				continue
 			}
 			var dialogs int
+			// A navigation that fails (the page's own load keeps it busy
+			// past a server's patience) is noted; the snapshots that follow,
+			// as an agent would take them, are what is measured.
 			if _, _, err := s.do(ctx, s.navigate(fmt.Sprintf("%s/size/%d.html", srv.URL, n)), &dialogs); err != nil {
-				z.Err = "navigate: " + err.Error()
+				z.NavErr = err.Error()
+				logf("%s: %d: navigate: %s", e.name, n, clip(z.NavErr, 300))
 			}
 			for range rounds {
 				if z.Err != "" {
@@ -345,6 +350,13 @@ func writePageSize(w io.Writer, r *pageSizeResult) {
 		p("\n")
 	}
 	p("\n")
+	for _, s := range r.Servers {
+		for _, z := range s.Sizes {
+			if z.NavErr != "" && z.Err == "" {
+				p("- %s, %dk: the navigation call failed (%s); the snapshots after it did not.\n", s.Name, z.N/1000, cell(clip(z.NavErr, 160)))
+			}
+		}
+	}
 	for _, s := range r.Servers {
 		if s.LargeN == 0 {
 			continue
