@@ -7,7 +7,7 @@ import type { FindMatch } from '../protocol.gen';
 import type { RefRegistry } from './refs';
 import { hoverRevealed } from './hover';
 import { shadowRootOf } from './shadow';
-import { buildTree, nodeKey, nodeLine, nodeName, normalizeSpace, textLine, withReadCache, type AriaNode, type Item } from './snapshot';
+import { buildTree, nodeKey, nodeLine, nodeName, normalizeSpace, textLine, labelsOf, withReadCache, type AriaNode, type Item } from './snapshot';
 
 export interface FindQuery {
   /** Matched case-insensitively against names and text. */
@@ -40,7 +40,6 @@ function search(doc: Document, refs: RefRegistry, q: FindQuery): FindOutput {
   const items = tree.items;
   const out: FindOutput = { matches: [], frames: [] };
   if (tree.late) out.partial = true;
-  const labels = new LabelIndex();
   let heading: string | undefined;
   const rows: AriaNode[] = [];
 
@@ -82,7 +81,7 @@ function search(doc: Document, refs: RefRegistry, q: FindQuery): FindOutput {
       let matched = false;
       if (!role || item.role === role) {
         if (!needle) matched = true;
-        else if (mightContain(item.el, needle, NAME_FROM_CONTENT.has(item.role), labels)) matched = nodeName(item).toLowerCase().includes(needle) || valueMatches(item, needle);
+        else if (mightContain(item.el, needle, NAME_FROM_CONTENT.has(item.role))) matched = nodeName(item).toLowerCase().includes(needle) || valueMatches(item, needle);
       }
       const headingBefore = heading;
       if (item.role === 'heading') heading = nodeKey(item, nodeName(item), undefined);
@@ -117,33 +116,8 @@ const NAME_FROM_CONTENT = new Set([
   'code', 'paragraph', 'blockquote', 'listitem', 'term', 'definition', 'status', 'iframe',
 ]);
 
-/**
- * The text of the <label>s of each control, by tree (document or shadow
- * root), collected once per tree: el.labels scans the whole tree on every
- * call, which made a search of a page with many fields quadratic.
- */
-class LabelIndex {
-  private readonly trees = new Map<Node, Map<Element, string>>();
-
-  /** The lower-cased text of el's labels, joined by spaces ('' when it has none). */
-  textOf(el: Element): string {
-    const root = el.getRootNode();
-    let byControl = this.trees.get(root);
-    if (!byControl) {
-      byControl = new Map();
-      this.trees.set(root, byControl);
-      const all = (root as Document | ShadowRoot).querySelectorAll?.('label') ?? [];
-      for (const label of Array.from(all)) {
-        const control = (label as HTMLLabelElement).control;
-        if (control) byControl.set(control, `${byControl.get(control) ?? ''} ${(label.textContent ?? '').toLowerCase()}`);
-      }
-    }
-    return byControl.get(el) ?? '';
-  }
-}
-
 /** A cheap test that el's name could contain needle: its text (for roles named from content), labelling attributes or labels do. */
-function mightContain(el: Element, needle: string, fromContent: boolean, labels: LabelIndex): boolean {
+function mightContain(el: Element, needle: string, fromContent: boolean): boolean {
   if (el.hasAttribute('aria-labelledby')) return true;
   // Content in shadow trees or slotted from the light DOM is not in textContent.
   if (fromContent && (shadowRootOf(el) !== null || el.querySelector('slot') || el.tagName === 'SLOT')) return true;
@@ -151,7 +125,8 @@ function mightContain(el: Element, needle: string, fromContent: boolean, labels:
   for (const a of ['aria-label', 'title', 'alt', 'placeholder', 'value']) {
     if ((el.getAttribute(a) ?? '').toLowerCase().includes(needle)) return true;
   }
-  if (labels.textOf(el).includes(needle)) return true;
+  // labelsOf: a per-tree index, not el.labels (a scan of the page per field).
+  for (const l of labelsOf(el)) if ((l.textContent ?? '').toLowerCase().includes(needle)) return true;
   if (el.tagName === 'INPUT' && (el as HTMLInputElement).type !== 'password') {
     return (el as HTMLInputElement).value.toLowerCase().includes(needle);
   }

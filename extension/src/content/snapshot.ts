@@ -148,6 +148,8 @@ export function snapshotPage(doc: Document, refs: RefRegistry, opts: SnapshotOpt
 let styles: Map<Element, CSSStyleDeclaration> | undefined;
 let pseudoStyles: Map<string, Map<Element, CSSStyleDeclaration>> | undefined;
 let boxes: Map<Element, DOMRect> | undefined;
+/** The <label>s of each control, by tree (document or shadow root), collected once per tree. */
+let labelTrees: Map<Node, Map<Element, HTMLLabelElement[]>> | undefined;
 
 /** Runs fn with the read cache on (nested calls share it); it is dropped when the outermost call returns. */
 export function withReadCache<T>(fn: () => T): T {
@@ -155,11 +157,32 @@ export function withReadCache<T>(fn: () => T): T {
   styles = new Map();
   pseudoStyles = new Map();
   boxes = new Map();
+  labelTrees = new Map();
   try {
     return fn();
   } finally {
-    styles = pseudoStyles = boxes = undefined;
+    styles = pseudoStyles = boxes = labelTrees = undefined;
   }
+}
+
+/**
+ * el's <label>s, as el.labels lists them, from a per-tree index when the read
+ * cache is on: el.labels scans the whole tree on every call, which made
+ * naming every button and field of a page quadratic in its size.
+ */
+export function labelsOf(el: Element): HTMLLabelElement[] {
+  if (!labelTrees) return Array.from((el as HTMLInputElement).labels ?? []);
+  const root = el.getRootNode();
+  let byControl = labelTrees.get(root);
+  if (!byControl) {
+    byControl = new Map();
+    labelTrees.set(root, byControl);
+    for (const label of Array.from((root as Document | ShadowRoot).querySelectorAll?.('label') ?? [])) {
+      const control = (label as HTMLLabelElement).control;
+      if (control) byControl.set(control, [...(byControl.get(control) ?? []), label as HTMLLabelElement]);
+    }
+  }
+  return byControl.get(el) ?? [];
 }
 
 /** el's computed style (of pseudo, e.g. "::before"), from the read cache when it is on. */
@@ -709,6 +732,10 @@ export function safeName(el: Element, hidden = false): string {
     const label = el.getAttribute('aria-label')?.trim();
     if (label) return label;
   }
+  // dom-accessibility-api reads el.labels: the index answers instead, through
+  // an own property of this script's wrapper (the page never sees it).
+  const shadowLabels = labelTrees !== undefined && 'labels' in el && !Object.prototype.hasOwnProperty.call(el, 'labels');
+  if (shadowLabels) Object.defineProperty(el, 'labels', { value: labelsOf(el), configurable: true });
   try {
     const name = computeAccessibleName(el, hidden ? { getComputedStyle: nameStyle, hidden: true } : { getComputedStyle: nameStyle });
     if (name) return name;
@@ -724,6 +751,8 @@ export function safeName(el: Element, hidden = false): string {
     return name;
   } catch {
     return el.getAttribute('aria-label') ?? '';
+  } finally {
+    if (shadowLabels) delete (el as { labels?: unknown }).labels;
   }
 }
 
