@@ -732,6 +732,10 @@ export function safeName(el: Element, hidden = false): string {
     const label = el.getAttribute('aria-label')?.trim();
     if (label) return label;
   }
+  if (!hidden) {
+    const text = ownTextName(el);
+    if (text) return text;
+  }
   // dom-accessibility-api reads el.labels: the index answers instead, through
   // an own property of this script's wrapper (the page never sees it).
   const shadowLabels = labelTrees !== undefined && 'labels' in el && !Object.prototype.hasOwnProperty.call(el, 'labels');
@@ -754,6 +758,35 @@ export function safeName(el: Element, hidden = false): string {
   } finally {
     if (shadowLabels) delete (el as { labels?: unknown }).labels;
   }
+}
+
+/** Elements named by their content whose name, with only text inside, is that text (accname 2F). */
+const TEXT_NAMED_TAGS = new Set(['A', 'BUTTON', 'TD', 'TH', 'H1', 'H2', 'H3', 'H4', 'H5', 'H6']);
+
+/**
+ * The name of a shown link, button, cell or heading whose children are all
+ * text, with no aria-labelledby, no <label> and no ::before/::after content:
+ * that text, as dom-accessibility-api would compute it (2F), without its
+ * walk. '' when the shortcut does not apply.
+ */
+function ownTextName(el: Element): string {
+  if (!TEXT_NAMED_TAGS.has(el.tagName) || el.hasAttribute('aria-labelledby')) return '';
+  const role = el.getAttribute('role');
+  if (role !== null && role.trim() !== '') return '';
+  if (el.tagName === 'A' && !el.hasAttribute('href')) return '';
+  let text = '';
+  for (let c = el.firstChild; c; c = c.nextSibling) {
+    if (c.nodeType === 3 /* TEXT_NODE */) text += (c as Text).data;
+    else if (c.nodeType !== 8 /* COMMENT_NODE */) return '';
+  }
+  text = text.trim().replace(/\s\s+/g, ' ');
+  if (!text || shadowRootOf(el)) return '';
+  if (el.tagName === 'BUTTON' && labelsOf(el).length > 0) return '';
+  for (const pseudo of ['::before', '::after']) {
+    const content = styleOf(el, pseudo).content;
+    if (content && content !== 'none' && content !== 'normal') return '';
+  }
+  return text;
 }
 
 /** Merges adjacent text runs, collapses white space and drops empty runs. */
