@@ -4,6 +4,7 @@
 //	go run ./bench all [-bin bin/tether] [-smoke]   the whole BENCHMARKS.md on stdout
 //	go run ./bench concurrency [-profiles 32 -tabs 8 -calls 10000 -workers 32]
 //	go run ./bench pageload [-pages 30 -rounds 5]   page-load cost in unshared tabs (also in `all`)
+//	go run ./bench pagesize [-bin bin/tether] [-rounds 3] [-peers] [-smoke]   snapshots of 1k–100k-element pages (also in `all`; -smoke: 1k and 5k)
 //	go run ./bench flood [-duration 20s]            an unauthenticated flood: what it leaves behind (also in `all`)
 //	go run ./bench desktop [-bin bin/tether] [-idle 60s] [-smoke]   bare `tether --hidden` and its window (also in `all`)
 //
@@ -52,6 +53,8 @@ func main() {
 		os.Exit(runPageLoad(os.Args[2:]))
 	case "flood":
 		os.Exit(runFlood(os.Args[2:]))
+	case "pagesize":
+		os.Exit(runPageSize(os.Args[2:]))
 	case "desktop":
 		os.Exit(runDesktopCmd(os.Args[2:]))
 	default:
@@ -60,7 +63,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: bench all [-bin bin/tether] [-smoke] | bench concurrency [flags] | bench pageload [flags] | bench flood [flags] | bench desktop [-bin bin/tether] [-idle 60s] [-smoke]")
+	fmt.Fprintln(os.Stderr, "usage: bench all [-bin bin/tether] [-smoke] | bench concurrency [flags] | bench pageload [flags] | bench pagesize [flags] | bench flood [flags] | bench desktop [-bin bin/tether] [-idle 60s] [-smoke]")
 	os.Exit(2)
 }
 

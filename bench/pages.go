@@ -104,6 +104,7 @@ type benchResult struct {
 	Flood              *floodResult
 	FloodErr           string
 	Hardening          *hardeningResult // nil in a smoke run
+	PageSize           *pageSizeResult
 	Chromium, Node, Go string
 	CPU                string
 }
@@ -139,6 +140,9 @@ func (r *benchResult) errors(smoke bool) int {
 	}
 	if r.Idle.Err != "" || r.Desktop.Err != "" {
 		n++ // a missing desktop tool (Desktop.Skipped) is no error
+	}
+	if r.PageSize != nil {
+		n += r.PageSize.errors()
 	}
 	return n
 }
@@ -232,8 +236,9 @@ func runBench(ctx context.Context, o options) (*benchResult, error) {
 		defer func() { t.s.Close(); t.stop() }()
 	}
 
+	peers := ""
 	if o.peers {
-		peers := filepath.Join(tmp, "peers")
+		peers = filepath.Join(tmp, "peers")
 		_ = os.MkdirAll(peers, 0o755)
 		logf("npm install %s %s", playwrightMCP, devtoolsMCP)
 		if err := installPeers(ctx, peers); err != nil {
@@ -257,6 +262,15 @@ func runBench(ctx context.Context, o options) (*benchResult, error) {
 		}
 		r.Idle = <-idleDone
 	}
+
+	// Synthetic pages of 1k to 100k interactive elements (a smoke run: 1k
+	// and 5k, one round, Tether only).
+	sizes, rounds := pageSizes, 3
+	if o.smoke {
+		sizes, rounds = pageSizes[:2], 1
+	}
+	logf("page sizes: %v", sizes)
+	r.PageSize = measurePageSize(ctx, bin, filepath.Join(tmp, "pagesize"), peers, sizes, rounds)
 
 	// Bare tether with its window closed, over an idle window as long as
 	// the daemon's, once that one is over; then its window.
@@ -408,6 +422,12 @@ func clickRoundTrips(ctx context.Context, s *server, url string, n int) ([]time.
 	if err != nil {
 		return nil, err.Error()
 	}
+	return pressClicks(ctx, s, snap, n)
+}
+
+// pressClicks times n clicks on the page's "Press me" button (its ref read
+// from snap), each until a fresh snapshot shows "Clicks: i".
+func pressClicks(ctx context.Context, s *server, snap string, n int) ([]time.Duration, string) {
 	var out []time.Duration
 	for i := 1; i <= n; i++ {
 		ref := s.ref(snap, "button", "Press me")

@@ -368,6 +368,9 @@ func writeReport(w io.Writer, o options, r *benchResult) {
 		write()
 		p("\n")
 	}
+	if r.PageSize != nil {
+		section("Page size", "", func() { writePageSize(w, r.PageSize) })
+	}
 	section("Concurrency", r.ConcurrencyErr, func() { writeConcurrency(w, r.Concurrency) })
 	// Page-load cost of the extension in tabs that are not shared (not in a smoke run).
 	if r.PageLoad != nil || r.PageLoadErr != "" {

@@ -122,14 +122,24 @@ func noopHTTP(ctx context.Context, t *tether, n int) []time.Duration {
 	return out
 }
 
+// startTether starts Tether with its snapshots uncut (snapshotMaxChars 10 000 000),
+// as the peers return them and as the fidelity test measures them.
 func startTether(ctx context.Context, bin, tmp string) (*tether, error) {
+	return startTetherCapped(ctx, bin, tmp, 10_000_000)
+}
+
+// startTetherCapped starts Tether with snapshotMaxChars set to maxChars (0:
+// the default cap, 40 000 characters), its config and profile under tmp.
+func startTetherCapped(ctx context.Context, bin, tmp string, maxChars int) (*tether, error) {
 	cfg := filepath.Join(tmp, "tether-config")
 	if err := os.MkdirAll(cfg, 0o700); err != nil {
 		return nil, err
 	}
-	// The whole snapshot, uncut, as the peers return it (and as the
-	// fidelity test measures it); the default cap is 40 000 characters.
-	if err := os.WriteFile(filepath.Join(cfg, "settings.json"), []byte(`{"snapshotMaxChars": 10000000}`), 0o600); err != nil {
+	settings := "{}"
+	if maxChars > 0 {
+		settings = fmt.Sprintf(`{"snapshotMaxChars": %d}`, maxChars)
+	}
+	if err := os.WriteFile(filepath.Join(cfg, "settings.json"), []byte(settings), 0o600); err != nil {
 		return nil, err
 	}
 	env := append(os.Environ(), config.EnvConfigDir+"="+cfg)

@@ -546,8 +546,16 @@ type PageResult struct {
 	// Dialogs lists the alert/confirm/prompt/beforeunload dialogs that
 	// occurred in this tab since the previous result, with the answer given.
 	Dialogs []DialogEvent `json:"dialogs,omitempty"`
-	// Omitted is the number of elements the snapshot left out for size.
+	// Omitted is the number of elements the snapshot left out for size;
+	// with OmittedMore, a lower bound.
 	Omitted int `json:"omitted,omitempty"`
+	// OmittedMore is true when the page was not walked past the cap's
+	// budget: more than Omitted elements were left out.
+	OmittedMore bool `json:"omittedMore,omitempty"`
+	// Partial is true when reading the page ran into the call's deadline:
+	// the snapshot holds what was read by then (an action itself is never
+	// cut short, only its follow-up snapshot).
+	Partial bool `json:"partial,omitempty"`
 	// Scrolled reports what a scroll did (scroll only).
 	Scrolled *ScrollReport `json:"scrolled,omitempty"`
 }
@@ -653,6 +661,9 @@ type FindResult struct {
 	Matches []FindMatch `json:"matches"`
 	// Total is the number of matches before Limit.
 	Total int `json:"total"`
+	// Partial is true when the search ran into the call's deadline: the
+	// matches are those found in the part of the page searched by then.
+	Partial bool `json:"partial,omitempty"`
 }
 
 // ReadResult is a page's rendered DOM, for conversion to Markdown by the daemon.

@@ -382,6 +382,11 @@ export interface FindResult {
    * Total is the number of matches before Limit.
    */
   total: number;
+  /**
+   * Partial is true when the search ran into the call's deadline: the
+   * matches are those found in the part of the page searched by then.
+   */
+  partial?: boolean;
 }
 /**
  * HandleDialogParams arms the answer to the tab's next Times dialogs.
@@ -736,9 +741,21 @@ export interface PageResult {
    */
   dialogs?: DialogEvent[];
   /**
-   * Omitted is the number of elements the snapshot left out for size.
+   * Omitted is the number of elements the snapshot left out for size;
+   * with OmittedMore, a lower bound.
    */
   omitted?: number;
+  /**
+   * OmittedMore is true when the page was not walked past the cap's
+   * budget: more than Omitted elements were left out.
+   */
+  omittedMore?: boolean;
+  /**
+   * Partial is true when reading the page ran into the call's deadline:
+   * the snapshot holds what was read by then (an action itself is never
+   * cut short, only its follow-up snapshot).
+   */
+  partial?: boolean;
   scrolled?: ScrollReport;
 }
 /**

@@ -132,6 +132,61 @@ describe('a page counts as blocked only on a confirmed miss', () => {
   });
 });
 
+describe('a loading page that does not answer', () => {
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => {
+    vi.useRealTimers();
+    vi.unstubAllGlobals();
+  });
+
+  /** A page that answers nothing until busyMs after the test starts (its load keeps it busy), then everything. */
+  const busyFor = (busyMs: number): Reply => {
+    const free = Date.now() + busyMs;
+    return () => new Promise((r) => setTimeout(() => r({ ok: true, pong: true }), Math.max(0, free - Date.now())));
+  };
+  /** A navigation that committed at once and loads after loadMs. */
+  const loading = (loadMs: number) =>
+    ({
+      committed: () => true,
+      waitForLoad: () => new Promise<boolean>((r) => setTimeout(() => r(true), loadMs)),
+    }) as unknown as import('../src/background/navigation').NavigationWatcher;
+
+  it('is waited for while busy once the hooks are in its document (no dialog it opens would go unreported)', async () => {
+    fakeChrome(busyFor(9000));
+    const th = await load();
+    await th.onNavigationCommitted({ tabId: 7, frameId: 0, url: 'https://example.com/big' });
+    expect(th.hooksIn(7)).toBe(true);
+    // Busy before and after its load event, for 9 s: far past two missed pings.
+    const loaded = th.loadOrBlocked(loading(4000), 7, Date.now() + 30_000, 'The navigation was sent to the tab. ');
+    let settled = false;
+    void loaded.finally(() => (settled = true)).catch(() => undefined);
+    await vi.advanceTimersByTimeAsync(8000);
+    expect(settled).toBe(false);
+    await vi.advanceTimersByTimeAsync(3000);
+    await expect(loaded).resolves.toBe(true);
+  });
+
+  it('is a timeout, not a dialog, when still busy at the deadline with the hooks in', async () => {
+    fakeChrome(never);
+    const th = await load();
+    await th.onNavigationCommitted({ tabId: 7, frameId: 0, url: 'https://example.com/big' });
+    const loaded = th.loadOrBlocked(loading(1000), 7, Date.now() + 10_000, 'The navigation was sent to the tab. ');
+    const failed = expect(loaded).rejects.toMatchObject({ code: 'timeout', message: expect.stringContaining('too busy to answer') });
+    await vi.advanceTimersByTimeAsync(12_000);
+    await failed;
+  });
+
+  it('is blocked (a dialog its first scripts opened) when the hooks never got in', async () => {
+    fakeChrome(never);
+    const th = await load();
+    expect(th.hooksIn(7)).toBe(false);
+    const loaded = th.loadOrBlocked(loading(60_000), 7, Date.now() + 30_000, 'The navigation was sent to the tab. ');
+    const failed = expect(loaded).rejects.toMatchObject({ code: 'dialog_open', message: expect.stringContaining('does not answer') });
+    await vi.advanceTimersByTimeAsync(8000);
+    await failed;
+  });
+});
+
 describe('a worker that starts', () => {
   afterEach(() => vi.unstubAllGlobals());
 

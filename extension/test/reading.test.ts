@@ -16,11 +16,49 @@ describe('snapshot cap, subtree and depth', () => {
     document.body.innerHTML = '<ul>' + Array.from({ length: 3000 }, (_, i) => `<li><a href="/p/${i}">Link ${i}</a></li>`).join('') + '</ul>';
     const out = snapshotPage(document, new RefRegistry(1), { maxChars: 2000 });
     expect(out.text.length).toBeLessThanOrEqual(2000);
-    expect(out.omitted).toBeGreaterThan(2900);
-    const capped = capSnapshot(out.text, 2000, out.omitted);
+    // The walk stops at its budget (2000 / 10 + 50 nodes): the rest is not counted.
+    expect(out.more).toBe(true);
+    expect(out.partial).toBe(false);
+    expect(out.omitted).toBeGreaterThan(100);
+    expect(out.omitted).toBeLessThan(400);
+    const capped = capSnapshot(out.text, 2000, out.omitted, out.more);
     expect(capped.text.length).toBeLessThanOrEqual(2000);
-    expect(capped.text.split('\n').at(-1)).toBe(noteLine(capped.omitted));
+    expect(capped.text.split('\n').at(-1)).toBe(noteLine(capped.omitted, true));
+    expect(capped.text).toMatch(/- note: more than \d+ elements not shown; use browser_find \{text\|role\} or browser_snapshot \{ref\}/);
+  });
+
+  it('counts exactly what it left out when the whole page was walked', () => {
+    document.body.innerHTML = '<ul>' + Array.from({ length: 100 }, (_, i) => `<li><a href="/p/${i}">Link ${i}</a></li>`).join('') + '</ul>';
+    const out = snapshotPage(document, new RefRegistry(1), { maxChars: 2000 });
+    expect(out.more).toBe(false);
+    const capped = capSnapshot(out.text, 2000, out.omitted, out.more);
     expect(capped.text).toMatch(/- note: \d+ more elements left out; use browser_find/);
+  });
+
+  it('stops at its deadline and says the snapshot is partial', () => {
+    document.body.innerHTML = '<ul>' + Array.from({ length: 600 }, (_, i) => `<li><a href="/p/${i}">Link ${i}</a></li>`).join('') + '</ul>';
+    const out = snapshotPage(document, new RefRegistry(1), { maxChars: 1_000_000, until: Date.now() - 1 });
+    expect(out.partial).toBe(true);
+    expect(out.text.split('\n').length).toBeLessThan(600);
+    const whole = snapshotPage(document, new RefRegistry(1), { maxChars: 1_000_000 });
+    expect(whole.partial).toBe(false);
+    expect(whole.text.split('\n').length).toBeGreaterThanOrEqual(600);
+  });
+
+  it('search stops at its deadline and says it is partial', () => {
+    document.body.innerHTML = '<ul>' + Array.from({ length: 600 }, (_, i) => `<li><a href="/p/${i}">Link ${i}</a></li>`).join('') + '</ul>';
+    expect(find(document, new RefRegistry(1), { text: 'Link 599', until: Date.now() - 1 }).partial).toBe(true);
+    const whole = find(document, new RefRegistry(1), { text: 'Link 599' });
+    expect(whole.partial).toBeUndefined();
+    expect(whole.matches.map((m) => m.line)).toEqual([expect.stringContaining('link "Link 599"')]);
+  });
+
+  it('search finds fields by their labels, wherever the label is', () => {
+    document.body.innerHTML = '<label for="a">Street</label><p>x</p><input id="a"><label>City <input></label><input aria-label="Zip">';
+    const lines = (t: string) => find(document, new RefRegistry(1), { text: t }).matches.map((m) => m.line);
+    expect(lines('street')).toContainEqual(expect.stringContaining('textbox "Street"'));
+    expect(lines('city')).toContainEqual(expect.stringContaining('textbox "City"'));
+    expect(lines('zip')).toEqual([expect.stringContaining('textbox "Zip"')]);
   });
 
   it('leaves a short snapshot alone and cuts a long one at a line', () => {

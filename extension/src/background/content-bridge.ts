@@ -43,6 +43,8 @@ export async function callContent(tabId: number, msg: ContentMessage, deadline: 
   if (isRestrictedUrl(url)) throw restrictedPage(url);
   const long = LONG_READS.has(msg.kind);
   if (long) inFlight.set(tabId, (inFlight.get(tabId) ?? 0) + 1);
+  // A read that would run past the deadline stops there and answers with what it has (partial).
+  msg = { ...msg, until: readUntil(deadline) } as ContentMessage;
   try {
     let reply: ContentReply | undefined;
     try {
@@ -128,6 +130,11 @@ export function isNoReceiver(err: unknown): boolean {
 /** True when the page went away while the content script was answering (a navigation). */
 export function isChannelClosed(err: unknown): boolean {
   return /message channel closed|message port closed|page.*(unloaded|moved into back\/forward cache)|Receiving end does not exist/i.test(String(err instanceof Error ? err.message : err));
+}
+
+/** When a content script stops reading (ContentMessage until): before deadline, leaving room for the reply. */
+export function readUntil(deadline: number, now = Date.now()): number {
+  return deadline - Math.min(2000, Math.max(0, deadline - now) / 4);
 }
 
 export function withDeadline<T>(p: Promise<T>, deadline: number): Promise<T> {

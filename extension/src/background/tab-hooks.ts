@@ -87,10 +87,37 @@ export async function onNavigationCommitted(d: { tabId: number; frameId: number;
   if (s.shared[d.tabId] !== undefined) {
     // A new top document: the old one's dialog went with it.
     if (top && s.open[d.tabId]) await updateState((st) => void delete st.open[d.tabId]);
-    await injectScripts(top ? { tabId: d.tabId, allFrames: true } : { tabId: d.tabId, frameIds: [d.frameId] });
+    const commit = top ? topCommitted(d.tabId) : 0;
+    const ok = await injectScripts(top ? { tabId: d.tabId, allFrames: true } : { tabId: d.tabId, frameIds: [d.frameId] });
+    if (top && ok) hookedCommit.set(d.tabId, commit);
   } else if (s.numbers[d.tabId] !== undefined) {
     sendPageState(d.tabId, { unhook: true }, top ? undefined : d.frameId);
   }
+}
+
+/** Top-frame commits of each shared tab seen by this worker, and the one whose document the scripts are known to be in. */
+const topCommits = new Map<number, number>();
+const hookedCommit = new Map<number, number>();
+
+/** Counts a top-frame commit of tabId (its scripts are not in the new document yet); returns its number. */
+function topCommitted(tabId: number): number {
+  const n = (topCommits.get(tabId) ?? 0) + 1;
+  topCommits.set(tabId, n);
+  hookedCommit.delete(tabId);
+  return n;
+}
+
+/**
+ * Whether the hooks are known to be in the tab's current top document: this
+ * worker saw it commit and its injection there finished. Then a dialog its
+ * page opens is one the hooks report (with its text), so a top frame that
+ * does not answer while it loads is busy (its own scripts, parsing or
+ * layout), not blocked by a dialog it opened. Unknown (a worker that started
+ * since, a document that blocked before the injection ran): false.
+ */
+export function hooksIn(tabId: number): boolean {
+  const n = topCommits.get(tabId);
+  return n !== undefined && hookedCommit.get(tabId) === n;
 }
 
 type Answer = 'answered' | 'no-receiver' | 'timeout';
@@ -170,7 +197,11 @@ export async function pageReady(tabId: number, control: PageControl = {}, inject
   if (!url || url === 'about:blank' || isRestrictedUrl(url)) return;
   const answer = await answerWithin(tabId, { target: 'content', kind: 'page-state', ...control }, BLOCKED_AFTER_MS);
   if (answer === 'no-receiver' && inject) await injectTop(tabId, url);
-  if (answer === 'timeout' && !busyWithUs(tabId)) throw pageBlocked(number);
+  if (answer === 'timeout' && !busyWithUs(tabId)) {
+    // Still loading with the hooks in, and no dialog reported: busy, not blocked (see loadOrBlocked).
+    if (hooksIn(tabId) && (await chrome.tabs.get(tabId).catch(() => undefined))?.status === 'loading') throw pageBusy(number);
+    throw pageBlocked(number);
+  }
 }
 
 /**
@@ -203,13 +234,37 @@ export async function actOn<T>(tabId: number, deadline: number, fn: () => Promis
  * Waits for the tab's navigation to load (watcher.waitForLoad), but throws
  * dialog_open as soon as the page is seen blocked, since a blocked page never
  * finishes loading: the hooks report a dialog of the browser's own, or the
- * committed page has LOADING_MISSES confirmed misses in a row (a dialog raised
- * before the hooks were in, a "Leave site?" prompt; one miss could be a
- * script that runs long while the page loads). after: what the call did that
- * started the load, for the error (see dialogOpen).
+ * committed page has LOADING_MISSES confirmed misses in a row before the
+ * hooks are in it (a dialog raised by its first scripts, before the
+ * injection could run; one miss could be a script that runs long). Once the
+ * hooks are in (hooksIn), a page that does not answer is busy loading (a
+ * large page's parsing and layout, its own scripts): it is waited for until
+ * deadline, like any slow load. after: what the call did that started the
+ * load, for the error (see dialogOpen).
  */
 export function loadOrBlocked(watcher: NavigationWatcher, tabId: number, deadline: number, after: string, startBy?: number): Promise<boolean> {
-  return untilBlocked(tabId, watcher.waitForLoad(tabId, deadline, startBy), { misses: LOADING_MISSES, when: () => watcher.committed(tabId), after });
+  const work = (async () => {
+    if (!(await watcher.waitForLoad(tabId, deadline, startBy))) return false;
+    // Loaded, but a large page may still be busy (layout after its load
+    // event): wait for it to answer, else the read that follows would take
+    // it for blocked.
+    if (hooksIn(tabId) && !(await answersBy(tabId, deadline))) throw pageBusy((await readState()).shared[tabId] ?? 0, after);
+    return true;
+  })();
+  return untilBlocked(tabId, work, { misses: LOADING_MISSES, when: () => watcher.committed(tabId) && !hooksIn(tabId), after });
+}
+
+/** Pings the tab's top frame until it answers (true) or deadline passes (false). */
+async function answersBy(tabId: number, deadline: number): Promise<boolean> {
+  for (;;) {
+    const left = deadline - Date.now();
+    if (left <= 0) return false;
+    const answer = await within(
+      ask(tabId, { target: 'content', kind: 'ping' }, 0).catch((): Answer => 'answered'),
+      Math.min(left, BLOCKED_AFTER_MS),
+    );
+    if (answer !== 'timeout') return true;
+  }
 }
 
 /**
@@ -227,7 +282,8 @@ export function actionOrBlocked<T>(tabId: number, reply: Promise<T>): Promise<T>
  * the hooks reported open (and its frame confirms) ends the wait with
  * dialog_open, and so do `misses` confirmed misses of the top frame in a row
  * (answerWithin, BLOCKED_AFTER_MS) while no long read of ours runs there.
- * when: ping only while it holds (a page that has not committed yet).
+ * when: count misses only while it holds (not before the page commits,
+ * nor once the hooks are in it: see loadOrBlocked).
  */
 async function untilBlocked<T>(tabId: number, work: Promise<T>, opts: { misses: number; when?: () => boolean; after?: string }): Promise<T> {
   let stopped = false;
@@ -241,7 +297,9 @@ async function untilBlocked<T>(tabId: number, work: Promise<T>, opts: { misses: 
       if (open && !stopped) throw dialogOpen(number, open, opts.after);
       if (opts.when && !opts.when()) continue;
       const answer = await answerWithin(tabId, { target: 'content', kind: 'ping' }, BLOCKED_AFTER_MS).catch((): Answer => 'answered');
-      missed = answer === 'timeout' && !busyWithUs(tabId) ? missed + 1 : 0;
+      // The hooks may have got in meanwhile: then the miss was a busy page.
+      const counts = !opts.when || opts.when();
+      missed = answer === 'timeout' && counts && !busyWithUs(tabId) ? missed + 1 : 0;
       if (missed >= opts.misses && !stopped) throw pageBlocked(number, opts.after);
     }
   })();
@@ -276,6 +334,19 @@ export function pageBlocked(number: number, after = ''): TetherError {
     after +
       `Tab ${number} does not answer: most likely a dialog of the browser's own is open (a "Leave site?" prompt, or a dialog the page opened before Tether was in place), or a script keeps the page busy. ` +
       `Ask the user to answer the dialog in Chrome (or wait for the page)${nextStep(after)}`,
+  );
+}
+
+/**
+ * The error for a tab whose page is still too busy loading to answer, with
+ * the hooks in it and no dialog reported (after: as in dialogOpen).
+ */
+export function pageBusy(number: number, after = ''): TetherError {
+  return new TetherError(
+    'timeout',
+    after +
+      `Tab ${number} is still loading and too busy to answer (its own parsing, layout or scripts; no dialog was reported). ` +
+      'Call browser_snapshot again in a few seconds; on a very large page, a snapshot with depth, or browser_find, reads less.',
   );
 }
 

@@ -28,6 +28,8 @@ export class ContentAgent {
   private docNumber?: number;
   /** The snapshot shape of the request being handled (snapshot options ride on every request). */
   private snap: SnapshotShape = {};
+  /** The current request's read deadline (ContentMessage until). */
+  private until: number | undefined;
 
   constructor(
     private readonly doc: Document,
@@ -83,6 +85,7 @@ export class ContentAgent {
 
   private async answer(msg: Exclude<ContentMessage, { kind: 'page-state' }>): Promise<ContentReply> {
     this.snap = (msg as { snap?: SnapshotShape }).snap ?? {};
+    this.until = msg.until;
     try {
       switch (msg.kind) {
         case 'ping':
@@ -91,8 +94,10 @@ export class ContentAgent {
           return { ok: true, page: await this.page(msg.docsIssued) };
         case 'find': {
           const refs = await this.registry();
-          const out = find(this.doc, refs, { text: msg.text, role: msg.role, frameIdOf: this.frameIdOf });
-          return { ok: true, found: out.matches, frames: out.frames, url: this.doc.location.href, title: this.doc.title };
+          const out = find(this.doc, refs, { text: msg.text, role: msg.role, frameIdOf: this.frameIdOf, until: msg.until });
+          const reply: ContentReply = { ok: true, found: out.matches, frames: out.frames, url: this.doc.location.href, title: this.doc.title };
+          if (out.partial) reply.partial = true;
+          return reply;
         }
         case 'read':
           return { ok: true, html: readDocument(this.doc), url: this.doc.location.href, title: this.doc.title };
@@ -203,9 +208,11 @@ export class ContentAgent {
     const refs = await this.registry();
     const shape = this.snap;
     const root = shape.ref ? refs.resolve(shape.ref, docsIssued) : undefined;
-    const out = snapshotPage(this.doc, refs, { maxChars: shape.maxChars, depth: shape.depth, urls: shape.urls === true, root, frameIdOf: this.frameIdOf });
+    const out = snapshotPage(this.doc, refs, { maxChars: shape.maxChars, depth: shape.depth, urls: shape.urls === true, root, frameIdOf: this.frameIdOf, until: this.until });
     const page: PageSnapshot = { url: this.doc.location.href, title: this.doc.title, snapshot: out.text };
     if (out.omitted > 0) page.omitted = out.omitted;
+    if (out.more) page.omittedMore = true;
+    if (out.partial) page.partial = true;
     if (out.frames.length > 0) page.frames = out.frames;
     return page;
   }

@@ -1,12 +1,13 @@
 // browser_find: searches the page's ARIA tree (the same tree the snapshot
 // prints, uncapped) by role and/or text, and names the heading or table row
-// each match sits under. Names are computed only for nodes that could match,
-// so a search of a huge page stays cheap.
+// each match sits under. Nodes are filtered by role, then by a cheap text
+// test (their text, labelling attributes and labels), before any name is
+// computed, so a search of a huge page stays cheap.
 import type { FindMatch } from '../protocol.gen';
 import type { RefRegistry } from './refs';
 import { hoverRevealed } from './hover';
 import { shadowRootOf } from './shadow';
-import { buildTree, nodeKey, nodeLine, nodeName, normalizeSpace, textLine, type AriaNode, type Item } from './snapshot';
+import { buildTree, nodeKey, nodeLine, nodeName, normalizeSpace, textLine, labelsOf, withReadCache, type AriaNode, type Item } from './snapshot';
 
 export interface FindQuery {
   /** Matched case-insensitively against names and text. */
@@ -14,6 +15,8 @@ export interface FindQuery {
   /** Matched exactly against the role. */
   role?: string | undefined;
   frameIdOf?: ((iframe: Element) => number | undefined) | undefined;
+  /** Date.now() past which the search stops and reports what it found (partial); absent: none. */
+  until?: number | undefined;
 }
 
 export interface FindOutput {
@@ -21,13 +24,22 @@ export interface FindOutput {
   matches: FindMatch[];
   /** Cross-origin frames the search could not enter (see AriaNode.frame); the caller searches them. */
   frames: Array<number | string>;
+  /** The search ran into its deadline: the matches are those found by then. */
+  partial?: boolean;
 }
 
+/** The matches of q in doc, in document order; each name and style is read at most once. */
 export function find(doc: Document, refs: RefRegistry, q: FindQuery): FindOutput {
+  return withReadCache(() => search(doc, refs, q));
+}
+
+function search(doc: Document, refs: RefRegistry, q: FindQuery): FindOutput {
   const needle = q.text ? normalizeSpace(q.text).toLowerCase() : '';
   const role = q.role?.trim().toLowerCase() || '';
-  const { items } = buildTree(doc, { frameIdOf: q.frameIdOf, hover: hoverRevealed(doc) });
+  const tree = buildTree(doc, { frameIdOf: q.frameIdOf, hover: hoverRevealed(doc), until: q.until });
+  const items = tree.items;
   const out: FindOutput = { matches: [], frames: [] };
+  if (tree.late) out.partial = true;
   let heading: string | undefined;
   const rows: AriaNode[] = [];
 
@@ -113,8 +125,8 @@ function mightContain(el: Element, needle: string, fromContent: boolean): boolea
   for (const a of ['aria-label', 'title', 'alt', 'placeholder', 'value']) {
     if ((el.getAttribute(a) ?? '').toLowerCase().includes(needle)) return true;
   }
-  const labels = (el as HTMLInputElement).labels;
-  if (labels) for (const l of Array.from(labels)) if ((l.textContent ?? '').toLowerCase().includes(needle)) return true;
+  // labelsOf: a per-tree index, not el.labels (a scan of the page per field).
+  for (const l of labelsOf(el)) if ((l.textContent ?? '').toLowerCase().includes(needle)) return true;
   if (el.tagName === 'INPUT' && (el as HTMLInputElement).type !== 'password') {
     return (el as HTMLInputElement).value.toLowerCase().includes(needle);
   }

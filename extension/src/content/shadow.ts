@@ -11,9 +11,17 @@ function api(): OpenOrClosed | undefined {
   return c?.dom?.openOrClosedShadowRoot;
 }
 
+/**
+ * The elements attachShadow accepts besides custom elements (whose names
+ * have a hyphen): no other element can host a shadow root, so no other is
+ * asked for a closed one (a call per element costs a large page dearly).
+ */
+const HOSTS = new Set(['article', 'aside', 'blockquote', 'body', 'div', 'footer', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'header', 'main', 'nav', 'p', 'section', 'span']);
+
 /** el's shadow root, open or closed; null when it has none. */
 export function shadowRootOf(el: Element): ShadowRoot | null {
   if (el.shadowRoot) return el.shadowRoot;
+  if (!HOSTS.has(el.localName) && !el.localName.includes('-')) return null;
   const get = api();
   if (!get || !(el instanceof (el.ownerDocument.defaultView ?? globalThis).HTMLElement)) return null;
   try {

@@ -9,8 +9,10 @@
 //
 // One DOM walk builds a tree of role nodes and text runs; roles come from
 // dom-accessibility-api during the walk, names (also dom-accessibility-api),
-// states and refs only when a node is printed, so a capped snapshot of a huge
-// page stays cheap. Hidden content is skipped, role-less wrappers are
+// states and refs only when a node is printed. A capped snapshot stops
+// walking at its budget, so a huge page costs what it returns. Within one
+// snapshot each element's computed style and box are read at most once
+// (readCache). Hidden content is skipped, role-less wrappers are
 // flattened, interactive elements and landmarks get a ref from the document's
 // RefRegistry. Same-origin iframes are walked into; a cross-origin frame
 // leaves a placeholder line (FRAME_MARK + frameId) that the service worker
@@ -105,12 +107,18 @@ export interface SnapshotOptions {
   root?: Element;
   /** The Chrome frameId of an iframe whose document this script cannot reach. */
   frameIdOf?: (iframe: Element) => number | undefined;
+  /** Date.now() past which the walk and the printing stop and the output is partial; absent: none. */
+  until?: number | undefined;
 }
 
 export interface SnapshotOutput {
   text: string;
-  /** Nodes and text runs left out for size or depth. */
+  /** Nodes and text runs left out for size or depth (with more: at least this many). */
   omitted: number;
+  /** The walk stopped at its budget: more than omitted were left out. */
+  more: boolean;
+  /** The deadline (SnapshotOptions.until) cut the snapshot short. */
+  partial: boolean;
   /** The cross-origin frame placeholders in text (see AriaNode.frame). */
   frames: Array<number | string>;
 }
@@ -124,12 +132,75 @@ export function snapshot(doc: Document, refs: RefRegistry): string {
 export function snapshotPage(doc: Document, refs: RefRegistry, opts: SnapshotOptions = {}): SnapshotOutput {
   const maxChars = opts.maxChars && opts.maxChars > 0 ? opts.maxChars : DEFAULT_MAX_CHARS;
   // Each printed line costs at least ~10 characters: past this many nodes the
-  // rest of the page is only counted, never styled or named.
+  // walk stops, and the rest of the page is neither styled, named nor counted.
   const walkBudget = Math.ceil(maxChars / 10) + 50;
-  const items = buildTree(doc, { root: opts.root, frameIdOf: opts.frameIdOf, budget: walkBudget, hover: hoverRevealed(doc) });
-  const r = new Renderer(refs, Math.max(maxChars - NOTE_RESERVE, 1), opts.depth && opts.depth > 0 ? opts.depth : Infinity, opts.urls === true);
-  r.renderItems(items.items, '', opts.root ? 0 : 1);
-  return { text: r.lines.join('\n'), omitted: r.omitted + items.uncounted, frames: r.frames };
+  return withReadCache(() => {
+    const items = buildTree(doc, { root: opts.root, frameIdOf: opts.frameIdOf, budget: walkBudget, hover: hoverRevealed(doc), until: opts.until });
+    const r = new Renderer(refs, Math.max(maxChars - NOTE_RESERVE, 1), opts.depth && opts.depth > 0 ? opts.depth : Infinity, opts.urls === true, opts.until);
+    r.renderItems(items.items, '', opts.root ? 0 : 1);
+    return { text: r.lines.join('\n'), omitted: r.omitted + items.uncounted, more: items.stopped, frames: r.frames, partial: items.late || r.late };
+  });
+}
+
+// The read cache: while a snapshot or a search runs, each element's computed
+// style (and its pseudo-elements') and its box are read once. The page does
+// not change during one synchronous snapshot, so a cached value is current.
+let styles: Map<Element, CSSStyleDeclaration> | undefined;
+let pseudoStyles: Map<string, Map<Element, CSSStyleDeclaration>> | undefined;
+let boxes: Map<Element, DOMRect> | undefined;
+/** The <label>s of each control, by tree (document or shadow root), collected once per tree. */
+let labelTrees: Map<Node, Map<Element, HTMLLabelElement[]>> | undefined;
+
+/** Runs fn with the read cache on (nested calls share it); it is dropped when the outermost call returns. */
+export function withReadCache<T>(fn: () => T): T {
+  if (styles) return fn();
+  styles = new Map();
+  pseudoStyles = new Map();
+  boxes = new Map();
+  labelTrees = new Map();
+  try {
+    return fn();
+  } finally {
+    styles = pseudoStyles = boxes = labelTrees = undefined;
+  }
+}
+
+/**
+ * el's <label>s, as el.labels lists them, from a per-tree index when the read
+ * cache is on: el.labels scans the whole tree on every call, which made
+ * naming every button and field of a page quadratic in its size.
+ */
+export function labelsOf(el: Element): HTMLLabelElement[] {
+  if (!labelTrees) return Array.from((el as HTMLInputElement).labels ?? []);
+  const root = el.getRootNode();
+  let byControl = labelTrees.get(root);
+  if (!byControl) {
+    byControl = new Map();
+    labelTrees.set(root, byControl);
+    for (const label of Array.from((root as Document | ShadowRoot).querySelectorAll?.('label') ?? [])) {
+      const control = (label as HTMLLabelElement).control;
+      if (control) byControl.set(control, [...(byControl.get(control) ?? []), label as HTMLLabelElement]);
+    }
+  }
+  return byControl.get(el) ?? [];
+}
+
+/** el's computed style (of pseudo, e.g. "::before"), from the read cache when it is on. */
+export function styleOf(el: Element, pseudo?: string | null): CSSStyleDeclaration {
+  const view = el.ownerDocument.defaultView ?? window;
+  if (!styles) return view.getComputedStyle(el, pseudo);
+  const cache = pseudo ? (pseudoStyles!.get(pseudo) ?? pseudoStyles!.set(pseudo, new Map()).get(pseudo)!) : styles;
+  let style = cache.get(el);
+  if (!style) cache.set(el, (style = view.getComputedStyle(el, pseudo)));
+  return style;
+}
+
+/** el's border box (getBoundingClientRect), from the read cache when it is on. */
+export function boxOf(el: Element): DOMRect {
+  if (!boxes) return el.getBoundingClientRect();
+  let box = boxes.get(el);
+  if (!box) boxes.set(el, (box = el.getBoundingClientRect()));
+  return box;
 }
 
 export interface TreeOptions {
@@ -139,19 +210,34 @@ export interface TreeOptions {
   budget?: number;
   /** Elements a CSS :hover rule shows (hoverRevealed); absent: none, and shadow roots' sheets are not scanned either. */
   hover?: Set<Element>;
+  /** Date.now() past which the walk stops (the tree is then partial); absent: none. */
+  until?: number | undefined;
+}
+
+export interface Tree {
+  items: Item[];
+  /** Elements met after the walk stopped (at least one when stopped). */
+  uncounted: number;
+  /** The walk stopped at the budget: the rest of the page was not walked. */
+  stopped: boolean;
+  /** The walk stopped at the deadline (TreeOptions.until). */
+  late: boolean;
 }
 
 /** Walks the page (or root and its subtree) into role nodes and text runs. */
-export function buildTree(doc: Document, opts: TreeOptions = {}): { items: Item[]; uncounted: number } {
-  const walker = new Walker(opts.frameIdOf, opts.budget ?? Infinity, opts.hover);
+export function buildTree(doc: Document, opts: TreeOptions = {}): Tree {
+  const walker = new Walker(opts.frameIdOf, opts.budget ?? Infinity, opts.hover, opts.until ?? Infinity);
   const items: Item[] = [];
   if (opts.root) walker.visit(opts.root, items, true);
   else {
     const root = doc.body ?? doc.documentElement;
     if (root) walker.visitChildren(root, items, true);
   }
-  return { items: normalize(items), uncounted: walker.skipped };
+  return { items: normalize(items), uncounted: walker.skipped, stopped: walker.stopped, late: walker.late };
 }
+
+/** How many elements are walked between two looks at the clock. */
+const CLOCK_EVERY = 256;
 
 /** The role printed for el, or null for a role-less wrapper. */
 export function roleOf(el: Element): string | null {
@@ -184,8 +270,13 @@ export function isEditableHost(el: Element): boolean {
 class Walker {
   /** Nodes built so far. */
   private built = 0;
-  /** Elements only counted once the budget ran out. */
+  /** Elements met once the walk stopped (only the first is counted). */
   skipped = 0;
+  /** The walk stopped: at the budget, or (late) at the deadline. */
+  stopped = false;
+  late = false;
+  /** Elements until the next look at the clock. */
+  private tick = CLOCK_EVERY;
 
   /** How many frames of this document showing each URL were met so far. */
   private readonly frameURLs = new Map<string, number>();
@@ -199,6 +290,7 @@ class Walker {
     private readonly frameIdOf: ((iframe: Element) => number | undefined) | undefined,
     private readonly budget: number,
     private readonly hover: Set<Element> | undefined,
+    private readonly until: number,
   ) {}
 
   /** The rank of a frame showing url among those met so far (0 for the first); counts it. */
@@ -209,6 +301,7 @@ class Walker {
   }
 
   visitChildren(el: Element, out: Item[], textVisible: boolean): void {
+    if (this.stopped) return;
     if (this.hover) {
       // A component's own sheets hold its :hover rules (`:host(:hover) .more`).
       const shadow = shadowRootOf(el);
@@ -218,12 +311,16 @@ class Walker {
       }
     }
     const kids = childNodesOf(el);
-    for (const child of kids) this.visit(child, out, textVisible);
+    for (const child of kids) {
+      if (this.stopped) return;
+      this.visit(child, out, textVisible);
+    }
   }
 
   visit(node: Node, out: Item[], textVisible: boolean): void {
+    if (this.stopped) return;
     if (node.nodeType === 3 /* TEXT_NODE */) {
-      if (textVisible && this.built <= this.budget) out.push((node as Text).data);
+      if (textVisible) out.push((node as Text).data);
       return;
     }
     if (node.nodeType !== 1 /* ELEMENT_NODE */) return;
@@ -236,15 +333,18 @@ class Walker {
       out.push('\n');
       return;
     }
-    if (this.built > this.budget) {
-      // Over budget: count what would have been printed, cheaply (no styles, no names).
-      if (roleOf(el) !== null || isInteractive(el, null)) this.skipped++;
-      this.visitChildren(el, out, false);
+    if (--this.tick <= 0) {
+      this.tick = CLOCK_EVERY;
+      if (Date.now() > this.until) this.stopped = this.late = true;
+    }
+    if (this.built > this.budget) this.stopped = true;
+    if (this.stopped) {
+      // The rest of the page is not walked: the snapshot says "more than N".
+      this.skipped++;
       return;
     }
-    const view = el.ownerDocument.defaultView as (Window & typeof globalThis) | null;
-    const style = view?.getComputedStyle(el);
-    if (!style) return;
+    if (!el.ownerDocument.defaultView) return;
+    const style = styleOf(el);
     // Hidden now but shown by a :hover rule: walked as shown, and marked.
     const revealed = this.hover?.has(el) === true && (style.display === 'none' || style.visibility === 'hidden' || style.opacity === '0' || !visibleNow(el));
     if (revealed) {
@@ -325,17 +425,25 @@ export class Renderer {
   readonly lines: string[] = [];
   readonly frames: Array<number | string> = [];
   omitted = 0;
+  /** Printing stopped at the deadline. */
+  late = false;
   private chars = 0;
   private full = false;
+  private tick = CLOCK_EVERY;
 
   constructor(
     private readonly refs: RefRegistry,
     private readonly maxChars = Infinity,
     private readonly depth = Infinity,
     private readonly urls = false,
+    private readonly until = Infinity,
   ) {}
 
   private push(line: string, item: Item): boolean {
+    if (!this.full && --this.tick <= 0) {
+      this.tick = CLOCK_EVERY;
+      if (Date.now() > this.until) this.full = this.late = true;
+    }
     if (this.full || this.chars + line.length + 1 > this.maxChars) {
       this.full = true;
       this.omitted += countItems([item]);
@@ -470,13 +578,13 @@ export function isInteractive(el: Element, role: string | null): boolean {
 export function isSurface(el: Element, role: string | null): boolean {
   if (SURFACE_TAGS.has(el.tagName)) return true;
   if (el.tagName !== 'svg' || role === null || role === 'generic') return false;
-  const r = el.getBoundingClientRect();
+  const r = boxOf(el);
   return r.width >= SURFACE_MIN_SIDE && r.height >= SURFACE_MIN_SIDE;
 }
 
 /** `[box=x,y wxh]`: el's border box in its frame's viewport, CSS pixels, rounded. */
 export function boxProp(el: Element): string {
-  const r = el.getBoundingClientRect();
+  const r = boxOf(el);
   return `[box=${Math.round(r.left)},${Math.round(r.top)} ${Math.round(r.width)}x${Math.round(r.height)}]`;
 }
 
@@ -554,8 +662,9 @@ function fileInputOf(el: Element): HTMLInputElement | undefined {
 
 function isRendered(el: Element): boolean {
   if (el.hasAttribute('hidden')) return false;
-  const style = el.ownerDocument.defaultView?.getComputedStyle(el);
-  return !!style && style.display !== 'none' && style.visibility !== 'hidden';
+  if (!el.ownerDocument.defaultView) return false;
+  const style = styleOf(el);
+  return style.display !== 'none' && style.visibility !== 'hidden';
 }
 
 function checkedState(el: Element): boolean | 'mixed' {
@@ -611,11 +720,26 @@ function valueOf(el: Element): string | undefined {
 const HIDDEN_STYLE = { getPropertyValue: (p: string) => (p === 'display' ? 'none' : '') } as CSSStyleDeclaration;
 function nameStyle(el: Element, pseudo?: string | null): CSSStyleDeclaration {
   if (el.tagName === 'NOSCRIPT') return HIDDEN_STYLE;
-  return (el.ownerDocument.defaultView ?? window).getComputedStyle(el, pseudo);
+  return styleOf(el, pseudo);
 }
 
 /** el's accessible name; hidden: also from hidden content (an element hidden until hover). */
 export function safeName(el: Element, hidden = false): string {
+  // accname 2C: a non-empty aria-label names a (shown) element that has no
+  // aria-labelledby; dom-accessibility-api would say the same, after
+  // reading styles and, for a form field, its labels (a scan of the page).
+  if (!hidden && !el.hasAttribute('aria-labelledby')) {
+    const label = el.getAttribute('aria-label')?.trim();
+    if (label) return label;
+  }
+  if (!hidden) {
+    const text = ownTextName(el);
+    if (text) return text;
+  }
+  // dom-accessibility-api reads el.labels: the index answers instead, through
+  // an own property of this script's wrapper (the page never sees it).
+  const shadowLabels = labelTrees !== undefined && 'labels' in el && !Object.prototype.hasOwnProperty.call(el, 'labels');
+  if (shadowLabels) Object.defineProperty(el, 'labels', { value: labelsOf(el), configurable: true });
   try {
     const name = computeAccessibleName(el, hidden ? { getComputedStyle: nameStyle, hidden: true } : { getComputedStyle: nameStyle });
     if (name) return name;
@@ -631,7 +755,38 @@ export function safeName(el: Element, hidden = false): string {
     return name;
   } catch {
     return el.getAttribute('aria-label') ?? '';
+  } finally {
+    if (shadowLabels) delete (el as { labels?: unknown }).labels;
   }
+}
+
+/** Elements named by their content whose name, with only text inside, is that text (accname 2F). */
+const TEXT_NAMED_TAGS = new Set(['A', 'BUTTON', 'TD', 'TH', 'H1', 'H2', 'H3', 'H4', 'H5', 'H6']);
+
+/**
+ * The name of a shown link, button, cell or heading whose children are all
+ * text, with no aria-labelledby, no <label> and no ::before/::after content:
+ * that text, as dom-accessibility-api would compute it (2F), without its
+ * walk. '' when the shortcut does not apply.
+ */
+function ownTextName(el: Element): string {
+  if (!TEXT_NAMED_TAGS.has(el.tagName) || el.hasAttribute('aria-labelledby')) return '';
+  const role = el.getAttribute('role');
+  if (role !== null && role.trim() !== '') return '';
+  if (el.tagName === 'A' && !el.hasAttribute('href')) return '';
+  let text = '';
+  for (let c = el.firstChild; c; c = c.nextSibling) {
+    if (c.nodeType === 3 /* TEXT_NODE */) text += (c as Text).data;
+    else if (c.nodeType !== 8 /* COMMENT_NODE */) return '';
+  }
+  text = text.trim().replace(/\s\s+/g, ' ');
+  if (!text || shadowRootOf(el)) return '';
+  if (el.tagName === 'BUTTON' && labelsOf(el).length > 0) return '';
+  for (const pseudo of ['::before', '::after']) {
+    const content = styleOf(el, pseudo).content;
+    if (content && content !== 'none' && content !== 'normal') return '';
+  }
+  return text;
 }
 
 /** Merges adjacent text runs, collapses white space and drops empty runs. */

@@ -5,8 +5,10 @@
 /** SnapshotOptions.maxChars when 0 or absent. */
 export const DEFAULT_MAX_CHARS = 40_000;
 
-export function noteLine(omitted: number): string {
-  return `- note: ${omitted} more elements left out; use browser_find {text|role} or browser_snapshot {ref} on a landmark to see them`;
+/** The last line of a cut snapshot; more: omitted is a lower bound (the walk stopped at its budget). */
+export function noteLine(omitted: number, more = false): string {
+  const what = more ? `more than ${omitted} elements not shown` : `${omitted} more elements left out`;
+  return `- note: ${what}; use browser_find {text|role} or browser_snapshot {ref} on a landmark to see them`;
 }
 
 /**
@@ -15,9 +17,9 @@ export function noteLine(omitted: number): string {
  * cut line that is a node or a text run adds one. A note line ends the text
  * whenever anything was left out.
  */
-export function capSnapshot(text: string, maxChars: number, omitted = 0): { text: string; omitted: number } {
+export function capSnapshot(text: string, maxChars: number, omitted = 0, more = false): { text: string; omitted: number } {
   const cap = maxChars > 0 ? maxChars : DEFAULT_MAX_CHARS;
-  const room = cap - noteLine(Math.max(omitted, 1) * 1000).length - 1;
+  const room = cap - noteLine(Math.max(omitted, 1) * 1000, true).length - 1;
   if (text.length <= cap && omitted === 0) return { text, omitted: 0 };
   let end = text.length;
   if (text.length > room) {
@@ -30,5 +32,6 @@ export function capSnapshot(text: string, maxChars: number, omitted = 0): { text
   }
   if (omitted === 0) return { text, omitted: 0 };
   const kept = text.slice(0, end);
-  return { text: kept ? `${kept}\n${noteLine(omitted)}` : noteLine(omitted), omitted };
+  const note = noteLine(omitted, more);
+  return { text: kept ? `${kept}\n${note}` : note, omitted };
 }

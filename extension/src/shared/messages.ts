@@ -128,8 +128,12 @@ export interface PageSnapshot {
   url: string;
   title: string;
   snapshot: string;
-  /** Nodes left out for size or depth (the service worker adds the note line). */
+  /** Nodes left out for size or depth (the service worker adds the note line); with omittedMore, at least this many. */
   omitted?: number;
+  /** The walk stopped at its budget: more than omitted nodes were left out. */
+  omittedMore?: boolean;
+  /** The read ran into its deadline: the snapshot is what was read by then. */
+  partial?: boolean;
   /** frameIds of cross-origin frame placeholders in snapshot (FRAME_MARK lines). */
   frames?: Array<number | string>;
   /** What a scroll did (scroll only). */
@@ -157,7 +161,11 @@ export interface HookBatch {
  * Messages handled by the content scripts of a shared tab (page-state goes to
  * every frame; the others to the frame that holds the element or document).
  */
-export type ContentMessage =
+export type ContentMessage = ContentBody & {
+  /** Date.now() past which a snapshot or search stops and answers with what it has (partial). */
+  until?: number;
+};
+type ContentBody =
   | { target: 'content'; kind: 'ping' }
   | ({ target: 'content'; kind: 'page-state' } & PageControl)
   | { target: 'content'; kind: 'snapshot'; docsIssued: number; snap?: SnapshotShape }
@@ -223,7 +231,7 @@ export interface ViewportInfo {
 export type ContentReply = (
   | { ok: true; page: PageSnapshot; navigating?: boolean }
   | { ok: true; pong: true }
-  | { ok: true; found: FindMatch[]; frames: Array<number | string>; url: string; title: string }
+  | { ok: true; found: FindMatch[]; frames: Array<number | string>; url: string; title: string; partial?: boolean }
   | { ok: true; html: string; url: string; title: string }
   | { ok: true; point: { x: number; y: number } }
   /** hit: the cross-origin frame at the point (its frameId, or its key as in PageSnapshot.frames) and the point in its viewport; null: the point is in this frame. */

@@ -43,16 +43,29 @@ async function snapshotFrame(tabId: number, frameId: number, shape: SnapshotShap
  */
 export async function finishPage(tabId: number, number: number, page: PageSnapshot, shape: SnapshotShape, deadline: number): Promise<PageResult> {
   const stitched = await stitchFrames(tabId, 0, page, shape, deadline, 0);
-  const capped = capSnapshot(stitched.text, shape.maxChars ?? 0, stitched.omitted);
+  const capped = capSnapshot(stitched.text, shape.maxChars ?? 0, stitched.omitted, stitched.more);
   const out: PageResult = { tab: number, url: page.url, title: page.title, snapshot: capped.text };
   if (capped.omitted > 0) out.omitted = capped.omitted;
+  if (capped.omitted > 0 && stitched.more) out.omittedMore = true;
+  if (stitched.partial) out.partial = true;
   if (page.scrolled) out.scrolled = page.scrolled;
   return withDialogs(out, tabId);
 }
 
-async function stitchFrames(tabId: number, parentFrameId: number, page: PageSnapshot, shape: SnapshotShape, deadline: number, depth: number): Promise<{ text: string; omitted: number }> {
+interface Stitched {
+  text: string;
+  omitted: number;
+  /** Some document's walk stopped at its budget: omitted is a lower bound. */
+  more: boolean;
+  /** Some document's read ran into the deadline. */
+  partial: boolean;
+}
+
+async function stitchFrames(tabId: number, parentFrameId: number, page: PageSnapshot, shape: SnapshotShape, deadline: number, depth: number): Promise<Stitched> {
   let omitted = page.omitted ?? 0;
-  if (!page.frames?.length) return { text: page.snapshot, omitted };
+  let more = page.omittedMore === true;
+  let partial = page.partial === true;
+  if (!page.frames?.length) return { text: page.snapshot, omitted, more, partial };
   const inner = new Map<string, string>();
   const unreadable = new Map<string, string>();
   const resolve = frameResolver(tabId, parentFrameId);
@@ -71,7 +84,10 @@ async function stitchFrames(tabId: number, parentFrameId: number, page: PageSnap
       const sub = await stitchFrames(tabId, frameId, child, shape, deadline, depth + 1);
       inner.set(String(key), sub.text);
       omitted += sub.omitted;
+      more ||= sub.more;
+      partial ||= sub.partial;
     } catch (err) {
+      if (err instanceof TetherError && err.code === 'timeout') partial = true;
       unreadable.set(String(key), frameFailure(err));
     }
   }
@@ -94,7 +110,7 @@ async function stitchFrames(tabId: number, parentFrameId: number, page: PageSnap
     const indent = line.slice(0, line.length - t.length);
     for (const l of text.split('\n')) lines.push(indent + l);
   }
-  return { text: lines.join('\n'), omitted };
+  return { text: lines.join('\n'), omitted, more, partial };
 }
 
 /** Why a frame's snapshot failed, in words for the snapshot line. */

@@ -39,6 +39,7 @@ export async function findMethod(p: P, deadline: number): Promise<FindResult> {
   const matches: FindMatch[] = [];
   let url = '';
   let title = '';
+  let partial = false;
   const search = async (frameId: number, depth: number): Promise<void> => {
     let reply: ContentReply;
     try {
@@ -51,6 +52,7 @@ export async function findMethod(p: P, deadline: number): Promise<FindResult> {
     if (!('found' in reply)) throw new Error('the content script answered without matches');
     if (frameId === 0) ({ url, title } = reply);
     matches.push(...reply.found);
+    if (reply.partial) partial = true;
     if (depth >= MAX_FRAME_DEPTH) return;
     const resolve = frameResolver(t.tabId, frameId);
     for (const key of reply.frames) {
@@ -59,7 +61,9 @@ export async function findMethod(p: P, deadline: number): Promise<FindResult> {
     }
   };
   await search(0, 0);
-  return { tab: t.number, url, title, matches: matches.slice(0, limit), total: matches.length };
+  const out: FindResult = { tab: t.number, url, title, matches: matches.slice(0, limit), total: matches.length };
+  if (partial) out.partial = true;
+  return out;
 }
 
 export async function readMethod(p: P, deadline: number): Promise<ReadResult> {
