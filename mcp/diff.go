@@ -126,7 +126,7 @@ func snapshotDiff(before, after string) string {
 // the whole tree is due: another document (URL), a cut snapshot, or a diff
 // not clearly smaller than the tree.
 func (h *handlers) changesText(lead string, base baseline, p protocol.PageResult) string {
-	if base.url != p.URL || p.Omitted > 0 || len(p.Dialogs) > 0 {
+	if base.url != p.URL || p.Omitted > 0 || p.Partial || len(p.Dialogs) > 0 {
 		return ""
 	}
 	diff := snapshotDiff(strings.TrimRight(base.snapshot, "\n"), strings.TrimRight(p.Snapshot, "\n"))

@@ -49,7 +49,7 @@ func (h *handlers) resultText(ctx context.Context, profile string, method protoc
 	if text == "" {
 		text = h.pageText(lead, res)
 	}
-	if whole && res.Omitted == 0 {
+	if whole && res.Omitted == 0 && !res.Partial {
 		h.seen.put(key, res)
 	}
 	return text
