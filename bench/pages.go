@@ -39,6 +39,11 @@ type serverResult struct {
 	Noop              []time.Duration
 	Click             []time.Duration
 	ClickErr          string
+	// ClickBytes are the characters each click round trip returned (the
+	// click's result, plus the snapshot call after it where the server
+	// needs one); SnapshotBytes is the whole snapshot of the fixture.
+	ClickBytes    []int
+	SnapshotBytes int
 	// NoopHTTP is Tether's no-op over streamable HTTP straight to the
 	// daemon, without the stdio bridge (Tether only).
 	NoopHTTP []time.Duration
@@ -362,7 +367,7 @@ func measure(ctx context.Context, s *server, res *serverResult, base string, pag
 			res.Noop = append(res.Noop, d)
 		}
 	}
-	res.Click, res.ClickErr = clickRoundTrips(ctx, s, base+"/fixture/click.html", o.clicks)
+	res.Click, res.ClickBytes, res.SnapshotBytes, res.ClickErr = clickRoundTrips(ctx, s, base+"/fixture/click.html", o.clicks)
 	if res.ClickErr != "" {
 		logf("%s: click: %s", res.Name, res.ClickErr)
 	}
@@ -412,43 +417,54 @@ var fixtureItems = func() string {
 
 // clickRoundTrips navigates to the fixture, then times clicks on its button,
 // each until a fresh snapshot that shows the click's effect is in hand.
-func clickRoundTrips(ctx context.Context, s *server, url string, n int) ([]time.Duration, string) {
+func clickRoundTrips(ctx context.Context, s *server, url string, n int) (times []time.Duration, bytes []int, snapBytes int, failed string) {
 	nav := s.navigate(url)
 	var dialogs int
 	if _, _, err := s.do(ctx, nav, &dialogs); err != nil {
-		return nil, err.Error()
+		return nil, nil, 0, err.Error()
 	}
 	snap, _, err := s.do(ctx, s.snapshot, &dialogs)
 	if err != nil {
-		return nil, err.Error()
+		return nil, nil, 0, err.Error()
 	}
-	return pressClicks(ctx, s, snap, n)
+	times, bytes, failed = pressClicks(ctx, s, snap, n)
+	return times, bytes, len(snap), failed
 }
 
 // pressClicks times n clicks on the page's "Press me" button (its ref read
-// from snap), each until a fresh snapshot shows "Clicks: i".
-func pressClicks(ctx context.Context, s *server, snap string, n int) ([]time.Duration, string) {
+// from snap), each until a fresh snapshot (or the changes since the last
+// one) shows "Clicks: i", and counts the characters each returned. The ref
+// is kept from the last result that showed the button: a result that
+// carries only changes may leave the button out.
+func pressClicks(ctx context.Context, s *server, snap string, n int) ([]time.Duration, []int, string) {
 	var out []time.Duration
+	var sizes []int
+	ref := s.ref(snap, "button", "Press me")
 	for i := 1; i <= n; i++ {
-		ref := s.ref(snap, "button", "Press me")
+		if r := s.ref(snap, "button", "Press me"); r != "" {
+			ref = r
+		}
 		if ref == "" {
-			return out, "no ref for the button in:\n" + clip(snap, 2000)
+			return out, sizes, "no ref for the button in:\n" + clip(snap, 2000)
 		}
 		var total time.Duration
+		size := 0
 		for _, c := range s.click(ref) {
 			text, d, err := s.s.call(ctx, c.tool, c.args)
 			if err != nil {
-				return out, err.Error()
+				return out, sizes, err.Error()
 			}
 			total += d
+			size += len(text)
 			snap = text
 		}
 		if !strings.Contains(snap, "Clicks: "+strconv.Itoa(i)) {
-			return out, fmt.Sprintf("click %d: the snapshot does not show %q:\n%s", i, "Clicks: "+strconv.Itoa(i), clip(snap, 2000))
+			return out, sizes, fmt.Sprintf("click %d: the snapshot does not show %q:\n%s", i, "Clicks: "+strconv.Itoa(i), clip(snap, 2000))
 		}
 		out = append(out, total)
+		sizes = append(sizes, size)
 	}
-	return out, ""
+	return out, sizes, ""
 }
 
 // fidelity is the snapshot-fidelity test's outcome.

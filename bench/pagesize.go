@@ -283,7 +283,7 @@ func largePage(ctx context.Context, s *server, n, rounds int) (find, click []tim
 			find = append(find, d)
 		}
 	}
-	click, failed = pressClicks(ctx, s, snap, rounds)
+	click, _, failed = pressClicks(ctx, s, snap, rounds)
 	return find, click, failed
 }
 

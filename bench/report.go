@@ -197,6 +197,15 @@ func writeReport(w io.Writer, o options, r *benchResult) {
 		target("tools/list, characters", fmt.Sprint(tether.ToolsChars), fmt.Sprintf("%d (Playwright MCP)", pw.ToolsChars), ratio(float64(tether.ToolsChars), float64(pw.ToolsChars)),
 			"≤ 0.5× Playwright MCP's", float64(tether.ToolsChars) <= 0.5*float64(pw.ToolsChars), pw.ToolsChars > 0, "tools")
 	}
+	if len(tether.ClickBytes) > 0 && tether.SnapshotBytes > 0 {
+		cb := quantileInt(tether.ClickBytes, 0.5)
+		peer := "—"
+		if pw != nil && len(pw.ClickBytes) > 0 {
+			peer = fmt.Sprintf("%d (Playwright MCP: click + snapshot, no incremental mode in 0.0.83)", quantileInt(pw.ClickBytes, 0.5))
+		}
+		target("click round trip, characters (changes only), median", fmt.Sprint(cb), peer, ratio(float64(cb), float64(tether.SnapshotBytes))+" of the whole snapshot",
+			"≤ 0.3× the whole snapshot", float64(cb) <= 0.3*float64(tether.SnapshotBytes), true, "clickbytes")
+	}
 	if cd != nil && len(cd.Noop) > 0 {
 		tn, cn := quantile(tether.Noop, 0.5), quantile(cd.Noop, 0.5)
 		target("no-op call, p50", ms(tn), ms(cn)+" (Chrome DevTools MCP)", ratio(float64(tn), float64(cn)), "≤ Chrome DevTools MCP's", tn <= cn, true, "noop")
@@ -330,6 +339,16 @@ func writeReport(w io.Writer, o options, r *benchResult) {
 	}
 	row(fmt.Sprintf("click + fresh snapshot, median (%d round trips)", o.clicks), click(0.5))
 	row("click + fresh snapshot, p90", click(0.9))
+	row("click round trip, characters returned (median)", func(_ summary, s *serverResult) (string, float64) {
+		if len(s.ClickBytes) == 0 {
+			return "—", 0
+		}
+		v := quantileInt(s.ClickBytes, 0.5)
+		return fmt.Sprint(v), float64(v)
+	})
+	row("whole snapshot of the click fixture, characters", func(_ summary, s *serverResult) (string, float64) {
+		return fmt.Sprint(s.SnapshotBytes), float64(s.SnapshotBytes)
+	})
 	p("\nNo-op: `browser_tabs` (list) for Tether and Playwright MCP, `list_pages` for Chrome DevTools MCP; 5 warm-up calls first. Click: a fixture page whose button's handler changes a status text; one round trip is from sending the click until a snapshot showing the change is in hand: Tether's `browser_click` returns the fresh snapshot (1 call), Chrome DevTools MCP's `click` with `includeSnapshot` (1 call), Playwright MCP's `browser_click` answers with a link to a snapshot file, so `browser_snapshot` follows (2 calls). Every round trip's snapshot is checked for the new text.\n\n")
 	for _, s := range r.Servers {
 		if s.ClickErr != "" {
@@ -612,6 +631,7 @@ var missNotes = map[string]string{
 	"noop": "**No-op call.** Chrome DevTools MCP answers `list_pages` from its own memory, in process, one stdio hop from the client. Tether's `browser_tabs` list is also answered from the daemon's memory, but passes the stdio bridge (`tether mcp`), a loopback HTTP request to the daemon, and the per-call guard (policy check, then a synchronous SQLite insert on the timeline). " +
 		"The same call over streamable HTTP straight to the daemon (no bridge, row above) is no faster, so the bridge is not the cost: the daemon's per-call path is. " +
 		"What would reach it: record the timeline asynchronously (a queue with batched inserts, off the call's path), and profile the guard and mcp-go's HTTP handling for the rest; a loopback HTTP round trip (≈ 0.3 ms here) stays as the floor.",
+	"clickbytes":     "**Click round-trip characters.** A click's result carries only the changes since the last whole snapshot the session got of the tab, when they are at most half its size (mcp/diff.go): look at the click results in a dump for what makes them large (context lines, a changed line repeated in frames) or why the whole tree was sent (another URL, a cut snapshot).",
 	"concurrency":    "**Concurrency.** Errors are listed by the concurrency bench (`go run ./bench concurrency`); each one is a bug to fix.",
 	"desktop":        "**Desktop.** The desktop measurement failed: its error is in the idle section below; the desktop rows were not measured.",
 	"desktop-rss":    "**`tether --hidden` idle RSS.** The lean daemon and tray should stay near `tether serve`'s figure: compare the two rows of the idle table, and look for a library that loads GTK or WebKit into the lean binary (the WebKit row says whether any process maps it).",
