@@ -46,6 +46,10 @@ if (scope[GUARD]) {
       controlPageHooks(window, control);
       if (control.unhook === true) relay.stop();
     },
+    async () => {
+      const msg: BackgroundMessage = { target: 'background', kind: 'reading' };
+      await chrome.runtime.sendMessage(msg);
+    },
   );
   // The one listener: the agent dispatches every content message.
   chrome.runtime.onMessage.addListener((msg, _sender, sendResponse) => {

@@ -24,10 +24,28 @@ export function isRestrictedUrl(url: string): boolean {
 const inFlight = new Map<number, number>();
 const LONG_READS: ReadonlySet<string> = new Set(['snapshot', 'find', 'read']);
 
+// Tabs whose action's follow-up read runs now (the content script said
+// 'reading'), until the action's reply arrives.
+const reading = new Set<number>();
+
 /** True while a long read of ours runs in the tab (the page may be busy with it). */
 export function busyWithUs(tabId: number): boolean {
-  return (inFlight.get(tabId) ?? 0) > 0;
+  return (inFlight.get(tabId) ?? 0) > 0 || reading.has(tabId);
 }
+
+/**
+ * Marks tabId's action as past its dispatch and into its follow-up read
+ * (the content script's 'reading'), until callContent gets the reply: a
+ * page that does not answer meanwhile is busy with our snapshot (a large
+ * page's styles and layout), not stopped by a dialog the action opened
+ * (that one would have opened before).
+ */
+export function markReading(tabId: number): void {
+  if (calls.has(tabId)) reading.add(tabId);
+}
+
+// Tabs with a content call in flight (reading marks only count during one).
+const calls = new Map<number, number>();
 
 /**
  * Sends msg to the content script of the tab's frame frameId (0: the top
@@ -43,6 +61,7 @@ export async function callContent(tabId: number, msg: ContentMessage, deadline: 
   if (isRestrictedUrl(url)) throw restrictedPage(url);
   const long = LONG_READS.has(msg.kind);
   if (long) inFlight.set(tabId, (inFlight.get(tabId) ?? 0) + 1);
+  calls.set(tabId, (calls.get(tabId) ?? 0) + 1);
   // A read that would run past the deadline stops there and answers with what it has (partial).
   msg = { ...msg, until: readUntil(deadline) } as ContentMessage;
   try {
@@ -70,6 +89,12 @@ export async function callContent(tabId: number, msg: ContentMessage, deadline: 
     if (typeof reply.doc === 'number') await claimDocument(tabId, frameId, reply.doc).catch(() => false);
     return reply;
   } finally {
+    const left = (calls.get(tabId) ?? 1) - 1;
+    if (left > 0) calls.set(tabId, left);
+    else {
+      calls.delete(tabId);
+      reading.delete(tabId);
+    }
     if (long) {
       const n = (inFlight.get(tabId) ?? 1) - 1;
       if (n > 0) inFlight.set(tabId, n);

@@ -13,6 +13,7 @@ import {
 import { popupTabList } from '../shared/popup-tabs';
 import { actingUntil } from './acting';
 import { loadDaemonConfig } from './config';
+import { markReading } from './content-bridge';
 import { runOnce } from './idempotency';
 import { handleRequest } from './methods/handlers';
 import { ensureOffscreen } from './offscreen-doc';
@@ -51,6 +52,12 @@ function route(msg: BackgroundMessage, sender: chrome.runtime.MessageSender): Pr
     const frameId = sender.frameId ?? 0;
     if (tabId === undefined) return undefined;
     return registerDocument(tabId, frameId, msg.doc).then((doc) => ({ doc, frame: frameId }));
+  }
+  if (msg.kind === 'reading') {
+    const tabId = sender.tab?.id;
+    if (tabId === undefined) return undefined;
+    markReading(tabId);
+    return Promise.resolve(true);
   }
   if (msg.kind === 'page-hooks') {
     const tabId = sender.tab?.id;

@@ -43,6 +43,12 @@ export class ContentAgent {
     private readonly frameIdOf?: (iframe: Element) => number | undefined,
     /** Passes page-state to the page-world hooks (content.ts: through the hook relay). */
     private readonly pageState?: (control: PageControl) => void,
+    /**
+     * Tells the service worker that an action's follow-up read starts (the
+     * action itself, and the dialogs it opens at once, are done): a page
+     * busy from here to the reply is busy with our read, not blocked.
+     */
+    private readonly reading: () => Promise<void> = async () => undefined,
   ) {}
 
   /**
@@ -200,6 +206,7 @@ export class ContentAgent {
   private async afterAction(settled: { navigating: boolean }): Promise<ContentReply> {
     // While a navigation replaces this document, a snapshot of it is useless:
     // the service worker waits for the new page and snapshots that.
+    await this.reading().catch(() => undefined);
     return { ok: true, page: await this.page(), navigating: settled.navigating };
   }
 

@@ -109,6 +109,8 @@ export type BackgroundMessage =
   // doc: the number the document had, asked back after a restore (answered with it, or with a new one).
   | { target: 'background'; kind: 'register-document'; doc?: number }
   | { target: 'background'; kind: 'page-hooks'; batch: HookBatch }
+  // An action's follow-up read starts in the sending frame: until the reply, the page may be busy with it.
+  | { target: 'background'; kind: 'reading' }
   | { target: 'background'; kind: 'popup-tabs' }
   | { target: 'background'; kind: 'popup-share'; tabId: number; shared: boolean }
   | { target: 'background'; kind: 'popup-take-back'; tabId: number }
