@@ -83,11 +83,14 @@ void chrome.commands
 // "debugger" in optional_permissions (chrome.permissions, "Permissions that
 // can't be optional").
 const TRUSTED_KEY = 'trustedInput';
+// A change by the user before the stored value was read wins over that read.
+let trustedTouched = false;
 async function renderTrusted(): Promise<void> {
   const stored = await chrome.storage.local.get(TRUSTED_KEY);
-  $<HTMLInputElement>('trusted-input').checked = trustedInputChecked(stored[TRUSTED_KEY]);
+  if (!trustedTouched) $<HTMLInputElement>('trusted-input').checked = trustedInputChecked(stored[TRUSTED_KEY]);
 }
 $<HTMLInputElement>('trusted-input').addEventListener('change', (ev) => {
+  trustedTouched = true;
   const box = ev.currentTarget as HTMLInputElement;
   const error = $('trusted-error');
   error.hidden = true;

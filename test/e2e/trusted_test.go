@@ -50,12 +50,13 @@ func TestTrustedHover(t *testing.T) {
 		t.Fatalf("trusted hover before the user turned trusted input on: error=%v\n%s", isErr, out)
 	}
 
-	// The user turns trusted input on in the popup: a real click (a user
-	// gesture, which chrome.permissions.request needs).
+	// The user turns trusted input on in the popup's Settings. The click is
+	// the element's own (as clickPopupSwitch's): a click at coordinates can
+	// miss while the tab list above it is still being drawn.
 	popup := OpenTab(t, b.DevTools(t), "chrome-extension://"+broker.DefaultExtensionID+"/popup.html")
-	// The setting is in the popup's Settings, folded: the user opens them first.
-	if err := chromedp.Do(popup, chromedp.Click("#settings > summary"), chromedp.Click("#trusted-input")); err != nil {
-		t.Fatalf("click the trusted input checkbox: %v", err)
+	turnOn := `(() => { document.getElementById('settings').open = true; const box = document.getElementById('trusted-input'); if (!box.checked) box.click(); return box.checked; })()`
+	if on, err := chromedp.Run(popup, chromedp.Evaluate[bool](turnOn)); err != nil || !on {
+		t.Fatalf("click the trusted input checkbox: %v (checked %v)", err, on)
 	}
 	granted := `new Promise((resolve, reject) => {
 	  const until = Date.now() + 10000;
