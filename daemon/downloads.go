@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	tmcp "github.com/tether-browser/tether/mcp"
 	"github.com/tether-browser/tether/policy"
 	"github.com/tether-browser/tether/protocol"
 	"github.com/tether-browser/tether/timeline"
@@ -167,15 +168,7 @@ func downloadSize(dl protocol.Download) string {
 	if dl.State == "complete" || n < 0 {
 		n = dl.Received
 	}
-	switch {
-	case n < 1000:
-		return fmt.Sprintf("%dB", n)
-	case n < 1_000_000:
-		return fmt.Sprintf("%.1fkB", float64(n)/1e3)
-	case n < 1_000_000_000:
-		return fmt.Sprintf("%.1fMB", float64(n)/1e6)
-	}
-	return fmt.Sprintf("%.1fGB", float64(n)/1e9)
+	return tmcp.ByteSize(n)
 }
 
 // summary is the timeline's and the approval's view: name and size.

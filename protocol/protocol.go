@@ -817,13 +817,13 @@ const (
 )
 
 // DownloadEvent is a download of a shared tab (numbered Download.Tab)
-// that started during, or within 10 s of, a tool call there, or its end.
+// that started during, or within 10 s of, a tool call there, or its end;
+// Download is the item as Chrome states it (Filename may be empty until
+// Chrome chose it).
 type DownloadEvent struct {
-	Type  FrameType         `json:"type" jsonschema:"enum=download"`
-	Event DownloadEventKind `json:"event" jsonschema:"enum=started,enum=ended"`
-	// Download is the item as Chrome states it (Filename may be empty
-	// until Chrome chose it).
-	Download Download `json:"download"`
+	Type     FrameType         `json:"type" jsonschema:"enum=download"`
+	Event    DownloadEventKind `json:"event" jsonschema:"enum=started,enum=ended"`
+	Download Download          `json:"download"`
 	// Site is the tab's origin when the download started: the site the
 	// policy judges.
 	Site string `json:"site"`

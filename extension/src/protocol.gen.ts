@@ -196,7 +196,7 @@ export interface DownloadDecideParams {
   action: 'resume' | 'cancel';
 }
 /**
- * DownloadEvent is a download of a shared tab (numbered Download.Tab) that started during, or within 10 s of, a tool call there, or its end.
+ * DownloadEvent is a download of a shared tab (numbered Download.Tab) that started during, or within 10 s of, a tool call there, or its end; Download is the item as Chrome states it (Filename may be empty until Chrome chose it).
  *
  * This interface was referenced by `TetherProtocol`'s JSON-Schema
  * via the `definition` "DownloadEvent".
@@ -204,7 +204,7 @@ export interface DownloadDecideParams {
 export interface DownloadEvent {
   type: 'download';
   event: 'started' | 'ended';
-  download: Download1;
+  download: Download;
   /**
    * Site is the tab's origin when the download started: the site the
    * policy judges.
@@ -214,43 +214,6 @@ export interface DownloadEvent {
    * Paused: the extension paused the download until download_decide.
    */
   paused?: boolean;
-}
-/**
- * Download is the item as Chrome states it (Filename may be empty
- * until Chrome chose it).
- */
-export interface Download1 {
-  id: number;
-  tab: number;
-  url: string;
-  /**
-   * Filename is the full path on disk; empty until Chrome chose it.
-   */
-  filename: string;
-  mime?: string;
-  /**
-   * State is in_progress, complete or interrupted.
-   */
-  state: string;
-  /**
-   * Error is the interrupt reason (e.g. USER_CANCELED, NETWORK_FAILED).
-   */
-  error?: string;
-  /**
-   * Received and Total are bytes; Total is -1 when unknown.
-   */
-  received: number;
-  total: number;
-  paused?: boolean;
-  /**
-   * WaitingForUser: Chrome asks the user where to save it, or whether to
-   * keep a dangerous file.
-   */
-  waitingForUser?: boolean;
-  /**
-   * Start is milliseconds since the Unix epoch.
-   */
-  start: number;
 }
 /**
  * DownloadsResult is the downloads attributed to a shared tab, oldest first.
