@@ -132,8 +132,10 @@ type Broker struct {
 	upgrader websocket.Upgrader
 
 	mu      sync.Mutex
-	records map[string]*record         // by profile id
-	pending map[string]*pendingPairing // by profile id
+	records map[string]*record // by profile id
+	// onDownload handles download frames (OnDownload); nil drops them.
+	onDownload func(profile string, ev protocol.DownloadEvent)
+	pending    map[string]*pendingPairing // by profile id
 	// remembered are entries that left pending without a decision, and
 	// decided the user's answers about them (see pairing.go); by profile id.
 	remembered map[string]*rememberedPairing

@@ -27,6 +27,8 @@ type conn struct {
 	started time.Time
 	// onTabs receives the extension's tabs_changed reports.
 	onTabs func(*conn, protocol.TabsChanged)
+	// onDownload receives the extension's download frames.
+	onDownload func(*conn, protocol.DownloadEvent)
 
 	send      chan []byte
 	closed    chan struct{} // closed once the connection is finished
@@ -137,6 +139,10 @@ func (c *conn) readLoop() {
 		case *protocol.TabsChanged:
 			if c.onTabs != nil {
 				c.onTabs(c, *f)
+			}
+		case *protocol.DownloadEvent:
+			if c.onDownload != nil {
+				c.onDownload(c, *f)
 			}
 		}
 	}

@@ -153,6 +153,7 @@ func (b *Broker) handshake(ws *websocket.Conn, presented bool, heard func() bool
 	}
 	c := newConn(ws, &b.cfg, b.log, hello)
 	c.onTabs = b.setTabs
+	c.onDownload = b.download
 	adm := b.admit(c)
 	if adm.refuseCode != "" {
 		refuse(adm.refuseCode, adm.refuseMsg)

@@ -199,6 +199,30 @@ func (b *Broker) setTabs(c *conn, tc protocol.TabsChanged) {
 	}
 }
 
+// OnDownload sets the handler of the extensions' download frames, called
+// on its own goroutine with the profile's slug (the daemon judges each
+// download by the policy, then resumes or cancels it: download_decide).
+func (b *Broker) OnDownload(h func(profile string, ev protocol.DownloadEvent)) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.onDownload = h
+}
+
+func (b *Broker) download(c *conn, ev protocol.DownloadEvent) {
+	b.mu.Lock()
+	rec, h := b.records[c.hello.ProfileID], b.onDownload
+	if rec == nil || rec.conn != c {
+		b.mu.Unlock()
+		return
+	}
+	slug := rec.stored.Slug
+	b.mu.Unlock()
+	b.log.Info("download of a shared tab", "profile", shortID(c.hello.ProfileID), "slug", slug, "event", string(ev.Event), "tab", ev.Download.Tab, "paused", ev.Paused)
+	if h != nil {
+		go h(slug, ev)
+	}
+}
+
 // Profiles lists every known profile, connected or not, ordered by slug.
 func (b *Broker) Profiles() []Profile {
 	b.mu.Lock()

@@ -229,6 +229,8 @@ func Run(ctx context.Context, cfg Config) error {
 	defer tl.Close()
 	adapter := browserAdapter{b}
 	tg := newToolGuard(guard, tl, b.Resolve, log)
+	tg.downloads = newDownloads(guard, tl, b.Call, log.With("component", "downloads"))
+	b.OnDownload(tg.downloads.handle)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	apiCfg, err := localAPIConfig(cfg, port)

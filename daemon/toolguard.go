@@ -26,6 +26,9 @@ type toolGuard struct {
 	summary  *timeline.Summarizer
 	address  func(c broker.Caller, profile string, tab int, mutates, opens bool) (broker.Resolution, error)
 	log      *slog.Logger
+	// downloads learns which call each tab's downloads follow, and has
+	// notes for results; nil: none.
+	downloads *downloads
 }
 
 // newToolGuard returns the toolGuard of guard (built with tmcp.Classify)
@@ -58,6 +61,7 @@ type note struct {
 	mu      sync.Mutex
 	actual  target // what the broker resolved, when the call reached it
 	reached bool
+	running tabKey // the tab downloads counted the call on (Started)
 }
 
 // resolved records the profile and tab the broker addressed (the first
@@ -160,21 +164,40 @@ func (g *toolGuard) entryOf(call tmcp.ToolCall, n *note) timeline.Entry {
 // Started announces a running call on the timeline's live stream, unless
 // it went out when the call was held.
 func (g *toolGuard) Started(call tmcp.ToolCall, v tmcp.Verdict) {
+	n, ok := v.Note.(*note)
+	if ok && g.downloads != nil {
+		n.running = tabKey{n.target.profile, n.target.tab}
+		g.downloads.callStarted(n.running.profile, n.running.tab, call.Client, call.Session)
+	}
 	if g.timeline == nil {
 		return
 	}
-	if n, ok := v.Note.(*note); ok && n.started {
+	if ok && n.started {
 		return
 	}
 	g.timeline.Started(g.entry(call, v))
 }
 
+// Notes implements tmcp.Noter: what happened to the downloads that
+// followed the session's calls, since its previous result.
+func (g *toolGuard) Notes(call tmcp.ToolCall, _ tmcp.Verdict) string {
+	return g.downloads.take(call.Session)
+}
+
 // Finished records the call on the timeline.
 func (g *toolGuard) Finished(call tmcp.ToolCall, v tmcp.Verdict, end tmcp.CallEnd) {
+	e := g.entry(call, v)
+	if n, ok := v.Note.(*note); ok && v.Allow && g.downloads != nil {
+		g.downloads.callEnded(n.running.profile, n.running.tab)
+		if k := (tabKey{e.Profile, e.Tab}); k != n.running {
+			// The call opened a tab, or the broker chose another.
+			g.downloads.callStarted(k.profile, k.tab, call.Client, call.Session)
+			g.downloads.callEnded(k.profile, k.tab)
+		}
+	}
 	if g.timeline == nil {
 		return
 	}
-	e := g.entry(call, v)
 	e.Duration, e.Outcome, e.Error = end.Duration, timeline.Outcome(end.Outcome), end.Error
 	if _, err := g.timeline.Record(context.Background(), e); err != nil {
 		g.log.Error("timeline record failed", "tool", call.Tool, "err", err)

@@ -51,6 +51,14 @@ type Guard interface {
 	Check(ctx context.Context, call ToolCall) (Verdict, error)
 }
 
+// Noter, when the Guard implements it, tells a call's result what happened
+// meanwhile outside the call (a download the policy judged): Notes returns
+// the lines for the call that ran (v its verdict), "" when none; the
+// result gets them as a last text block.
+type Noter interface {
+	Notes(call ToolCall, v Verdict) string
+}
+
 // CallEnd is how a call ended.
 type CallEnd struct {
 	// Duration is from arrival to end, approval wait included.
@@ -137,6 +145,11 @@ func guardMiddleware(valid *argValidator, disabled func(tool string) string, cla
 				r.Started(call, v)
 			}
 			res, err := next(context.WithValue(ctx, verdictKey{}, v), req)
+			if n, ok := g.(Noter); ok && res != nil && err == nil {
+				if s := n.Notes(call, v); s != "" {
+					res.Content = append(res.Content, mcpgo.NewTextContent(s))
+				}
+			}
 			if r != nil {
 				end := CallEnd{Duration: time.Since(call.Started), Outcome: "ok"}
 				switch {

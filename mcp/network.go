@@ -186,7 +186,7 @@ func requestLine(r protocol.NetRequest) string {
 	}
 	size := "-"
 	if r.Size >= 0 {
-		size = byteSize(r.Size)
+		size = ByteSize(r.Size)
 	}
 	line := fmt.Sprintf("%s %s %s %s %s %s %s", r.ID, r.Method, status, r.Type, took, size, r.URL)
 	if r.FromCache {
@@ -195,8 +195,8 @@ func requestLine(r protocol.NetRequest) string {
 	return line
 }
 
-// byteSize is n bytes for people: 512B, 1.2kB, 3.4MB.
-func byteSize(n int64) string {
+// ByteSize is n bytes for people: 512B, 1.2kB, 3.4MB.
+func ByteSize(n int64) string {
 	switch {
 	case n < 1000:
 		return fmt.Sprintf("%dB", n)
@@ -255,15 +255,15 @@ func orDash(s string) string {
 func downloadState(d protocol.Download) string {
 	switch {
 	case d.State == "complete":
-		return "complete " + byteSize(d.Received)
+		return "complete " + ByteSize(d.Received)
 	case d.State == "interrupted":
 		return "interrupted (" + orDash(d.Error) + ")"
 	case d.WaitingForUser:
 		return "waiting for the user in Chrome"
 	}
-	s := "in progress " + byteSize(d.Received)
+	s := "in progress " + ByteSize(d.Received)
 	if d.Total > 0 {
-		s += fmt.Sprintf(" of %s (%d%%)", byteSize(d.Total), d.Received*100/d.Total)
+		s += fmt.Sprintf(" of %s (%d%%)", ByteSize(d.Total), d.Received*100/d.Total)
 	}
 	if d.Paused {
 		s += ", paused"

@@ -117,8 +117,11 @@ type Call struct {
 	// ID is the call's id, given by the daemon when it first saw the call;
 	// a held call's Request.ID is this id ("": the guard numbers it).
 	ID string
-	// Tool is the tool's name.
+	// Tool is the tool's name ("download" for a download, with Class).
 	Tool string
+	// Class, when one of Classes, is the call's class instead of
+	// Config.Classify's (a download is no tool).
+	Class Class
 	// Action is browser_tabs's action argument ("" for other tools).
 	Action string
 	// Client is the MCP client's name from its clientInfo.
@@ -415,7 +418,9 @@ func (g *Guard) AnswerBy(id string, a Answer, by string) error {
 // UI, unless Unattended is Allow). It blocks while the call is held.
 func (g *Guard) Check(ctx context.Context, c Call) Verdict {
 	class := Sensitive
-	if g.cfg.Classify != nil {
+	if slices.Contains(Classes, c.Class) {
+		class = c.Class
+	} else if g.cfg.Classify != nil {
 		if k := g.cfg.Classify(c.Tool, c.Action); slices.Contains(Classes, k) {
 			class = k
 		}

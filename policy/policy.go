@@ -1,5 +1,5 @@
 // Package policy owns Tether's guardrails: the class of every tool (read,
-// navigate, interact, sensitive), the rules that map class × site × client to
+// navigate, interact, sensitive, download), the rules that map class × site × client to
 // allow, confirm or deny, persisted in policy.json, the queue of calls held
 // for the user's approval, and the daemon-wide pause switch.
 //
@@ -34,10 +34,14 @@ const (
 	Interact Class = "interact"
 	// Sensitive can leak local files or run code in the user's session.
 	Sensitive Class = "sensitive"
+	// Download is a file a shared tab downloads during, or within 10 s
+	// of, a tool call there (not a tool: the daemon judges each such
+	// download with that call's client and the tab's site).
+	Download Class = "download"
 )
 
 // Classes lists every class, for validation and UIs.
-var Classes = []Class{Read, Navigate, Interact, Sensitive}
+var Classes = []Class{Read, Navigate, Interact, Sensitive, Download}
 
 // Action is what a rule does with a matching call.
 type Action string
@@ -59,9 +63,10 @@ func (a Action) strictness() int {
 	return 2
 }
 
-// Defaults are the actions when no rule matches: read, navigate and
-// interact are allowed; sensitive actions need the user's confirmation.
-var Defaults = map[Class]Action{Read: Allow, Navigate: Allow, Interact: Allow, Sensitive: Confirm}
+// Defaults are the actions when no rule matches: read, navigate,
+// interact and download are allowed; sensitive actions need the user's
+// confirmation.
+var Defaults = map[Class]Action{Read: Allow, Navigate: Allow, Interact: Allow, Sensitive: Confirm, Download: Allow}
 
 // Rule maps calls of a class, on sites matching a pattern, from a client, to
 // an action. Empty fields and "*" match anything.
@@ -92,7 +97,7 @@ func (r Rule) String() string {
 // Validate checks the rule's class, action and site pattern.
 func (r Rule) Validate() error {
 	if r.Class != "" && r.Class != "*" && !slices.Contains(Classes, r.Class) {
-		return fmt.Errorf("%w: class %q is not read, navigate, interact, sensitive or *", ErrInvalidRule, r.Class)
+		return fmt.Errorf("%w: class %q is not read, navigate, interact, sensitive, download or *", ErrInvalidRule, r.Class)
 	}
 	switch r.Action {
 	case Allow, Confirm, Deny:

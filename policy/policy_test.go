@@ -438,3 +438,51 @@ func TestStoppingDeniesWithoutHolding(t *testing.T) {
 		t.Fatalf("verdict while stopping: %+v", v)
 	}
 }
+
+// TestDownloadClass: a download (Call.Class, whatever Classify says) is
+// allowed by default; a rule for the class denies it on a site, or holds
+// it for the user like any call, shown in the queue with its class.
+func TestDownloadClass(t *testing.T) {
+	classify := func(string, string) Class { return Read }
+	g, err := Open(Config{Path: filepath.Join(t.TempDir(), "p.json"), Approver: QueueOnly{}, Classify: classify})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := Call{ID: "d1", Tool: "download", Class: Download, Client: "claude-ai", Sites: []string{"https://files.example"}, Summary: "a.pdf"}
+	if v := g.Check(context.Background(), call); !v.Allow || v.Class != Download || !strings.Contains(v.Decision, "default for download") {
+		t.Fatalf("default: %+v", v)
+	}
+	if err := g.AddRule(Rule{Class: Download, Site: "files.example", Action: Deny}); err != nil {
+		t.Fatal(err)
+	}
+	if v := g.Check(context.Background(), call); v.Allow || v.Outcome != Refused {
+		t.Fatalf("deny rule: %+v", v)
+	}
+	if v := g.Check(context.Background(), Call{Tool: "download", Class: Download, Sites: []string{"https://other.example"}}); !v.Allow {
+		t.Fatalf("other site: %+v", v)
+	}
+	// The rule is the download class's only: a click on that site runs.
+	if v := g.Check(context.Background(), Call{Tool: "browser_click", Sites: []string{"https://files.example"}}); !v.Allow {
+		t.Fatalf("click on the denied site: %+v", v)
+	}
+	if err := g.AddRule(Rule{Class: Download, Site: "files.example", Action: Confirm}); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan Verdict, 1)
+	go func() { done <- g.Check(context.Background(), call) }()
+	for ch := g.Changed(); len(g.Pending()) == 0; ch = g.Changed() {
+		<-ch
+	}
+	if p := g.Pending()[0]; p.ID != "d1" || p.Class != Download || p.Tool != "download" || p.Summary != "a.pdf" {
+		t.Fatalf("held: %+v", p)
+	}
+	if err := g.AnswerBy("d1", AllowOnce, ByCLI); err != nil {
+		t.Fatal(err)
+	}
+	if v := <-done; !v.Allow || v.AnsweredBy != ByCLI {
+		t.Fatalf("answered: %+v", v)
+	}
+	if err := (Rule{Class: "downloads", Action: Deny}).Validate(); err == nil {
+		t.Fatal("class downloads validated")
+	}
+}

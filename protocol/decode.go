@@ -117,7 +117,7 @@ func DecodeHello(data []byte) (Hello, error) {
 }
 
 // DecodeFrame decodes a frame the extension sends after hello: a
-// *Response or a *TabsChanged. A response must carry an id and exactly one
+// *Response, a *TabsChanged or a *DownloadEvent. A response must carry an id and exactly one
 // of result (a JSON object) and error (with a known code); a tabs_changed
 // must name a known change. TabsChanged.Tabs is never nil once accepted.
 func DecodeFrame(data []byte) (any, error) {
@@ -163,6 +163,18 @@ func DecodeFrame(data []byte) (any, error) {
 			tc.Tabs = []TabInfo{}
 		}
 		return &tc, nil
+	case TypeDownload:
+		var ev DownloadEvent
+		if err := unmarshal("download", data, &ev); err != nil {
+			return nil, err
+		}
+		switch {
+		case ev.Event != DownloadStarted && ev.Event != DownloadEnded:
+			return nil, decodeErr("download", fmt.Sprintf("unknown event %.40q", string(ev.Event)))
+		case ev.Download.ID < 0 || ev.Download.Tab <= 0:
+			return nil, decodeErr("download", "needs a download id and a tab number")
+		}
+		return &ev, nil
 	}
 	return nil, decodeErr("frame", fmt.Sprintf("unexpected type %.40q", string(env.Type)))
 }
@@ -199,6 +211,8 @@ func NewResult(method Method) any {
 		return &NetworkResult{}
 	case MethodDownloads:
 		return &DownloadsResult{}
+	case MethodDownloadDecide:
+		return &Download{}
 	}
 	return nil
 }

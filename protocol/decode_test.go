@@ -22,7 +22,7 @@ var methods = []Method{
 	MethodNavigate, MethodSnapshot, MethodClick, MethodType, MethodTabsList, MethodTabNew, MethodTabClose,
 	MethodTabSelect, MethodFind, MethodRead, MethodConsole, MethodSelectOption, MethodHover, MethodDrag,
 	MethodPressKey, MethodFileUpload, MethodWaitFor, MethodHandleDialog, MethodHistory, MethodScreenshot,
-	MethodEvaluate, MethodReadURL,
+	MethodEvaluate, MethodReadURL, MethodNetwork, MethodDownloads, MethodDownloadDecide,
 }
 
 var (
@@ -55,7 +55,7 @@ func schemaFor(t testing.TB, name string) *jsonschema.Schema {
 		}
 		schemas = map[string]*jsonschema.Schema{}
 		for _, n := range []string{"Hello", "Response", "TabsChanged", "PageResult", "TabsListResult", "FindResult",
-			"ReadResult", "ConsoleResult", "DialogArmResult", "ScreenshotResult", "EvaluateResult"} {
+			"ReadResult", "ConsoleResult", "DialogArmResult", "ScreenshotResult", "EvaluateResult", "NetworkResult", "DownloadsResult", "Download", "DownloadEvent"} {
 			s, err := c.Compile(url + "#/$defs/" + n)
 			if err != nil {
 				schemaErr = err
@@ -139,6 +139,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add(uint8(0), []byte(`{"type":"hello","protocol":3,"profileId":"0721cbc6-1f7e-4f3b-9a52-0a7a2d4c9e11","label":"Work","extVersion":"0.2.0","tabs":[]}`))
 	f.Add(uint8(1), []byte(`{"type":"response","id":"7","result":{"tab":1,"url":"https://example.com/","title":"Example","snapshot":"- heading \"Example\" [ref=e1]"}}`))
 	f.Add(uint8(1), []byte(`{"type":"response","id":"8","error":{"code":"stale_ref","message":"take a new snapshot"}}`))
+	f.Add(uint8(1), []byte(`{"type":"download","event":"started","download":{"id":3,"tab":1,"url":"https://a.test/f.pdf","filename":"","state":"in_progress","received":0,"total":-1,"start":1},"site":"https://a.test","paused":true}`))
 	f.Add(uint8(1), []byte(`{"type":"tabs_changed","change":"opened","tab":2,"tabs":[{"tab":2,"url":"about:blank","title":"","active":true,"current":true}]}`))
 	schemaFor(f, "Hello") // fail at once if the oracle is missing
 	f.Fuzz(func(t *testing.T, sel uint8, data []byte) {
@@ -160,10 +161,15 @@ func FuzzDecode(f *testing.F) {
 		}
 		frame, err := DecodeFrame(data)
 		if err != nil {
-			mustBeClear(t, err, "frame", "response", "tabs_changed")
+			mustBeClear(t, err, "frame", "response", "tabs_changed", "download")
 			return
 		}
 		switch fr := frame.(type) {
+		case *DownloadEvent:
+			if fr.Download.Tab <= 0 || (fr.Event != DownloadStarted && fr.Event != DownloadEnded) {
+				t.Fatalf("accepted download %+v", fr)
+			}
+			mustFitSchema(t, "DownloadEvent", fr)
 		case *TabsChanged:
 			mustFitSchema(t, "TabsChanged", fr)
 			roundTrip(t, fr, func(b []byte) (*TabsChanged, error) {
@@ -249,6 +255,9 @@ func TestDecodeRefusals(t *testing.T) {
 		{false, `{"type":"response","id":"1","result":[1]}`, "response: result is not a JSON object"},
 		{false, `{"type":"response","id":"1","error":{"code":"bogus\u0007"}}`, `response: unknown error code "bogus\a"`},
 		{false, `{"type":"tabs_changed","change":"moved"}`, `tabs_changed: unknown change "moved"`},
+		{false, `{"type":"download","event":"paused","download":{"tab":1}}`, `download: unknown event "paused"`},
+		{false, `{"type":"download","event":"started","download":{"id":3}}`, "download: needs a download id and a tab number"},
+		{false, `{"type":"download","event":"started","download":"x"}`, "download: cannot unmarshal"},
 		{false, `{"type":"hello\u001b[31m"}`, `frame: unexpected type "hello\x1b[31m"`},
 	} {
 		var err error
@@ -261,7 +270,7 @@ func TestDecodeRefusals(t *testing.T) {
 			t.Errorf("%.80s: %v; want %q", tc.data, err, tc.want)
 			continue
 		}
-		mustBeClear(t, err, "hello", "frame", "response", "tabs_changed")
+		mustBeClear(t, err, "hello", "frame", "response", "tabs_changed", "download")
 	}
 	_, err := DecodeResult(MethodSnapshot, json.RawMessage(`{"tab":1,"dialogs":[{"kind":"popup"}]}`))
 	if err == nil || err.Error() != `snapshot result: unknown dialog kind "popup"` {

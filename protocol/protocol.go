@@ -9,7 +9,7 @@
 // Every frame is one WebSocket text message holding one JSON object whose
 // "type" field names its kind:
 //
-//	extension → daemon: hello, response, tabs_changed
+//	extension → daemon: hello, response, tabs_changed, download
 //	daemon → extension: hello_ack, pairing, request, refused
 //
 // The extension sends hello first. The daemon answers hello_ack, or refused
@@ -55,6 +55,11 @@ const (
 	TypePairing  FrameType = "pairing"
 	// TypeTabsChanged is pushed by the extension when its shared tabs change.
 	TypeTabsChanged FrameType = "tabs_changed"
+	// TypeDownload is pushed by the extension when a download attributed
+	// to a shared tab starts during, or within 10 s of, a tool call there
+	// (then paused until the daemon decides: download_decide), and when
+	// such a download ends.
+	TypeDownload FrameType = "download"
 )
 
 // Envelope is decoded first to learn a frame's type; the frame is then decoded
@@ -222,6 +227,10 @@ const (
 	// MethodDownloads lists the downloads attributed to a shared tab:
 	// TabParams → DownloadsResult.
 	MethodDownloads Method = "downloads"
+	// MethodDownloadDecide resumes or cancels a download the extension
+	// paused for the policy's decision (DownloadEvent):
+	// DownloadDecideParams → Download.
+	MethodDownloadDecide Method = "download_decide"
 )
 
 // Mutates reports whether a method changes a tab. Mutating calls on one tab
@@ -239,7 +248,7 @@ type Request struct {
 	Type FrameType `json:"type" jsonschema:"enum=request"`
 	// ID correlates the response; unique per connection.
 	ID     string `json:"id"`
-	Method Method `json:"method" jsonschema:"enum=navigate,enum=snapshot,enum=click,enum=type,enum=tabs_list,enum=tab_new,enum=tab_close,enum=tab_select,enum=find,enum=read,enum=console,enum=select_option,enum=hover,enum=drag,enum=press_key,enum=file_upload,enum=wait_for,enum=handle_dialog,enum=history,enum=screenshot,enum=evaluate,enum=read_url,enum=scroll,enum=tab_owner,enum=network,enum=downloads"`
+	Method Method `json:"method" jsonschema:"enum=navigate,enum=snapshot,enum=click,enum=type,enum=tabs_list,enum=tab_new,enum=tab_close,enum=tab_select,enum=find,enum=read,enum=console,enum=select_option,enum=hover,enum=drag,enum=press_key,enum=file_upload,enum=wait_for,enum=handle_dialog,enum=history,enum=screenshot,enum=evaluate,enum=read_url,enum=scroll,enum=tab_owner,enum=network,enum=downloads,enum=download_decide"`
 	// Params is the method's params object (see Method).
 	Params json.RawMessage `json:"params" jsonschema:"type=object"`
 	// TimeoutMs is how long the daemon waits for the response; the extension
@@ -792,6 +801,41 @@ type Download struct {
 type DownloadsResult struct {
 	Tab       int        `json:"tab"`
 	Downloads []Download `json:"downloads"`
+}
+
+// DownloadEventKind names what a download frame reports.
+type DownloadEventKind string
+
+// Download events.
+const (
+	// DownloadStarted: a new download; Paused says whether the extension
+	// paused it to wait for download_decide.
+	DownloadStarted DownloadEventKind = "started"
+	// DownloadEnded: a download reported as started completed or was
+	// interrupted (Download.State says which).
+	DownloadEnded DownloadEventKind = "ended"
+)
+
+// DownloadEvent is a download of a shared tab (numbered Download.Tab)
+// that started during, or within 10 s of, a tool call there, or its end;
+// Download is the item as Chrome states it (Filename may be empty until
+// Chrome chose it).
+type DownloadEvent struct {
+	Type     FrameType         `json:"type" jsonschema:"enum=download"`
+	Event    DownloadEventKind `json:"event" jsonschema:"enum=started,enum=ended"`
+	Download Download          `json:"download"`
+	// Site is the tab's origin when the download started: the site the
+	// policy judges.
+	Site string `json:"site"`
+	// Paused: the extension paused the download until download_decide.
+	Paused bool `json:"paused,omitempty"`
+}
+
+// DownloadDecideParams resumes (allow) or cancels (deny) download ID,
+// paused for the policy: cancel also removes a file already written.
+type DownloadDecideParams struct {
+	ID     int    `json:"id"`
+	Action string `json:"action" jsonschema:"enum=resume,enum=cancel"`
 }
 
 // SelectOptionParams selects options of a native select by value or label.

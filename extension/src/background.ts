@@ -14,7 +14,7 @@ import {
   toggleShare,
 } from './background/shared-tabs';
 import { onNavigationCommitted, resetActing } from './background/tab-hooks';
-import { keepDownloadsOf, onDownloadCreated } from './background/downloads';
+import { keepDownloadsOf, onDownloadChanged, onDownloadCreated, reportDownload } from './background/downloads';
 import {
   keepRingsOf,
   onBeforeRequest,
@@ -104,7 +104,12 @@ chrome.webRequest.onErrorOccurred.addListener((d) => {
   if (req) addNetworkError(d.tabId, { method: req.method, url: req.url, error: req.error, time: Date.now() }).catch(log('record network error'));
 }, REQUEST_FILTER);
 chrome.downloads.onCreated.addListener((item) => {
-  onDownloadCreated(item).catch(log('attribute download'));
+  onDownloadCreated(item)
+    .then((tab) => (tab === undefined ? false : reportDownload(item, tab)))
+    .catch(log('attribute download'));
+});
+chrome.downloads.onChanged.addListener((delta) => {
+  onDownloadChanged(delta).catch(log('download changed'));
 });
 // Records of tabs that stop being shared go with the sharing.
 watchShared((ids) => {

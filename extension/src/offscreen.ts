@@ -24,6 +24,11 @@ const connection = new DaemonConnection({
 chrome.runtime.onMessage.addListener((msg, sender, sendResponse) => {
   if (!isOffscreenMessage(msg) || sender.id !== chrome.runtime.id || sender.tab !== undefined) return false;
   if (sender.url !== chrome.runtime.getURL('background.js')) return false;
+  if (msg.kind === 'download') {
+    // Sent only on a live connection: the service worker resumes a download nobody can decide.
+    sendResponse(connection.pushNow(msg.frame));
+    return false;
+  }
   if (msg.kind === 'tabs-changed') connection.pushTabsChanged(msg.frame);
   else if (msg.kind === 'reconnect') connection.reconnect();
   sendResponse(true);

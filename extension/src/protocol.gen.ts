@@ -186,6 +186,36 @@ export interface Download {
   start: number;
 }
 /**
+ * DownloadDecideParams resumes (allow) or cancels (deny) download ID, paused for the policy: cancel also removes a file already written.
+ *
+ * This interface was referenced by `TetherProtocol`'s JSON-Schema
+ * via the `definition` "DownloadDecideParams".
+ */
+export interface DownloadDecideParams {
+  id: number;
+  action: 'resume' | 'cancel';
+}
+/**
+ * DownloadEvent is a download of a shared tab (numbered Download.Tab) that started during, or within 10 s of, a tool call there, or its end; Download is the item as Chrome states it (Filename may be empty until Chrome chose it).
+ *
+ * This interface was referenced by `TetherProtocol`'s JSON-Schema
+ * via the `definition` "DownloadEvent".
+ */
+export interface DownloadEvent {
+  type: 'download';
+  event: 'started' | 'ended';
+  download: Download;
+  /**
+   * Site is the tab's origin when the download started: the site the
+   * policy judges.
+   */
+  site: string;
+  /**
+   * Paused: the extension paused the download until download_decide.
+   */
+  paused?: boolean;
+}
+/**
  * DownloadsResult is the downloads attributed to a shared tab, oldest first.
  *
  * This interface was referenced by `TetherProtocol`'s JSON-Schema
@@ -985,7 +1015,8 @@ export interface Request {
     | 'scroll'
     | 'tab_owner'
     | 'network'
-    | 'downloads';
+    | 'downloads'
+    | 'download_decide';
   /**
    * Params is the method's params object (see Method).
    */
@@ -1475,4 +1506,5 @@ export const METHODS: readonly Request['method'][] = [
   'tab_owner',
   'network',
   'downloads',
+  'download_decide',
 ];

@@ -75,3 +75,73 @@ describe('download attribution', () => {
     expect(downloadOrigin('https://c.test:8443/f.pdf')).toBe('https://c.test:8443');
   });
 });
+
+/** A fake chrome.downloads with one item, recording calls; tab 7 is shared as 1 at https://a.test. */
+function fakeDownloads(item: Partial<chrome.downloads.DownloadItem>) {
+  fakeChrome({ '7': 1 });
+  const calls: string[] = [];
+  const it: Record<string, unknown> = { id: 5, url: 'https://a.test/f.pdf', finalUrl: '', filename: '/dl/f.pdf', state: 'in_progress', paused: false, exists: true, bytesReceived: 10, totalBytes: 100, fileSize: 0, startTime: '2026-01-01T00:00:00Z', danger: 'safe', mime: 'application/pdf', ...item };
+  const c = (globalThis as unknown as { chrome: Record<string, unknown> }).chrome;
+  c['tabs'] = { get: async () => ({ id: 7, url: 'https://a.test/page' }) };
+  c['downloads'] = {
+    search: async ({ id }: { id: number }) => (id === it['id'] ? [{ ...it }] : []),
+    pause: async (id: number) => void (calls.push(`pause ${id}`), (it['paused'] = true)),
+    resume: async (id: number) => void (calls.push(`resume ${id}`), (it['paused'] = false)),
+    cancel: async (id: number) => void (calls.push(`cancel ${id}`), Object.assign(it, { state: 'interrupted', error: 'USER_CANCELED', exists: false })),
+    removeFile: async (id: number) => void (calls.push(`removeFile ${id}`), (it['exists'] = false)),
+  };
+  return { calls, it };
+}
+
+describe('downloads judged by the policy', () => {
+  async function loadDownloads() {
+    vi.resetModules();
+    const acting = await import('../src/background/acting');
+    const dl = await import('../src/background/downloads');
+    return { acting, dl };
+  }
+
+  it('pauses and reports a download near a tool action; ends are reported', async () => {
+    const { calls } = fakeDownloads({});
+    const { acting, dl } = await loadDownloads();
+    acting.setActingUntil(7, Date.now());
+    const frames: unknown[] = [];
+    const push = async (f: unknown) => (frames.push(f), true);
+    expect(await dl.reportDownload({ id: 5, state: 'in_progress' } as never, 7, push)).toBe(true);
+    expect(calls).toEqual(['pause 5']);
+    expect(frames[0]).toMatchObject({ type: 'download', event: 'started', site: 'https://a.test', paused: true, download: { id: 5, tab: 1, filename: '/dl/f.pdf', paused: true } });
+    await dl.onDownloadChanged({ id: 5, state: { current: 'complete', previous: 'in_progress' } } as never, push);
+    expect(frames[1]).toMatchObject({ type: 'download', event: 'ended', download: { id: 5 } });
+  });
+
+  it('lets a download run when no tool acted lately, or nobody can decide', async () => {
+    const { calls } = fakeDownloads({});
+    const { acting, dl } = await loadDownloads();
+    expect(await dl.reportDownload({ id: 5, state: 'in_progress' } as never, 7, async () => true)).toBe(false);
+    expect(calls).toEqual([]);
+    acting.setActingUntil(7, Date.now());
+    expect(await dl.reportDownload({ id: 5, state: 'in_progress' } as never, 7, async () => false)).toBe(false);
+    expect(calls).toEqual(['pause 5', 'resume 5']);
+  });
+
+  it('decides only attributed downloads: resume, or cancel and remove the file', async () => {
+    const { calls, it: item } = fakeDownloads({ paused: true });
+    const { dl } = await loadDownloads();
+    await expect(dl.decideDownload(5, 'resume')).rejects.toThrow(/not one of a shared tab's downloads/);
+    // Attribute it to tab 7 through a request seen there.
+    const net = await import('../src/background/network');
+    const state = await import('../src/background/state');
+    await state.readState();
+    net.onBeforeRequest({ ...base, requestId: 'd', tabId: 7, url: 'https://a.test/f.pdf', timeStamp: Date.now() } as never);
+    expect(await dl.onDownloadCreated({ id: 5, url: 'https://a.test/f.pdf', finalUrl: '' } as never)).toBe(7);
+    expect(await dl.decideDownload(5, 'resume')).toMatchObject({ id: 5, tab: 1, state: 'in_progress' });
+    expect(calls).toEqual(['resume 5']);
+    const d = await dl.decideDownload(5, 'cancel');
+    expect(d).toMatchObject({ state: 'interrupted', error: 'USER_CANCELED' });
+    expect(calls).toEqual(['resume 5', 'cancel 5']);
+    // A file already complete is removed from disk.
+    Object.assign(item, { state: 'complete', exists: true });
+    await dl.decideDownload(5, 'cancel');
+    expect(calls.at(-1)).toBe('removeFile 5');
+  });
+});

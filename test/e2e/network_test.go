@@ -19,6 +19,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/tether-browser/tether/apitype"
+	"github.com/tether-browser/tether/localclient"
 	"github.com/tether-browser/tether/test/mcpclient"
 )
 
@@ -261,4 +263,118 @@ func TestDownloads(t *testing.T) {
 	// Progress notifications reach a client whose transport carries them
 	// during a call (not asserted: the stdio bridge's delivery is its own).
 	t.Logf("progress notifications: %q", progress)
+}
+
+// TestDownloadDenied: a policy rule {"class": "download", "site": …,
+// "action": "deny"} cancels a download the AI's click started, removes
+// its partial file, and the next result says so; the timeline has the
+// refusal with the file's name, not its content. Confirm without anyone
+// to ask (tether serve) denies it the same way.
+func TestDownloadDenied(t *testing.T) {
+	RequireChromium(t)
+	srv := networkPages(t)
+	cfg := filepath.Join(t.TempDir(), "config")
+	if err := os.MkdirAll(cfg, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	rules := `{"version":1,"rules":[{"class":"download","site":"` + srv.URL + `","action":"deny"}]}`
+	if err := os.WriteFile(filepath.Join(cfg, "policy.json"), []byte(rules), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := StartDaemonAt(t, Binary(t), cfg, 0, "--auto-approve-profiles")
+	dir := t.TempDir()
+	StartBrowser(t, d, BrowserOptions{UserDataDir: downloadProfile(t, dir)})
+	ctx := Context(t, 3*time.Minute)
+	c := stdioClient(t, ctx, d)
+
+	snap := mustCall(t, ctx, c, "browser_navigate", map[string]any{"url": srv.URL + "/net.html"})
+	text := mustCall(t, ctx, c, "browser_click", map[string]any{"ref": ref(t, snap, "link", "Slow file")})
+	for i := 0; !strings.Contains(text, "was not allowed") && i < 50; i++ {
+		time.Sleep(200 * time.Millisecond)
+		text = mustCall(t, ctx, c, "browser_tabs", map[string]any{"action": "list"})
+	}
+	if !strings.Contains(text, "slow.bin) was not allowed (deny (rule deny download on "+srv.URL) || !strings.Contains(text, "cancelled and its partial file removed") {
+		t.Fatalf("no result reported the denied download:\n%s", text)
+	}
+	list := waitFor(t, ctx, c, "browser_network", map[string]any{"show": "downloads"}, "interrupted (USER_CANCELED)")
+	if strings.Contains(list, "complete") {
+		t.Fatalf("the denied download completed:\n%s", list)
+	}
+	time.Sleep(time.Second)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		t.Errorf("file left in the download directory: %s", e.Name())
+	}
+	rows, err := localclient.New(d.Paths).Timeline(ctx, apitype.TimelineFilter{Outcome: "refused"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, r := range rows {
+		found = found || r.Tool == "download" && r.Class == "download" && strings.Contains(r.Args, `file="slow.bin"`)
+	}
+	if !found {
+		t.Fatalf("no refused download on the timeline: %+v", rows)
+	}
+}
+
+// TestDownloadConfirm: with a confirm rule for downloads, the download the
+// AI's click started waits, paused, as an approval (tool download, its
+// file's name); the next result says so; allowed through the local API
+// (as `tether approvals allow` does), it finishes, byte for byte.
+func TestDownloadConfirm(t *testing.T) {
+	requireDesktop(t)
+	RequireChromium(t)
+	srv := networkPages(t)
+	a := StartAppWith(t, Binary(t), AppOptions{Policy: `{"version":1,"rules":[{"class":"download","action":"confirm"}]}`}, "--hidden")
+	dir := t.TempDir()
+	from := a.Log.Len()
+	StartBrowser(t, a.Daemon, BrowserOptions{UserDataDir: downloadProfile(t, dir), WaitFor: "new browser profile waiting for approval"})
+	line, _, err := a.Log.WaitFor(from, 10*time.Second, "waiting for approval")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tetherCLI(t, a.Daemon, "profiles", "approve", logCode(t, line))
+	ctx := Context(t, 3*time.Minute)
+	c := stdioClient(t, ctx, a.Daemon)
+	lc := localclient.New(a.Daemon.Paths)
+
+	snap := mustCall(t, ctx, c, "browser_navigate", map[string]any{"url": srv.URL + "/net.html"})
+	text := mustCall(t, ctx, c, "browser_click", map[string]any{"ref": ref(t, snap, "link", "Attachment")})
+	var held apitype.Approval
+	for deadline := time.Now().Add(10 * time.Second); held.ID == "" && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		list, err := lc.Approvals(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ap := range list {
+			if ap.Tool == "download" {
+				held = ap
+			}
+		}
+	}
+	if held.ID == "" || held.Class != "download" || !strings.Contains(held.Summary, `file="report.bin"`) || held.Client == "" {
+		t.Fatalf("no held download among the approvals: %+v", held)
+	}
+	for i := 0; !strings.Contains(text, "is paused: the user's policy asks them to approve it") && i < 20; i++ {
+		time.Sleep(100 * time.Millisecond)
+		text = mustCall(t, ctx, c, "browser_tabs", map[string]any{"action": "list"})
+	}
+	if !strings.Contains(text, "is paused") {
+		t.Fatalf("no result said the download waits for the user:\n%s", text)
+	}
+	if list := mustCall(t, ctx, c, "browser_network", map[string]any{"show": "downloads"}); !strings.Contains(list, ", paused") && !strings.Contains(list, "waiting for the user") {
+		t.Errorf("the held download is not paused:\n%s", list)
+	}
+	if err := lc.Answer(ctx, held.ID, "allow_once", "cli"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, c, "browser_network", map[string]any{"show": "downloads"}, "complete 9.0kB")
+	got, err := os.ReadFile(filepath.Join(dir, "report.bin"))
+	if err != nil || !bytes.Equal(got, attachment) {
+		t.Fatalf("report.bin on disk: %d bytes, %v", len(got), err)
+	}
 }

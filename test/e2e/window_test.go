@@ -63,6 +63,8 @@ type AppOptions struct {
 	// Env is added to the app's environment (TETHER_WINDOW_LINGER, say,
 	// which the window process it starts inherits).
 	Env []string
+	// Policy, if set, is written to policy.json before the start.
+	Policy string
 }
 
 // StartApp starts bare `tether` with args (e.g. --hidden) on a new Xvfb
@@ -78,11 +80,14 @@ func StartAppWith(t *testing.T, bin string, o AppOptions, args ...string) *App {
 	t.Helper()
 	a := &App{Display: desktop.Xvfb(t), Bus: desktop.SessionBus(t), Home: t.TempDir()}
 	dir := filepath.Join(t.TempDir(), "config")
-	if o.Settings != "" {
+	for name, text := range map[string]string{"settings.json": o.Settings, "policy.json": o.Policy} {
+		if text == "" {
+			continue
+		}
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(dir, "settings.json"), []byte(o.Settings), 0o600); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -5,7 +5,12 @@
 //    data: URL's referrer's) matches a shared tab that had a tool action in
 //    the last ATTRIBUTE_MS.
 // Every other download is invisible to the AI: nothing of it is kept.
-import type { Download } from '../protocol.gen';
+// A download attributed to a tab while, or within ATTRIBUTE_MS after, the
+// AI acted there is paused and reported to the daemon (a download frame),
+// whose policy (class download) resumes or cancels it: download_decide.
+import type { Download, DownloadEvent } from '../protocol.gen';
+import { TetherError } from '../shared/errors';
+import type { OffscreenMessage } from '../shared/messages';
 import { actedWithin } from './acting';
 import { tabsRequesting } from './network';
 import { readState } from './state';
@@ -115,4 +120,73 @@ export async function keepDownloadsOf(shared: ReadonlySet<number>): Promise<void
     }
   }
   if (changed) await chrome.storage.session.set({ [KEY]: all }).catch(() => undefined);
+}
+
+/** Sends a download frame to the daemon; true only when it went out (connected). */
+export type PushDownload = (frame: DownloadEvent) => Promise<boolean>;
+
+export const pushToOffscreen: PushDownload = (frame) => {
+  const msg: OffscreenMessage = { target: 'offscreen', kind: 'download', frame };
+  return chrome.runtime.sendMessage(msg).then(
+    (sent) => sent === true,
+    () => false,
+  );
+};
+
+/** Downloads reported to the daemon as started: download id → tab number (for their end). */
+const reported = new Map<number, number>();
+
+async function itemOf(id: number): Promise<chrome.downloads.DownloadItem | undefined> {
+  return chrome.downloads.search({ id }).then((r) => r[0], () => undefined);
+}
+
+/**
+ * A download attributed to tabId: when the AI acts there, or did within
+ * ATTRIBUTE_MS, it is paused and reported to the daemon, which resumes or
+ * cancels it by the user's policy. Without a daemon to ask (the frame did
+ * not go out) it runs on. Returns whether it was reported.
+ */
+export async function reportDownload(item: chrome.downloads.DownloadItem, tabId: number, push: PushDownload = pushToOffscreen): Promise<boolean> {
+  if (!actedWithin(tabId, ATTRIBUTE_MS)) return false;
+  const number = (await readState()).shared[tabId];
+  if (number === undefined) return false;
+  const tab = await chrome.tabs.get(tabId).catch(() => undefined);
+  const site = tab?.url ? (downloadOrigin(tab.url) ?? '') : '';
+  const paused = item.state === 'in_progress' && (await chrome.downloads.pause(item.id).then(() => true, () => false));
+  const frame: DownloadEvent = { type: 'download', event: 'started', download: downloadOf((await itemOf(item.id)) ?? item, number), site };
+  if (paused) frame.paused = true;
+  reported.set(item.id, number);
+  if (await push(frame)) return true;
+  reported.delete(item.id);
+  if (paused) await chrome.downloads.resume(item.id).catch(() => undefined);
+  return false;
+}
+
+/** chrome.downloads.onChanged: a reported download that completed or was interrupted is reported as ended. */
+export async function onDownloadChanged(delta: chrome.downloads.DownloadDelta, push: PushDownload = pushToOffscreen): Promise<void> {
+  const number = reported.get(delta.id);
+  if (number === undefined || delta.state === undefined || delta.state.current === 'in_progress') return;
+  reported.delete(delta.id);
+  const item = await itemOf(delta.id);
+  if (item) await push({ type: 'download', event: 'ended', download: downloadOf(item, number), site: '' });
+}
+
+/**
+ * download_decide: resumes a download paused for the policy, or cancels it
+ * and removes any file it already wrote. Only downloads attributed to a
+ * shared tab can be decided.
+ */
+export async function decideDownload(id: number, action: 'resume' | 'cancel'): Promise<Download> {
+  const tabId = (await load())[id];
+  let item = tabId === undefined ? undefined : await itemOf(id);
+  if (tabId === undefined || !item) throw new TetherError('bad_request', `download ${id} is not one of a shared tab's downloads`);
+  const number = (await readState()).shared[tabId] ?? 0;
+  if (action === 'resume') {
+    if (item.state === 'in_progress' && item.paused) await chrome.downloads.resume(id);
+  } else {
+    if (item.state === 'in_progress') await chrome.downloads.cancel(id).catch(() => undefined);
+    item = (await itemOf(id)) ?? item;
+    if (item.state === 'complete' && item.exists) await chrome.downloads.removeFile(id).catch(() => undefined);
+  }
+  return downloadOf((await itemOf(id)) ?? item, number);
 }

@@ -5,7 +5,7 @@
 // exponential backoff (slowly after too_many_profiles, within seconds and
 // still showing its pairing code after pairing_displaced, not at all after a
 // refusal that needs the user) and relays requests to the service worker.
-import { METHODS, type Error as WireError, type HelloAck, type Hello, type Pairing, type Refused, type Request, type Response, type TabsChanged } from '../protocol.gen';
+import { METHODS, type DownloadEvent, type Error as WireError, type HelloAck, type Hello, type Pairing, type Refused, type Request, type Response, type TabsChanged } from '../protocol.gen';
 import { toWireError } from '../shared/errors';
 import {
   AUTH_SUBPROTOCOL_PREFIX,
@@ -133,6 +133,14 @@ export class DaemonConnection {
     }
     this.pending.push(frame);
     if (this.pending.length > MAX_PENDING_TABS_CHANGED) this.pending.shift();
+  }
+
+  /** Sends a frame now if the connection is acked and open; false otherwise (nothing queued). */
+  pushNow(frame: DownloadEvent): boolean {
+    const socket = this.socket;
+    if (!this.acked || !socket || socket.readyState !== 1) return false;
+    socket.send(JSON.stringify(frame));
+    return true;
   }
 
   stop(): void {

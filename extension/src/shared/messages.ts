@@ -1,7 +1,7 @@
 // Messages between the extension's own contexts (offscreen document, service
 // worker, content script). Every message names its target context and kind,
 // so each listener ignores what is not addressed to it.
-import { METHODS, type Error as WireError, type FindMatch, type HelloAck, type Request, type ScrollReport, type TabInfo, type TabsChanged } from '../protocol.gen';
+import { METHODS, type DownloadEvent, type Error as WireError, type FindMatch, type HelloAck, type Request, type ScrollReport, type TabInfo, type TabsChanged } from '../protocol.gen';
 import type { PageControl } from './page-hooks';
 
 export type Method = Request['method'];
@@ -120,6 +120,7 @@ export type BackgroundMessage =
 /** Messages handled by the offscreen document (from the service worker). */
 export type OffscreenMessage =
   | { target: 'offscreen'; kind: 'tabs-changed'; frame: TabsChanged }
+  | { target: 'offscreen'; kind: 'download'; frame: DownloadEvent }
   | { target: 'offscreen'; kind: 'reconnect' };
 
 /** The answer to a daemon-request: the result object, or an error. */

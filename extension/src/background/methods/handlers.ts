@@ -10,7 +10,7 @@ import { handleDialogMethod } from './dialogs';
 import { evaluateMethod } from './evaluate';
 import { fileUploadMethod, pressKeyMethod, selectOptionMethod, typeMethod } from './input';
 import { historyMethod, navigateMethod } from './navigate';
-import { downloadsMethod, networkMethod } from './network';
+import { downloadDecideMethod, downloadsMethod, networkMethod } from './network';
 import type { P } from './params';
 import { clickMethod, dragMethod, hoverMethod } from './pointer';
 import { consoleMethod, findMethod, readMethod, readUrlMethod, snapshotMethod } from './read';
@@ -49,6 +49,7 @@ export const HANDLERS: Readonly<Record<Method, Handler>> = {
   scroll: scrollMethod,
   network: networkMethod,
   downloads: downloadsMethod,
+  download_decide: downloadDecideMethod,
 };
 
 /** Runs one daemon request; never throws. deadline is a Date.now() value. */

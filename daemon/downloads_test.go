@@ -1,0 +1,145 @@
+package daemon
+
+import (
+	"context"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tether-browser/tether/policy"
+	"github.com/tether-browser/tether/protocol"
+	"github.com/tether-browser/tether/timeline"
+)
+
+type fakeDecider struct {
+	mu   sync.Mutex
+	acts []string
+}
+
+func (f *fakeDecider) decide(_ context.Context, profile string, m protocol.Method, params, result any, _ time.Duration) error {
+	p := params.(*protocol.DownloadDecideParams)
+	f.mu.Lock()
+	f.acts = append(f.acts, profile+" "+string(m)+" "+p.Action)
+	f.mu.Unlock()
+	*result.(*protocol.Download) = protocol.Download{ID: p.ID, Tab: 2, Filename: "/dl/report.pdf", State: "in_progress", Total: 2048}
+	return nil
+}
+
+func newDownloadsRig(t *testing.T, rules []policy.Rule) (*downloads, *fakeDecider, *policy.Guard, *timeline.Store) {
+	t.Helper()
+	dir := t.TempDir()
+	g, err := policy.Open(policy.Config{Path: filepath.Join(dir, "p.json"), Approver: policy.QueueOnly{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.SetRules(rules); err != nil {
+		t.Fatal(err)
+	}
+	tl, err := timeline.Open(filepath.Join(dir, "t.db"), timeline.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tl.Close() })
+	f := &fakeDecider{}
+	return newDownloads(g, tl, f.decide, slog.New(slog.DiscardHandler)), f, g, tl
+}
+
+func started(id int) protocol.DownloadEvent {
+	return protocol.DownloadEvent{Type: protocol.TypeDownload, Event: protocol.DownloadStarted, Site: "https://files.example", Paused: true,
+		Download: protocol.Download{ID: id, Tab: 2, URL: "https://files.example/report.pdf", State: "in_progress", Total: 2048}}
+}
+
+// TestDownloadPolicy: a download following a tool call is judged with that
+// call's client and the tab's site: allowed by default (resumed), denied
+// by a rule (cancelled); the session's next result says so, and the
+// timeline has a row per decision and per end, with name and size.
+func TestDownloadPolicy(t *testing.T) {
+	d, f, _, tl := newDownloadsRig(t, []policy.Rule{{Class: policy.Download, Site: "https://files.example", Client: "bad-app", Action: policy.Deny}})
+	// No call on the tab: the user's own download runs.
+	d.handle("work", started(1))
+	if n := d.take("s1"); n != "" || len(f.acts) != 1 || f.acts[0] != "work download_decide resume" {
+		t.Fatalf("user's download: notes %q, acts %v", n, f.acts)
+	}
+	d.callStarted("work", 2, "claude-ai", "s1")
+	d.handle("work", started(2))
+	d.callEnded("work", 2)
+	if n := d.take("s1"); !strings.Contains(n, "download #2 (report.pdf) allowed, saving to /dl/report.pdf") {
+		t.Fatalf("allowed note: %q", n)
+	}
+	d.handle("work", protocol.DownloadEvent{Type: protocol.TypeDownload, Event: protocol.DownloadEnded,
+		Download: protocol.Download{ID: 2, Tab: 2, Filename: "/dl/report.pdf", State: "complete", Received: 2048, Total: 2048}})
+	if n := d.take("s1"); !strings.Contains(n, "download #2 complete: /dl/report.pdf (2.0kB)") {
+		t.Fatalf("complete note: %q", n)
+	}
+	// Within 10 s of bad-app's call: denied, cancelled.
+	d.callStarted("work", 2, "bad-app", "s2")
+	d.callEnded("work", 2)
+	d.handle("work", started(3))
+	if n := d.take("s2"); !strings.Contains(n, "download #3 (report.pdf) was not allowed") || !strings.Contains(n, "cancelled and its partial file removed") {
+		t.Fatalf("denied note: %q", n)
+	}
+	if got := f.acts[len(f.acts)-1]; got != "work download_decide cancel" {
+		t.Fatalf("denied act: %s", got)
+	}
+	// Past the window: the user's again.
+	d.now = func() time.Time { return time.Now().Add(downloadWindow + time.Second) }
+	d.handle("work", started(4))
+	if n := d.take("s2"); n != "" {
+		t.Fatalf("late download noted: %q", n)
+	}
+	rows, err := tl.Query(context.Background(), timeline.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rows {
+		if r.Tool != downloadTool || r.Class != "download" || r.Site != "https://files.example" || r.Tab != 2 {
+			t.Errorf("row %+v", r)
+		}
+		got = append(got, r.Client+" "+string(r.Outcome)+" "+r.Args)
+	}
+	want := map[string]bool{`claude-ai ok file="report.pdf" size=2.0kB`: true, `bad-app refused file="report.pdf" size=2.0kB`: true}
+	if len(got) != 3 {
+		t.Fatalf("rows %q", got)
+	}
+	for _, g := range got {
+		if !want[g] {
+			t.Errorf("unexpected row %q", g)
+		}
+	}
+}
+
+// TestDownloadConfirm: a confirm rule holds the download as an approval
+// (class download, the call's client); the user's answer resumes it.
+func TestDownloadConfirm(t *testing.T) {
+	d, f, g, _ := newDownloadsRig(t, []policy.Rule{{Class: policy.Download, Action: policy.Confirm}})
+	d.callStarted("work", 2, "claude-ai", "s1")
+	done := make(chan struct{})
+	go func() { d.handle("work", started(5)); close(done) }()
+	for ch := g.Changed(); len(g.Pending()) == 0; ch = g.Changed() {
+		<-ch
+	}
+	p := g.Pending()[0]
+	if p.Tool != downloadTool || p.Class != policy.Download || p.Client != "claude-ai" || p.Tab != 2 || !strings.Contains(p.Summary, "report.pdf") {
+		t.Fatalf("held %+v", p)
+	}
+	if n := d.take("s1"); !strings.Contains(n, "is paused: the user's policy asks them to approve it") {
+		t.Fatalf("held note %q", n)
+	}
+	if len(f.acts) != 0 {
+		t.Fatalf("acted before the answer: %v", f.acts)
+	}
+	if err := g.AnswerBy(p.ID, policy.AllowOnce, policy.ByCLI); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	if len(f.acts) != 1 || f.acts[0] != "work download_decide resume" {
+		t.Fatalf("acts %v", f.acts)
+	}
+	if n := d.take("s1"); !strings.Contains(n, "allowed") {
+		t.Fatalf("answer note %q", n)
+	}
+}
