@@ -56,12 +56,12 @@ func buildDeb(version, bin, pkg, out string) (string, error) {
 		return &files.Content{Source: src, Destination: dst, FileInfo: &files.ContentFileInfo{Mode: mode}}
 	}
 	info := nfpm.WithDefaults(&nfpm.Info{
-		Name:     "tether",
-		Arch:     "amd64",
-		Platform: "linux",
-		Version:  version,
-		Section:  "web",
-		Priority: "optional",
+		Name:       "tether",
+		Arch:       "amd64",
+		Platform:   "linux",
+		Version:    version,
+		Section:    "web",
+		Priority:   "optional",
 		Maintainer: maintainer,
 		Description: "lets AI apps use the tabs you share from your own Chrome\n" +
 			"Tether connects AI apps (Claude Desktop, Claude Code, Cursor, VS Code\n" +
@@ -70,7 +70,7 @@ func buildDeb(version, bin, pkg, out string) (string, error) {
 			"and actions that need your confirmation wait for it. It runs as a tray\n" +
 			"icon with a window (tether-desktop, WebKitGTK) and as a command line\n" +
 			"tool (tether).",
-		Homepage:  "https://github.com/tether-browser/tether",
+		Homepage: "https://github.com/tether-browser/tether",
 		License:  "proprietary",
 		Overridables: nfpm.Overridables{
 			Depends: depends,
