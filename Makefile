@@ -20,7 +20,7 @@ GOFILES   := $(shell find . -name '*.go' -not -path './$(EXT)/node_modules/*' 2>
 EXTSRC    := $(shell find $(EXT)/src $(EXT)/static -type f 2>/dev/null) $(EXT)/build.mjs $(EXT)/package.json $(FE)/src/theme.css
 FESRC     := $(shell find $(FE)/src $(FE)/wailsjs -type f 2>/dev/null) $(wildcard $(FE)/*.json $(FE)/*.ts $(FE)/*.js $(FE)/index.html)
 
-.PHONY: all build run test test-go test-ext test-fe bindings screenshot generate deps-build deps-test deps-cross deps-dist clean cross bench dist
+.PHONY: all build run test test-go test-ext test-fe bindings screenshot generate deps-build deps-test deps-cross deps-dist clean cross bench dist test-dist
 
 all: build
 
@@ -132,6 +132,13 @@ dist: deps-dist cross $(EXT)/dist/manifest.json $(FE)/dist/index.html
 	$(GO) run ./build/dist -version $(VERSION) -bin bin/dist -ext $(EXT)/dist -out dist deb zip
 	makensis -WX -NOCD -V2 -DVERSION=$(VERSION) -DEXE=bin/tether.exe -DOUTFILE=dist/tether-$(VERSION)-setup.exe build/dist/tether.nsi > dist/makensis.log 2>&1 || { cat dist/makensis.log; exit 1; }
 	@ls -l dist
+
+# Builds dist/ and checks it (build/dist/dist_test.go): dpkg-deb's info and
+# contents, lintian with no tag, the installer a PE file that makensis built
+# without a warning, the zip's manifest without "key"; as root it also
+# installs the .deb with apt-get, runs it and removes it again. CI runs it.
+test-dist: deps-test dist
+	TETHER_DIST=$(CURDIR)/dist TETHER_VERSION=$(VERSION) $(GO) test -count=1 -v -run '^TestDist$$' ./build/dist
 
 clean:
 	rm -rf bin dist $(EXT)/dist $(FE)/dist
