@@ -20,7 +20,7 @@ GOFILES   := $(shell find . -name '*.go' -not -path './$(EXT)/node_modules/*' 2>
 EXTSRC    := $(shell find $(EXT)/src $(EXT)/static -type f 2>/dev/null) $(EXT)/build.mjs $(EXT)/package.json $(FE)/src/theme.css
 FESRC     := $(shell find $(FE)/src $(FE)/wailsjs -type f 2>/dev/null) $(wildcard $(FE)/*.json $(FE)/*.ts $(FE)/*.js $(FE)/index.html)
 
-.PHONY: all build run test test-go test-ext test-fe bindings screenshot generate deps-build deps-test deps-cross deps-dist clean cross bench dist test-dist
+.PHONY: all build run test test-go test-ext test-fe bindings screenshot generate deps-build deps-test deps-cross deps-dist clean cross bench dist test-dist mac-app
 
 all: build
 
@@ -132,6 +132,18 @@ dist: deps-dist cross $(EXT)/dist/manifest.json $(FE)/dist/index.html
 	$(GO) run ./build/dist -version $(VERSION) -bin bin/dist -ext $(EXT)/dist -out dist deb zip
 	makensis -WX -NOCD -V2 -DVERSION=$(VERSION) -DEXE=bin/tether.exe -DOUTFILE=dist/tether-$(VERSION)-setup.exe build/dist/tether.nsi > dist/makensis.log 2>&1 || { cat dist/makensis.log; exit 1; }
 	@ls -l dist
+
+# macOS only (it cannot be built here; docs/desktop-checklist.md):
+# bin/Tether.app, both binaries in Contents/MacOS, Info.plist with
+# LSUIElement (a menu bar app, no Dock icon) and the icon. Unsigned.
+mac-app: $(EXT)/dist/manifest.json $(FE)/dist/index.html
+	@test "$$(uname)" = Darwin || { echo "make mac-app runs on macOS only"; exit 1; }
+	$(GO) build -ldflags '$(LDFLAGS)' -o bin/mac/tether .
+	$(GO) build -tags desktop,production -ldflags '$(LDFLAGS)' -o bin/mac/tether-desktop .
+	rm -rf bin/Tether.app && mkdir -p bin/Tether.app/Contents/MacOS bin/Tether.app/Contents/Resources
+	cp bin/mac/tether bin/mac/tether-desktop bin/Tether.app/Contents/MacOS/
+	sed 's/@VERSION@/$(VERSION)/g' build/dist/Info.plist > bin/Tether.app/Contents/Info.plist
+	sips -s format icns build/dist/pkg/tether-64.png --out bin/Tether.app/Contents/Resources/tether.icns >/dev/null
 
 # Builds dist/ and checks it (build/dist/dist_test.go): dpkg-deb's info and
 # contents, lintian with no tag, the installer a PE file that makensis built
