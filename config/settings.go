@@ -22,7 +22,8 @@ import (
 //	  "allowFileUrls": false,                 // let tools open file: URLs
 //	  "approvalTimeoutSeconds": 120,          // how long a held call waits for an answer
 //	  "closeAgentTabs": false,                // close an AI app's tabs after its last session ends
-//	  "closeAgentTabsAfterSeconds": 600       // … this long after
+//	  "closeAgentTabsAfterSeconds": 600,      // … this long after
+//	  "extensionIds": ["abcdefghijklmnopabcdefghijklmnop"] // more extensions to accept
 //	}
 type Settings struct {
 	// EnabledTools lists off-by-default tools to offer (browser_evaluate).
@@ -48,6 +49,25 @@ type Settings struct {
 	CloseAgentTabs bool `json:"closeAgentTabs,omitempty"`
 	// CloseAgentTabsAfterSeconds is that delay (0: the default, 10 minutes).
 	CloseAgentTabsAfterSeconds int `json:"closeAgentTabsAfterSeconds,omitempty"`
+	// ExtensionIDs are extension ids accepted besides the built-in one
+	// (whose manifest key pins it): the Chrome Web Store's id for Tether,
+	// which the store assigns, so that a store install can be allowed
+	// without a new build. Each is 32 letters a to p.
+	ExtensionIDs []string `json:"extensionIds,omitempty"`
+}
+
+// ValidExtensionID reports whether id has the form of a Chrome extension
+// id: 32 letters from a to p.
+func ValidExtensionID(id string) bool {
+	if len(id) != 32 {
+		return false
+	}
+	for _, c := range id {
+		if c < 'a' || c > 'p' {
+			return false
+		}
+	}
+	return true
 }
 
 // DefaultCloseAgentTabsAfter is how long after an app's last session ended
@@ -120,6 +140,11 @@ func (p Paths) LoadSettings() (Settings, error) {
 	if s.CloseAgentTabsAfterSeconds < 0 || s.CloseAgentTabsAfterSeconds > 7*24*3600 {
 		return s, fmt.Errorf("settings file %s: closeAgentTabsAfterSeconds must be from 1 to %d (a week), or left out for the default of %d",
 			p.SettingsFile(), 7*24*3600, int(DefaultCloseAgentTabsAfter/time.Second))
+	}
+	for _, id := range s.ExtensionIDs {
+		if !ValidExtensionID(id) {
+			return s, fmt.Errorf("settings file %s: extensionIds: %q is not an extension id (32 letters a to p, as chrome://extensions shows it)", p.SettingsFile(), id)
+		}
 	}
 	return s, nil
 }

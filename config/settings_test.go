@@ -2,6 +2,7 @@ package config
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -21,25 +22,58 @@ func TestApprovalTimeoutSetting(t *testing.T) {
 		{`{"approvalTimeoutSeconds": 3601}`, 0, "approvalTimeoutSeconds must be from 1 to 3600"},
 		{`{"approvalTimeoutSeconds": "5"}`, 0, "is invalid"},
 	} {
-		p := Paths{Dir: t.TempDir()}
-		if tc.file != "" {
-			if err := os.WriteFile(p.SettingsFile(), []byte(tc.file), 0o600); err != nil {
-				t.Fatal(err)
-			}
-		}
-		s, err := p.LoadSettings()
-		if tc.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), p.SettingsFile()) {
-				t.Errorf("%s: error %v, want one naming the file and saying %q", tc.file, err, tc.wantErr)
-			}
-			continue
-		}
-		if err != nil {
-			t.Errorf("%s: %v", tc.file, err)
+		s, ok := loadSettingsCase(t, tc.file, tc.wantErr)
+		if !ok {
 			continue
 		}
 		if got := s.ApprovalTimeout(); got != tc.want {
 			t.Errorf("%s: ApprovalTimeout %v, want %v", tc.file, got, tc.want)
 		}
 	}
+}
+
+func TestExtensionIDsSetting(t *testing.T) {
+	const store = "abcdefghijklmnopabcdefghijklmnop"
+	for _, tc := range []struct {
+		file    string
+		want    []string
+		wantErr string
+	}{
+		{`{}`, nil, ""},
+		{`{"extensionIds": ["` + store + `"]}`, []string{store}, ""},
+		{`{"extensionIds": ["abc"]}`, nil, `extensionIds: "abc" is not an extension id`},
+		{`{"extensionIds": ["ABCDEFGHIJKLMNOPABCDEFGHIJKLMNOP"]}`, nil, "is not an extension id"},
+		{`{"extensionIds": ["abcdefghijklmnopabcdefghijklmnoz"]}`, nil, "is not an extension id"},
+	} {
+		s, ok := loadSettingsCase(t, tc.file, tc.wantErr)
+		if ok && !slices.Equal(s.ExtensionIDs, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.file, s.ExtensionIDs, tc.want)
+		}
+	}
+}
+
+// loadSettingsCase loads file ("": no file) as settings.json. With wantErr,
+// it checks that loading fails with an error naming the file and saying
+// wantErr, and returns false; otherwise it reports an error and returns
+// whether loading succeeded.
+func loadSettingsCase(t *testing.T, file, wantErr string) (Settings, bool) {
+	t.Helper()
+	p := Paths{Dir: t.TempDir()}
+	if file != "" {
+		if err := os.WriteFile(p.SettingsFile(), []byte(file), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := p.LoadSettings()
+	if wantErr != "" {
+		if err == nil || !strings.Contains(err.Error(), wantErr) || !strings.Contains(err.Error(), p.SettingsFile()) {
+			t.Errorf("%s: error %v, want one naming the file and saying %q", file, err, wantErr)
+		}
+		return s, false
+	}
+	if err != nil {
+		t.Errorf("%s: %v", file, err)
+		return s, false
+	}
+	return s, true
 }

@@ -55,7 +55,8 @@ type Config struct {
 	Port int
 	// Version is the build version, reported by /health.
 	Version string
-	// ExtensionIDs are extra allowed extension ids besides the built-in one.
+	// ExtensionIDs are extra allowed extension ids besides the built-in one
+	// and settings.json's extensionIds (--allow-extension).
 	ExtensionIDs []string
 	// UI is recorded in the daemon record: true when the tray runs too.
 	UI bool
@@ -190,7 +191,7 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	b, err := broker.New(broker.Config{
-		ExtensionIDs:        append([]string{broker.DefaultExtensionID}, cfg.ExtensionIDs...),
+		ExtensionIDs:        append(append([]string{broker.DefaultExtensionID}, settings.ExtensionIDs...), cfg.ExtensionIDs...),
 		DaemonVersion:       cfg.Version,
 		Logger:              log,
 		StorePath:           p.Profiles(),

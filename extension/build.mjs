@@ -2,7 +2,7 @@
 // files. dist/ never holds tether.json: `tether browser` adds it when it
 // writes the extension out.
 import { build } from 'esbuild';
-import { copyFile, mkdir, rm } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 
 const here = (p) => fileURLToPath(new URL(p, import.meta.url));
@@ -23,7 +23,16 @@ await build({
   logLevel: 'warning',
 });
 
-for (const f of ['manifest.json', 'offscreen.html', 'popup.html']) {
+for (const f of ['offscreen.html', 'popup.html']) {
   await copyFile(here(`./src/${f}`), `${dist}${f}`);
 }
+// The release version, stamped by the Makefile (TETHER_VERSION, the same
+// string as `tether version`'s); src/manifest.json's when unset.
+const manifest = JSON.parse(await readFile(here('./src/manifest.json'), 'utf8'));
+const version = process.env.TETHER_VERSION;
+if (version) {
+  if (!/^\d+\.\d+\.\d+$/.test(version)) throw new Error(`TETHER_VERSION ${version} is not x.y.z`);
+  manifest.version = version;
+}
+await writeFile(`${dist}manifest.json`, JSON.stringify(manifest, null, 2) + '\n');
 console.log(`built ${dist}`);
