@@ -20,16 +20,24 @@ func crossSiteFixture(t *testing.T, page, framePage string) (context.Context, *c
 	t.Helper()
 	RequireChromium(t)
 	d := StartDaemon(t, Binary(t), "--auto-approve-profiles")
+	pageURL := crossSiteURL(t, page, framePage)
+	StartBrowser(t, d)
+	ctx := Context(t, 3*time.Minute)
+	c := stdioClient(t, ctx, d)
+	mustCall(t, ctx, c, "browser_navigate", map[string]any{"url": pageURL})
+	return ctx, c
+}
+
+// crossSiteURL serves testdata twice and returns the URL of page on
+// 127.0.0.1 with ?frame= framePage on localhost (another site).
+func crossSiteURL(t *testing.T, page, framePage string) string {
+	t.Helper()
 	fixtures := httptest.NewServer(http.FileServer(http.Dir("testdata")))
 	t.Cleanup(fixtures.Close)
 	other := httptest.NewServer(http.FileServer(http.Dir("testdata")))
 	t.Cleanup(other.Close)
-	StartBrowser(t, d)
-	ctx := Context(t, 3*time.Minute)
-	c := stdioClient(t, ctx, d)
 	frameURL := strings.Replace(other.URL, "127.0.0.1", "localhost", 1) + "/" + framePage
-	mustCall(t, ctx, c, "browser_navigate", map[string]any{"url": fixtures.URL + "/" + page + "?frame=" + url.QueryEscape(frameURL)})
-	return ctx, c
+	return fixtures.URL + "/" + page + "?frame=" + url.QueryEscape(frameURL)
 }
 
 // snapshotWith takes snapshots until one holds every want (frames load on

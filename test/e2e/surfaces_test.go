@@ -1,9 +1,6 @@
 package e2e
 
 import (
-	"net/http"
-	"net/http/httptest"
-	"net/url"
 	"regexp"
 	"strings"
 	"testing"
@@ -101,14 +98,9 @@ func TestSnapshotSurfaces(t *testing.T) {
 func TestSnapshotSurfacesSharedLater(t *testing.T) {
 	RequireChromium(t)
 	d := StartDaemon(t, Binary(t), "--auto-approve-profiles")
-	fixtures := httptest.NewServer(http.FileServer(http.Dir("testdata")))
-	t.Cleanup(fixtures.Close)
-	other := httptest.NewServer(http.FileServer(http.Dir("testdata")))
-	t.Cleanup(other.Close)
 	b := StartBrowser(t, d)
 	alloc := b.DevTools(t)
-	frameURL := strings.Replace(other.URL, "127.0.0.1", "localhost", 1) + "/surfaces-frame.html"
-	page := OpenTab(t, alloc, fixtures.URL+"/surfaces.html?frame="+url.QueryEscape(frameURL))
+	page := OpenTab(t, alloc, crossSiteURL(t, "surfaces.html", "surfaces-frame.html"))
 	// The user's tab has loaded every frame, the late one included, before it is shared.
 	late := `new Promise((resolve, reject) => {
 	  const until = Date.now() + 10000;
