@@ -133,6 +133,33 @@ export const pushToOffscreen: PushDownload = (frame) => {
   );
 };
 
+/** How long a report waits for Chrome to settle a download's file name. */
+const FILENAME_WAIT_MS = 2000;
+
+/**
+ * Resolves once download id has a file name (chrome.downloads.onChanged
+ * with a filename), or after ms: a download whose name Chrome asks the user
+ * for is reported without one (waitingForUser).
+ */
+function filenameSettled(id: number, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      chrome.downloads.onChanged.removeListener(onChanged);
+      resolve();
+    };
+    const onChanged = (delta: chrome.downloads.DownloadDelta): void => {
+      if (delta.id === id && delta.filename?.current) done();
+    };
+    const timer = setTimeout(done, ms);
+    chrome.downloads.onChanged.addListener(onChanged);
+    // Settled between onCreated and now: no event is coming.
+    void itemOf(id).then((item) => {
+      if (item?.filename) done();
+    });
+  });
+}
+
 /** Downloads reported to the daemon as started: download id → tab number (for their end). */
 const reported = new Map<number, number>();
 
@@ -153,6 +180,9 @@ export async function reportDownload(item: chrome.downloads.DownloadItem, tabId:
   const tab = await chrome.tabs.get(tabId).catch(() => undefined);
   const site = tab?.url ? (downloadOrigin(tab.url) ?? '') : '';
   const paused = item.state === 'in_progress' && (await chrome.downloads.pause(item.id).then(() => true, () => false));
+  // The user is asked about the file by the name it is saved under: Chrome
+  // settles it (Content-Disposition, conflicts) just after onCreated.
+  if (item.filename === '') await filenameSettled(item.id, FILENAME_WAIT_MS);
   const frame: DownloadEvent = { type: 'download', event: 'started', download: downloadOf((await itemOf(item.id)) ?? item, number), site };
   if (paused) frame.paused = true;
   reported.set(item.id, number);
