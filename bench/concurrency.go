@@ -215,7 +215,9 @@ func runConcurrency(ctx context.Context, profiles, tabs, calls, workers int) (Co
 		apps.Add(1)
 		go func() {
 			defer apps.Done()
-			want := fmt.Sprintf("Tab %d. ", appTabs[i])
+			// A result names its tab "Tab 3. …", or "Tab 3: …" when it
+			// carries only the changes since the app's last snapshot.
+			want := []string{fmt.Sprintf("Tab %d. ", appTabs[i]), fmt.Sprintf("Tab %d: ", appTabs[i])}
 			for n := 0; ; n++ {
 				select {
 				case <-appDone:
@@ -233,7 +235,7 @@ func runConcurrency(ctx context.Context, profiles, tabs, calls, workers int) (Co
 				case err != nil || out.IsError:
 					appErrs.Add(1)
 					firstErr.Do(func() { fmt.Fprintln(os.Stderr, "first error:", err, out) })
-				case !strings.Contains(mcpclient.Text(out), want):
+				case !strings.Contains(mcpclient.Text(out), want[0]) && !strings.Contains(mcpclient.Text(out), want[1]):
 					crossings.Add(1)
 				}
 			}

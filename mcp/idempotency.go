@@ -43,7 +43,7 @@ func newKeyStore() *keyStore {
 // claim records key for (tool, fingerprint) if it is new (or forgotten),
 // and returns the earlier call when the key was used for another one
 // (nil when the call may go on: a new key, or a repeat of the same call).
-func (s *keyStore) claim(key, tool, fingerprint string) *keyedCall {
+func (s *keyStore) claim(key, tool, fingerprint string) (earlier *keyedCall, repeat bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
@@ -57,10 +57,10 @@ func (s *keyStore) claim(key, tool, fingerprint string) *keyedCall {
 	}
 	if c, ok := s.calls[key]; ok {
 		if c.tool == tool && c.fingerprint == fingerprint {
-			return nil
+			return nil, true
 		}
 		earlier := *c
-		return &earlier
+		return &earlier, false
 	}
 	c := &keyedCall{key: key, tool: tool, fingerprint: fingerprint, at: now}
 	s.calls[key] = c
@@ -71,7 +71,7 @@ func (s *keyStore) claim(key, tool, fingerprint string) *keyedCall {
 		s.order = s.order[1:]
 		delete(s.calls, old.key)
 	}
-	return nil
+	return nil, false
 }
 
 // reusedKeyMessage is the tool error for a key used before for another call.
@@ -109,8 +109,10 @@ func (s *keyStore) claimCall(ctx context.Context, req mcpgo.CallToolRequest) (co
 			protocol.MetaIdempotencyKey, protocol.MaxIdempotencyKeyLen)
 	}
 	call := protocol.IdempotentCall{Key: key, Tool: req.Params.Name, Fingerprint: protocol.CallFingerprint(req.GetArguments())}
-	if earlier := s.claim(call.Key, call.Tool, call.Fingerprint); earlier != nil {
+	earlier, repeat := s.claim(call.Key, call.Tool, call.Fingerprint)
+	if earlier != nil {
 		return ctx, reusedKeyMessage(call.Tool, key, earlier, s.now().Sub(earlier.at))
 	}
+	call.Repeat = repeat
 	return protocol.WithIdempotentCall(ctx, call), ""
 }

@@ -89,9 +89,10 @@ func TestIdempotencyKeyBelongsToOneCall(t *testing.T) {
 		t.Fatalf("browser calls %+v, want only the two clicks", fb.calls)
 	}
 	want := protocol.IdempotentCall{Key: "k-1", Tool: "browser_click", Fingerprint: protocol.CallFingerprint(map[string]any{"ref": "e1"})}
-	for _, fc := range fb.calls {
+	for i, fc := range fb.calls {
+		want.Repeat = i == 1 // the second is the repeat
 		if fc.idem != want {
-			t.Fatalf("the click's browser call carried %+v, want %+v", fc.idem, want)
+			t.Fatalf("the click's browser call %d carried %+v, want %+v", i+1, fc.idem, want)
 		}
 	}
 	// A read-only call claims its key as well.
@@ -116,20 +117,20 @@ func TestKeyStoreBounds(t *testing.T) {
 	s := newKeyStore()
 	s.now = func() time.Time { return now }
 	s.max = 3
-	if s.claim("a", "browser_click", "f1") != nil {
-		t.Fatal("a new key refused")
+	if e, repeat := s.claim("a", "browser_click", "f1"); e != nil || repeat {
+		t.Fatalf("a new key: refused %v, repeat %v", e, repeat)
 	}
-	if s.claim("a", "browser_click", "f1") != nil {
-		t.Fatal("a repeat refused")
+	if e, repeat := s.claim("a", "browser_click", "f1"); e != nil || !repeat {
+		t.Fatalf("a repeat: refused %v, repeat %v", e, repeat)
 	}
-	if e := s.claim("a", "browser_navigate", "f1"); e == nil || e.tool != "browser_click" {
+	if e, _ := s.claim("a", "browser_navigate", "f1"); e == nil || e.tool != "browser_click" {
 		t.Fatalf("another tool: %+v", e)
 	}
-	if e := s.claim("a", "browser_click", "f2"); e == nil {
+	if e, _ := s.claim("a", "browser_click", "f2"); e == nil {
 		t.Fatal("other arguments accepted")
 	}
 	now = now.Add(keyTTL)
-	if s.claim("a", "browser_navigate", "f1") != nil {
+	if e, repeat := s.claim("a", "browser_navigate", "f1"); e != nil || repeat {
 		t.Fatal("a key 10 minutes old is still remembered")
 	}
 	for _, k := range []string{"b", "c", "d"} {
@@ -138,10 +139,10 @@ func TestKeyStoreBounds(t *testing.T) {
 	if len(s.calls) != 3 || len(s.order) != 3 {
 		t.Fatalf("%d keys, %d in order; want 3", len(s.calls), len(s.order))
 	}
-	if s.claim("a", "browser_click", "f1") != nil {
+	if e, _ := s.claim("a", "browser_click", "f1"); e != nil {
 		t.Fatal("the oldest key was not forgotten for room")
 	}
-	if e := s.claim("d", "browser_snapshot", "f"); e == nil {
+	if e, _ := s.claim("d", "browser_snapshot", "f"); e == nil {
 		t.Fatal("the newest key was forgotten")
 	}
 }

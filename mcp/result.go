@@ -40,10 +40,9 @@ func (h *handlers) resultText(ctx context.Context, profile string, method protoc
 		whole = sp.Ref == "" && sp.Depth == 0 && !sp.URLs
 	}
 	text := ""
-	// A call with an idempotency key may be a repeat of one whose answer
-	// never arrived: it gets the whole page.
-	repeatable := protocol.IdempotentCallFrom(ctx).Key != ""
-	if base, ok := h.seen.get(key); ok && !repeatable && method.Mutates() && method != protocol.MethodNavigate && method != protocol.MethodHistory && method != protocol.MethodTabNew {
+	// A repeat of a call whose answer never arrived gets the whole page.
+	repeat := protocol.IdempotentCallFrom(ctx).Repeat
+	if base, ok := h.seen.get(key); ok && !repeat && method.Mutates() && method != protocol.MethodNavigate && method != protocol.MethodHistory && method != protocol.MethodTabNew {
 		text = h.changesText(lead, base, res)
 	}
 	if text == "" {

@@ -39,6 +39,9 @@ type IdempotentCall struct {
 	Key         string
 	Tool        string
 	Fingerprint string
+	// Repeat is true when the key came before with the same call: the
+	// agent (or `tether mcp`) sends again one whose answer it never got.
+	Repeat bool
 }
 
 type idempotencyKeyCtx struct{}
