@@ -42,7 +42,10 @@ func (h *handlers) resultText(ctx context.Context, profile string, method protoc
 	text := ""
 	// A repeat of a call whose answer never arrived gets the whole page.
 	repeat := protocol.IdempotentCallFrom(ctx).Repeat
-	if base, ok := h.seen.get(key); ok && !repeat && method.Mutates() && method != protocol.MethodNavigate && method != protocol.MethodHistory && method != protocol.MethodTabNew {
+	// An action's result may carry changes; a wait is no action (the agent
+	// asked to see the page once it holds the text), nor is a navigation.
+	action := method.Mutates() && method != protocol.MethodNavigate && method != protocol.MethodHistory && method != protocol.MethodTabNew && method != protocol.MethodWaitFor
+	if base, ok := h.seen.get(key); ok && !repeat && action {
 		text = h.changesText(lead, base, res)
 	}
 	if text == "" {
