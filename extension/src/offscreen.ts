@@ -16,9 +16,23 @@ const connection = new DaemonConnection({
     return outcome;
   },
   reportStatus: (status) => void toBackground({ target: 'background', kind: 'connection-status', status }).catch(() => undefined),
-  reportAck: (ack) => void toBackground({ target: 'background', kind: 'hello-ack', ack }).catch(() => undefined),
+  reportAck: (ack, broker) => void toBackground({ target: 'background', kind: 'hello-ack', ack, ...(broker ? { broker } : {}) }).catch(() => undefined),
   userAgent: navigator.userAgent,
+  isOnline: () => navigator.onLine,
+  // Only after a remote broker's WebSocket failed to open: does HTTPS to it work at all?
+  probe: async (url) => {
+    try {
+      const res = await fetch(url, { cache: 'no-store', credentials: 'omit', signal: AbortSignal.timeout(10_000) });
+      return res.status;
+    } catch {
+      return undefined;
+    }
+  },
 });
+
+// Network changes: a remote broker is dialled at once when the computer is back online.
+addEventListener('online', () => connection.networkUp());
+addEventListener('offline', () => connection.networkDown());
 
 // Only the service worker talks to this document (not tabs, not other extensions).
 chrome.runtime.onMessage.addListener((msg, sender, sendResponse) => {

@@ -1,7 +1,7 @@
 // Popup entry (also works opened as a tab): the connection state with its
 // next step, the profile's label and slug, the tabs with their share
 // switches ("Share this tab" for the current one), and the settings.
-import type { BackgroundMessage, ConnectionStatus, PopupTabs } from './shared/messages';
+import type { BackgroundMessage, ConnectionStatus, PopupBrokerReply, PopupTabs } from './shared/messages';
 import { popupView, renderActiveShare, renderStatus, renderTabList, trustedInputChecked } from './popup/view';
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
@@ -13,9 +13,13 @@ function send<T>(msg: BackgroundMessage): Promise<T> {
 async function refreshStatus(): Promise<void> {
   const [session, local] = await Promise.all([
     chrome.storage.session.get('status'),
-    chrome.storage.local.get(['assignedLabel', 'assignedSlug', 'label', 'daemonVersion']),
+    chrome.storage.local.get(['assignedLabel', 'assignedSlug', 'label', 'daemonVersion', 'brokerUrl', 'brokerProfiles']),
   ]);
   renderStatus(document, popupView(session.status as ConnectionStatus | undefined, local));
+  const broker = $<HTMLInputElement>('broker');
+  const stored = typeof local.brokerUrl === 'string' ? local.brokerUrl : '';
+  if (document.activeElement !== broker && !brokerEdited) broker.value = stored;
+  $('broker-local').hidden = stored === '';
   const rename = $<HTMLInputElement>('rename');
   if (document.activeElement !== rename) {
     rename.value = typeof local.label === 'string' && local.label ? local.label : typeof local.assignedLabel === 'string' ? local.assignedLabel : '';
@@ -60,6 +64,36 @@ $('share-active').addEventListener('click', (ev) => {
 const reconnect = () => void send({ target: 'background', kind: 'popup-reconnect' });
 $('reconnect').addEventListener('click', reconnect);
 $('retry').addEventListener('click', reconnect);
+// The remote broker: '' is the local daemon. The service worker checks the
+// URL (parseBrokerUrl) and answers with the sentence to show when it refuses.
+let brokerEdited = false;
+$('broker').addEventListener('input', () => (brokerEdited = true));
+async function useBroker(url: string): Promise<void> {
+  const error = $('broker-error');
+  const reply = await send<PopupBrokerReply | undefined>({ target: 'background', kind: 'popup-broker', url });
+  if (!reply) {
+    error.textContent = 'The extension did not answer: reload it at chrome://extensions and try again.';
+    error.hidden = false;
+    return;
+  }
+  if (!reply.ok) {
+    error.textContent = reply.error;
+    error.hidden = false;
+    return;
+  }
+  error.hidden = true;
+  brokerEdited = false;
+  $<HTMLInputElement>('broker').blur();
+  await refreshStatus();
+}
+$('broker-form').addEventListener('submit', (ev) => {
+  ev.preventDefault();
+  void useBroker($<HTMLInputElement>('broker').value);
+});
+$('broker-local').addEventListener('click', () => {
+  $<HTMLInputElement>('broker').value = '';
+  void useBroker('');
+});
 $('rename-form').addEventListener('submit', (ev) => {
   ev.preventDefault();
   const input = $<HTMLInputElement>('rename');

@@ -1,5 +1,6 @@
 // Where and as whom to connect: tether.json in the extension folder (written
 // by `tether browser`), chrome.storage.local, then defaults.
+import { BROKER_PROFILES_KEY, BROKER_SECRETS_KEY, BROKER_URL_KEY, parseBrokerUrl, type BrokerProfile } from '../shared/broker';
 import { DEFAULT_LABEL, DEFAULT_PORT, type DaemonConfig } from '../shared/messages';
 import { listTabs } from './shared-tabs';
 
@@ -47,7 +48,7 @@ function getProfileId(): Promise<string> {
 export async function loadDaemonConfig(): Promise<DaemonConfig> {
   const [file, local, session, id, tabs] = await Promise.all([
     readFileConfig(),
-    chrome.storage.local.get(['label', 'assignedSlug', 'secret']),
+    chrome.storage.local.get(['label', 'assignedSlug', 'secret', BROKER_URL_KEY, BROKER_SECRETS_KEY, BROKER_PROFILES_KEY]),
     chrome.storage.session.get('halted'),
     getProfileId(),
     listTabs(),
@@ -61,7 +62,36 @@ export async function loadDaemonConfig(): Promise<DaemonConfig> {
     tabs,
     halted: session.halted === true,
   };
+  return withPairing(config, local);
+}
+
+/**
+ * Adds the daemon's or broker's slug and secret to config, from storage as
+ * read (local): the local daemon's are assignedSlug and secret; a remote
+ * broker's (brokerUrl set) are brokerProfiles[origin].slug and
+ * brokerSecrets[origin], so that each keeps its own pairing and the local
+ * secret never goes to a remote broker. A brokerUrl that no longer parses is
+ * passed on as it is: the offscreen document refuses to dial it and says why.
+ */
+export function withPairing(config: DaemonConfig, local: Record<string, unknown>): DaemonConfig {
+  const raw = local[BROKER_URL_KEY];
+  if (typeof raw === 'string' && raw) {
+    config.brokerUrl = raw;
+    const parsed = parseBrokerUrl(raw);
+    if (!parsed.ok) return config;
+    const origin = parsed.broker.origin;
+    const secret = record(local[BROKER_SECRETS_KEY])[origin];
+    const profile = record(local[BROKER_PROFILES_KEY])[origin] as BrokerProfile | undefined;
+    if (typeof profile?.slug === 'string' && profile.slug) config.slug = profile.slug;
+    if (typeof secret === 'string' && secret) config.secret = secret;
+    return config;
+  }
   if (typeof local.assignedSlug === 'string' && local.assignedSlug) config.slug = local.assignedSlug;
   if (typeof local.secret === 'string' && local.secret) config.secret = local.secret;
   return config;
+}
+
+/** v as a plain object, or an empty one. */
+export function record(v: unknown): Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 }

@@ -3,16 +3,18 @@
 // popup page (as a popup or opened in a tab), document numbering only from
 // content scripts in a tab's top frame.
 import type { HelloAck } from '../protocol.gen';
+import { BROKER_PROFILES_KEY, BROKER_SECRETS_KEY, BROKER_URL_KEY, parseBrokerUrl, type BrokerProfile } from '../shared/broker';
 import {
   isBackgroundMessage,
   type BackgroundMessage,
   type ConnectionStatus,
   type OffscreenMessage,
+  type PopupBrokerReply,
   type PopupTabs,
 } from '../shared/messages';
 import { popupTabList } from '../shared/popup-tabs';
 import { actingUntil } from './acting';
-import { loadDaemonConfig } from './config';
+import { loadDaemonConfig, record } from './config';
 import { markReading } from './content-bridge';
 import { runOnce } from './idempotency';
 import { handleRequest } from './methods/handlers';
@@ -78,6 +80,8 @@ function route(msg: BackgroundMessage, sender: chrome.runtime.MessageSender): Pr
         return reconnect().then(() => true);
       case 'popup-rename':
         return rename(msg.label).then(() => true);
+      case 'popup-broker':
+        return setBroker(msg.url);
       default:
         return undefined;
     }
@@ -89,7 +93,7 @@ function route(msg: BackgroundMessage, sender: chrome.runtime.MessageSender): Pr
     case 'connection-status':
       return saveStatus(msg.status);
     case 'hello-ack':
-      return saveAck(msg.ack);
+      return saveAck(msg.ack, msg.broker);
     case 'daemon-request':
       return runOnce(msg.request, () => handleRequest(msg.request, msg.deadline)).then(async (outcome) => {
         await tabsChanged().flushNow();
@@ -114,11 +118,51 @@ async function saveStatus(status: ConnectionStatus): Promise<void> {
   await chrome.storage.session.set({ status, halted: status.halted === true });
 }
 
-async function saveAck(ack: HelloAck): Promise<void> {
-  const items: Record<string, unknown> = { assignedLabel: ack.assignedLabel, assignedSlug: ack.assignedSlug, daemonVersion: ack.daemonVersion };
-  // The secret goes to storage only: never into the status, the popup or a log.
-  if (typeof ack.secret === 'string' && ack.secret) items.secret = ack.secret;
-  await chrome.storage.local.set(items);
+/** Storage updates of the broker maps, one after the other (each reads, changes and writes a whole map). */
+let brokerWrites: Promise<unknown> = Promise.resolve();
+
+/**
+ * Keeps what a hello_ack says: the local daemon's under assignedLabel,
+ * assignedSlug, daemonVersion and secret; a remote broker's (broker: its
+ * origin) under its origin in brokerProfiles and brokerSecrets, so each
+ * broker keeps its own pairing.
+ */
+async function saveAck(ack: HelloAck, broker: unknown): Promise<void> {
+  if (typeof broker !== 'string' || !broker) {
+    const items: Record<string, unknown> = { assignedLabel: ack.assignedLabel, assignedSlug: ack.assignedSlug, daemonVersion: ack.daemonVersion };
+    // The secret goes to storage only: never into the status, the popup or a log.
+    if (typeof ack.secret === 'string' && ack.secret) items.secret = ack.secret;
+    await chrome.storage.local.set(items);
+    return;
+  }
+  const write = brokerWrites.then(async () => {
+    const got = await chrome.storage.local.get([BROKER_PROFILES_KEY, BROKER_SECRETS_KEY]);
+    const profile: BrokerProfile = { slug: ack.assignedSlug, label: ack.assignedLabel, version: ack.daemonVersion };
+    const items: Record<string, unknown> = { [BROKER_PROFILES_KEY]: { ...record(got[BROKER_PROFILES_KEY]), [broker]: profile } };
+    if (typeof ack.secret === 'string' && ack.secret) items[BROKER_SECRETS_KEY] = { ...record(got[BROKER_SECRETS_KEY]), [broker]: ack.secret };
+    await chrome.storage.local.set(items);
+  });
+  brokerWrites = write.catch(() => undefined);
+  await write;
+}
+
+/**
+ * The popup's broker field: url '' goes back to the local daemon; another
+ * url is stored when parseBrokerUrl accepts it (as it returned it), else
+ * refused with its sentence and nothing changes. Either way the pairings
+ * stay (each broker's under its origin). Then connects anew.
+ */
+async function setBroker(url: unknown): Promise<PopupBrokerReply> {
+  const text = typeof url === 'string' ? url.trim() : '';
+  if (!text) {
+    await chrome.storage.local.remove(BROKER_URL_KEY);
+  } else {
+    const parsed = parseBrokerUrl(text);
+    if (!parsed.ok) return { ok: false, error: parsed.error };
+    await chrome.storage.local.set({ [BROKER_URL_KEY]: parsed.broker.url });
+  }
+  await reconnect();
+  return { ok: true };
 }
 
 /** The user's Reconnect: lifts a halt and makes the offscreen document connect now. */

@@ -5,7 +5,11 @@
 // exponential backoff (slowly after too_many_profiles, within seconds and
 // still showing its pairing code after pairing_displaced, not at all after a
 // refusal that needs the user) and relays requests to the service worker.
+// It dials the local daemon, or the remote broker the user chose instead
+// (wss:// only, checked again here); for a remote broker it waits while the
+// computer is offline and dials at once when it comes back online.
 import { METHODS, type DownloadEvent, type Error as WireError, type HelloAck, type Hello, type Pairing, type Refused, type Request, type Response, type TabsChanged } from '../protocol.gen';
+import { dialFailure, healthUrl, parseBrokerUrl, type Broker } from '../shared/broker';
 import { toWireError } from '../shared/errors';
 import {
   AUTH_SUBPROTOCOL_PREFIX,
@@ -41,9 +45,18 @@ export interface ConnectionDeps {
   /** Runs a request in the service worker; deadline is a Date.now() value. */
   relay(request: Request, deadline: number): Promise<Outcome>;
   reportStatus(status: ConnectionStatus): void;
-  reportAck(ack: HelloAck): void;
+  /** broker: the remote broker's origin the ack came from; undefined for the local daemon. */
+  reportAck(ack: HelloAck, broker: string | undefined): void;
   userAgent: string;
   random?: () => number;
+  /** navigator.onLine (default: always online). */
+  isOnline?: () => boolean;
+  /**
+   * Asks url (the broker's https://…/health) once: its HTTP status, or
+   * undefined when no HTTPS answer came (network, name or certificate).
+   * Used only after a remote broker's WebSocket failed to open.
+   */
+  probe?: (url: string) => Promise<number | undefined>;
 }
 
 export const BACKOFF_START_MS = 250;
@@ -96,8 +109,21 @@ export class DaemonConnection {
   private reported?: ConnectionStatus['state'];
   /** True between hello_ack and the socket's close: requests and pushes may flow. */
   private acked = false;
-  /** A secret issued on this connection's lifetime, in case storage lags behind. */
-  private secret?: string;
+  /**
+   * Secrets issued during this connection's lifetime, in case storage lags
+   * behind, keyed like storage: 'local', or the remote broker's origin (a
+   * secret never goes to another daemon than the one that issued it).
+   */
+  private secrets = new Map<string, string>();
+  /** The remote broker of the last attempt (undefined: the local daemon). */
+  private broker?: Broker;
+  /** The broker URL as configured, when it does not parse (shown, never dialled). */
+  private badBroker?: string;
+  /** Why the last attempt to reach the remote broker failed; cleared once a socket opens. */
+  private linkError?: string;
+  private offline = false;
+  /** Counts attempts, so a late probe answer does not overwrite a newer state. */
+  private generation = 0;
   /** tabs_changed frames produced while not acked; sent right after the next hello_ack. */
   private pending: TabsChanged[] = [];
   private nextDelay?: number;
@@ -115,6 +141,8 @@ export class DaemonConnection {
     this.attempt = 0;
     this.nextDelay = undefined;
     this.lastRefusal = undefined;
+    this.linkError = undefined;
+    this.offline = false;
     this.reported = undefined;
     clearTimeout(this.retryTimer);
     const old = this.socket;
@@ -122,6 +150,28 @@ export class DaemonConnection {
     this.acked = false;
     old?.close(1000, 'reconnecting');
     if (!this.stopped) void this.connect();
+  }
+
+  /**
+   * The browser's online event (the offscreen document's window): a remote
+   * broker that is not connected is dialled at once, with the backoff
+   * starting over. An open socket is kept: Chrome closes the sockets a
+   * network change broke, and its close schedules the next attempt.
+   */
+  networkUp(): void {
+    if (this.stopped || this.halted || this.socket || (!this.broker && !this.offline)) return;
+    this.attempt = 0;
+    this.nextDelay = undefined;
+    clearTimeout(this.retryTimer);
+    void this.connect();
+  }
+
+  /** The browser's offline event: a remote broker that is not connected waits for networkUp instead of retrying. */
+  networkDown(): void {
+    if (this.stopped || this.halted || this.socket || !this.broker) return;
+    clearTimeout(this.retryTimer);
+    this.offline = true;
+    this.report('disconnected');
   }
 
   /** Pushes a tabs_changed frame now, or right after the next hello_ack. */
@@ -170,12 +220,41 @@ export class DaemonConnection {
     }
     if (this.stopped || this.halted || this.socket) return;
     this.port = config.port;
-    if (this.reported === undefined) this.report('connecting');
+    this.badBroker = undefined;
+    let broker: Broker | undefined;
+    if (config.brokerUrl !== undefined) {
+      const parsed = parseBrokerUrl(config.brokerUrl);
+      if (!parsed.ok) {
+        // Never dialled: the popup says why, and choosing another URL reconnects.
+        this.broker = undefined;
+        this.badBroker = config.brokerUrl;
+        this.linkError = parsed.error;
+        this.halted = true;
+        this.report('disconnected');
+        return;
+      }
+      broker = parsed.broker;
+    }
+    if (broker?.origin !== this.broker?.origin) this.linkError = undefined;
+    this.broker = broker;
+    if (broker && !(this.deps.isOnline?.() ?? true)) {
+      // Loopback works offline; a remote broker waits for the online event.
+      this.offline = true;
+      this.report('disconnected');
+      return;
+    }
+    const wasOffline = this.offline;
+    this.offline = false;
+    if (this.reported === undefined || wasOffline) this.report('connecting');
     // hello carries the tabs as of now: frames queued before are older.
     this.pending = [];
+    const key = broker?.origin ?? 'local';
+    const secret = this.secrets.get(key) ?? config.secret;
+    const generation = ++this.generation;
+    let opened = false;
     let socket: SocketLike;
     try {
-      socket = this.deps.openSocket(`ws://127.0.0.1:${config.port}/extension`, socketProtocols(config.profileId, this.secret ?? config.secret));
+      socket = this.deps.openSocket(broker?.url ?? `ws://127.0.0.1:${config.port}/extension`, socketProtocols(config.profileId, secret));
     } catch (err) {
       console.warn('tether: cannot open WebSocket', err);
       this.scheduleReconnect();
@@ -183,6 +262,11 @@ export class DaemonConnection {
     }
     this.socket = socket;
     socket.onopen = () => {
+      opened = true;
+      if (this.linkError !== undefined) {
+        this.linkError = undefined;
+        if (this.reported === 'disconnected') this.report('connecting');
+      }
       const hello: Hello = {
         type: 'hello',
         protocol: PROTOCOL_VERSION,
@@ -193,12 +277,11 @@ export class DaemonConnection {
         tabs: config.tabs,
       };
       if (config.slug) hello.slug = config.slug;
-      const secret = this.secret ?? config.secret;
       if (secret) hello.secret = secret;
       socket.send(JSON.stringify(hello));
     };
     socket.onmessage = (ev) => {
-      if (typeof ev.data === 'string') this.onFrame(socket, ev.data);
+      if (typeof ev.data === 'string') this.onFrame(socket, ev.data, key);
     };
     socket.onerror = () => {
       // onclose follows and schedules the retry.
@@ -210,19 +293,42 @@ export class DaemonConnection {
       this.pairingMessage = undefined;
       this.pairingCode = undefined;
       if (this.reported !== 'disconnected') this.report('disconnected');
+      if (broker && !opened && this.linkError === undefined) void this.diagnose(broker, generation);
       this.scheduleReconnect();
     };
+  }
+
+  /**
+   * After broker's WebSocket closed before it opened (Chrome says only
+   * 1006), asks its /health over HTTPS once per run of failures, and shows
+   * what that tells apart (dialFailure) until a socket opens again.
+   */
+  private async diagnose(broker: Broker, generation: number): Promise<void> {
+    let status: number | undefined;
+    try {
+      status = this.deps.probe ? await this.deps.probe(healthUrl(broker)) : undefined;
+    } catch {
+      status = undefined;
+    }
+    if (generation !== this.generation || this.socket || this.broker?.origin !== broker.origin || this.stopped) return;
+    this.linkError = dialFailure(broker, status);
+    this.report('disconnected');
   }
 
   private scheduleReconnect(): void {
     if (this.stopped || this.halted) return;
     clearTimeout(this.retryTimer);
+    if (this.broker && !(this.deps.isOnline?.() ?? true)) {
+      this.offline = true;
+      this.report('disconnected');
+      return; // networkUp dials.
+    }
     const delay = this.nextDelay ?? backoffDelay(this.attempt++, this.deps.random);
     this.nextDelay = undefined;
     this.retryTimer = setTimeout(() => void this.connect(), delay);
   }
 
-  private onFrame(socket: SocketLike, data: string): void {
+  private onFrame(socket: SocketLike, data: string, key: string): void {
     let frame: Incoming;
     try {
       frame = JSON.parse(data) as Incoming;
@@ -237,9 +343,9 @@ export class DaemonConnection {
         this.lastRefusal = undefined;
         this.pairingMessage = undefined;
         this.pairingCode = undefined;
-        if (typeof frame.secret === 'string' && frame.secret) this.secret = frame.secret;
+        if (typeof frame.secret === 'string' && frame.secret) this.secrets.set(key, frame.secret);
         this.acked = true;
-        this.deps.reportAck(frame);
+        this.deps.reportAck(frame, this.broker?.origin);
         this.report('connected');
         const pending = this.pending;
         this.pending = [];
@@ -331,6 +437,10 @@ export class DaemonConnection {
     if (state === 'pairing' && this.pairingMessage !== undefined) status.pairing = this.pairingMessage;
     if (state === 'pairing' && this.pairingCode !== undefined) status.pairingCode = this.pairingCode;
     if (this.halted) status.halted = true;
+    if (this.broker) status.broker = this.broker.host;
+    else if (this.badBroker !== undefined) status.broker = this.badBroker;
+    if (this.linkError !== undefined && state !== 'connected' && state !== 'pairing') status.linkError = this.linkError;
+    if (this.offline) status.offline = true;
     this.deps.reportStatus(status);
   }
 }

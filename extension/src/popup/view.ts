@@ -2,6 +2,7 @@
 // says (its state, the next step, the profile), and the share list → DOM.
 // popup.ts feeds it from chrome.storage and the service worker; the tests
 // render it into popup.html without Chrome.
+import { parseBrokerUrl } from '../shared/broker';
 import type { ConnectionStatus, PopupTab } from '../shared/messages';
 import { safeFavicon } from '../shared/popup-tabs';
 
@@ -28,6 +29,8 @@ export interface PopupView {
   halted: boolean;
   /** Show "Try again" (Tether was not running): connect now instead of at the next retry. */
   retry: boolean;
+  /** Which Tether the extension uses: "this computer", or the remote broker's HOST[:PORT]. */
+  broker: string;
 }
 
 export interface StoredProfile {
@@ -35,14 +38,30 @@ export interface StoredProfile {
   assignedSlug?: unknown;
   label?: unknown;
   daemonVersion?: unknown;
+  /** The remote broker's URL (chrome.storage.local brokerUrl), when one is chosen. */
+  brokerUrl?: unknown;
+  /** What each remote broker's last hello_ack said, by origin (chrome.storage.local brokerProfiles). */
+  brokerProfiles?: unknown;
+}
+
+/** The remote broker's slug, label and version from stored, when brokerUrl names one. */
+function brokerProfile(stored: StoredProfile): { host: string; slug?: unknown; label?: unknown; version?: unknown } | undefined {
+  if (typeof stored.brokerUrl !== 'string' || !stored.brokerUrl) return undefined;
+  const parsed = parseBrokerUrl(stored.brokerUrl);
+  if (!parsed.ok) return { host: stored.brokerUrl };
+  const all = typeof stored.brokerProfiles === 'object' && stored.brokerProfiles !== null ? (stored.brokerProfiles as Record<string, unknown>) : {};
+  const p = all[parsed.broker.origin];
+  return { host: parsed.broker.host, ...(typeof p === 'object' && p !== null ? p : {}) };
 }
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v ? v : undefined);
 
 export function popupView(status: ConnectionStatus | undefined, local: StoredProfile): PopupView {
+  const remote = brokerProfile(local);
+  if (remote) return remoteView(status, local, remote);
   const label = str(local.assignedLabel) ?? str(local.label) ?? '—';
   const slug = str(local.assignedSlug) ?? '—';
-  const base = { label, slug, halted: status?.halted === true, retry: false };
+  const base = { label, slug, halted: status?.halted === true, retry: false, broker: 'this computer' };
   if (!status || status.state === 'connecting') {
     return { ...base, state: 'connecting', headline: 'Connecting to Tether…', nextStep: status ? `Looking for Tether on this computer (port ${status.port}).` : 'Starting the connection to Tether.' };
   }
@@ -81,6 +100,65 @@ export function popupView(status: ConnectionStatus | undefined, local: StoredPro
   return { ...base, state: 'refused', headline: 'Tether refused this browser', nextStep, refusal: refusal.message };
 }
 
+/**
+ * The view while the extension uses a remote broker (remote.host) instead of
+ * the local daemon: the same states, named after the broker, with the
+ * operator's approval command and the link's failures (status.linkError,
+ * status.offline). The status is the broker's only once it names it: a
+ * status of the local daemon, left from before the switch, reads as
+ * connecting.
+ */
+function remoteView(status: ConnectionStatus | undefined, local: StoredProfile, remote: NonNullable<ReturnType<typeof brokerProfile>>): PopupView {
+  const host = remote.host;
+  const label = str(remote.label) ?? str(local.label) ?? '—';
+  const base = { label, slug: str(remote.slug) ?? '—', halted: status?.halted === true, retry: false, broker: host };
+  if (!status || status.broker !== host || status.state === 'connecting') {
+    return { ...base, state: 'connecting', headline: `Connecting to ${host}…`, nextStep: `Dialling wss://${host}/extension. To use the Tether app on this computer instead, clear the broker in Settings.` };
+  }
+  if (status.state === 'connected') {
+    const view: PopupView = { ...base, state: 'connected', headline: `Connected to ${host}`, nextStep: `Share a tab below: AI apps connected to the broker ${host} can use only the tabs you share.` };
+    const version = str(remote.version);
+    if (version) view.version = `Tether ${version}`;
+    return view;
+  }
+  if (status.state === 'pairing') {
+    const code = status.pairingCode;
+    const view: PopupView = {
+      ...base,
+      state: 'pairing',
+      headline: 'Waiting for approval',
+      nextStep: code
+        ? `Ask the operator of ${host} to run "tether profiles approve ${code}" on that server (or approve this code in its window).`
+        : `Ask the operator of ${host} to approve this browser on that server (tether profiles).`,
+    };
+    const message = str(status.pairing);
+    if (message) view.pairing = message;
+    if (code) view.pairingCode = code;
+    return view;
+  }
+  if (status.offline) {
+    return { ...base, state: 'not-running', headline: 'Offline', nextStep: `This computer is offline: the extension dials ${host} as soon as it is back online.` };
+  }
+  const refusal = status.lastRefusal;
+  if (!refusal) {
+    const view: PopupView = {
+      ...base,
+      state: 'not-running',
+      headline: `Cannot reach ${host}`,
+      nextStep: base.halted ? 'Fix the address in Settings (or clear it to use the Tether app on this computer).' : 'The extension tries again by itself, every few seconds.',
+      retry: !base.halted,
+    };
+    const why = str(status.linkError);
+    if (why) view.refusal = why;
+    return view;
+  }
+  if (refusal.code === 'pairing_expired') {
+    return { ...base, state: 'refused', headline: 'Not approved in time', nextStep: 'The extension asks the broker again when it reconnects, in 30 seconds.', refusal: refusal.message };
+  }
+  const nextStep = base.halted ? 'Fix what the broker says below, then press Reconnect.' : 'The extension tries again by itself.';
+  return { ...base, state: 'refused', headline: `${host} refused this browser`, nextStep, refusal: refusal.message };
+}
+
 const byId = <T extends HTMLElement>(doc: Document, id: string): T => {
   const el = doc.getElementById(id);
   if (!el) throw new Error(`popup.html has no #${id}`);
@@ -100,6 +178,7 @@ export function renderStatus(doc: Document, view: PopupView): void {
   byId(doc, 'next-step').textContent = view.nextStep;
   byId(doc, 'label').textContent = view.label;
   byId(doc, 'slug').textContent = view.slug;
+  byId(doc, 'broker-name').textContent = view.broker;
   show(byId(doc, 'version'), view.version);
   show(byId(doc, 'pairing'), view.pairing);
   byId(doc, 'pairing-code-row').hidden = !view.pairingCode;

@@ -19,8 +19,15 @@ export interface DaemonConfig {
   extVersion: string;
   /** The slug of the last hello_ack, if any. */
   slug?: string;
-  /** The per-profile secret from pairing, if any. Never shown or logged. */
+  /** The per-profile secret from pairing with this daemon or broker, if any. Never shown or logged. */
   secret?: string;
+  /**
+   * The remote broker's URL (chrome.storage.local brokerUrl) when the user
+   * chose one instead of the local daemon; the offscreen document checks it
+   * again (parseBrokerUrl) before dialling. slug and secret are then this
+   * broker's.
+   */
+  brokerUrl?: string;
   /** The shared tabs, announced in hello. */
   tabs: TabInfo[];
   /**
@@ -72,6 +79,12 @@ export interface ConnectionStatus {
   pairingCode?: string;
   /** True when the connection stopped retrying until the user presses Reconnect. */
   halted?: boolean;
+  /** The remote broker's HOST[:PORT] when the extension uses one instead of the local daemon. */
+  broker?: string;
+  /** Why the last attempt to reach the remote broker failed (dialFailure), or why its URL is refused. */
+  linkError?: string;
+  /** True while the computer is offline (navigator.onLine false): no attempt until the browser's online event. */
+  offline?: boolean;
 }
 
 /** One tab of the popup's window, for the share list. */
@@ -104,7 +117,8 @@ export interface PopupTabs {
 export type BackgroundMessage =
   | { target: 'background'; kind: 'daemon-config' }
   | { target: 'background'; kind: 'connection-status'; status: ConnectionStatus }
-  | { target: 'background'; kind: 'hello-ack'; ack: HelloAck }
+  // broker: the remote broker's origin the ack came from (absent: the local daemon).
+  | { target: 'background'; kind: 'hello-ack'; ack: HelloAck; broker?: string }
   | { target: 'background'; kind: 'daemon-request'; request: Request; deadline: number }
   // doc: the number the document had, asked back after a restore (answered with it, or with a new one).
   | { target: 'background'; kind: 'register-document'; doc?: number }
@@ -115,7 +129,12 @@ export type BackgroundMessage =
   | { target: 'background'; kind: 'popup-share'; tabId: number; shared: boolean }
   | { target: 'background'; kind: 'popup-take-back'; tabId: number }
   | { target: 'background'; kind: 'popup-reconnect' }
-  | { target: 'background'; kind: 'popup-rename'; label: string };
+  | { target: 'background'; kind: 'popup-rename'; label: string }
+  // url: the remote broker's URL, or '' for the local daemon (answered with PopupBrokerReply).
+  | { target: 'background'; kind: 'popup-broker'; url: string };
+
+/** The answer to popup-broker: stored (and reconnecting), or refused with a sentence for the user. */
+export type PopupBrokerReply = { ok: true } | { ok: false; error: string };
 
 /** Messages handled by the offscreen document (from the service worker). */
 export type OffscreenMessage =
