@@ -48,11 +48,11 @@ func ForwardedHeader(h http.Header) string {
 // check refuses, before any routing, what the local API must not serve,
 // and reports whether the request may go on:
 //
-//   - a Host that is not loopback, or names another port than the
-//     daemon's: 421 (DNS rebinding);
 //   - a request a reverse proxy forwarded (X-Forwarded-For or another
 //     proxy header, ForwardedHeader): 403; the local API is never remote,
 //     whatever settings.json's remote.hosts says (docs/remote.md);
+//   - a Host that is not loopback, or names another port than the
+//     daemon's: 421 (DNS rebinding);
 //   - any Origin header: 403 (a web page; the API's clients are not
 //     browsers);
 //   - the MCP token: 403 (AI apps hold it; control actions — approving
@@ -61,14 +61,14 @@ func ForwardedHeader(h http.Header) string {
 func (s *Server) check(w http.ResponseWriter, r *http.Request) bool {
 	log := s.log.With("path", r.URL.Path, "remote", r.RemoteAddr)
 	name, port := splitHost(r.Host)
-	if !IsLoopbackHost(r.Host) || port != "" && s.cfg.Port != 0 && port != strconv.Itoa(s.cfg.Port) {
-		log.Warn("local API request refused: Host is not this daemon's loopback address", "host", r.Host, "name", name)
-		writeError(w, http.StatusMisdirectedRequest, "misdirected: the local API answers only on 127.0.0.1, localhost or [::1] at the daemon's port")
-		return false
-	}
 	if h := ForwardedHeader(r.Header); h != "" {
 		log.Warn("local API request refused: forwarded by a reverse proxy", "header", h, "host", r.Host)
 		writeError(w, http.StatusForbidden, "forbidden: the local API is never served through a proxy ("+h+" is set); run tether commands on the machine Tether runs on, e.g. over SSH (docs/remote.md)")
+		return false
+	}
+	if !IsLoopbackHost(r.Host) || port != "" && s.cfg.Port != 0 && port != strconv.Itoa(s.cfg.Port) {
+		log.Warn("local API request refused: Host is not this daemon's loopback address", "host", r.Host, "name", name)
+		writeError(w, http.StatusMisdirectedRequest, "misdirected: the local API answers only on 127.0.0.1, localhost or [::1] at the daemon's port")
 		return false
 	}
 	if o := r.Header.Get("Origin"); o != "" {

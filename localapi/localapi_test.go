@@ -121,7 +121,7 @@ func TestEveryRouteRefuses(t *testing.T) {
 		{"public Host via proxy", func(r *http.Request) {
 			r.Host = "tether.example.org"
 			r.Header.Set("X-Forwarded-Proto", "https")
-		}, http.StatusMisdirectedRequest},
+		}, http.StatusForbidden},
 	}
 	for _, r := range routes {
 		for _, c := range cases {
