@@ -29,7 +29,7 @@ deps-build:
 	@build/deps.sh libgtk-3-dev:pc=gtk+-3.0 libwebkit2gtk-4.1-dev:pc=webkit2gtk-4.1
 
 deps-test: deps-build
-	@build/deps.sh chromium:chromium dbus-x11:dbus-launch xvfb:Xvfb xdotool:xdotool imagemagick:import lintian:lintian
+	@build/deps.sh chromium:chromium dbus-x11:dbus-launch xvfb:Xvfb xdotool:xdotool imagemagick:import lintian:lintian caddy:caddy libnss3-tools:certutil
 
 deps-cross:
 	@build/deps.sh gcc-mingw-w64-x86-64:x86_64-w64-mingw32-gcc

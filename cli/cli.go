@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -36,7 +37,7 @@ const usage = `Tether lets AI apps drive your own Chrome through an extension.
 
 Usage:
   tether [--hidden]                                   run the daemon with the tray icon (--hidden: as at login)
-  tether serve [--port N] [--allow-extension ID]... [--auto-approve-profiles] [--unattended=deny|allow] [--enable-tools=LIST]
+  tether serve [--port N | --listen 127.0.0.1:N] [--allow-extension ID]... [--auto-approve-profiles] [--unattended=deny|allow] [--enable-tools=LIST]
                                                       run the daemon (no tray)
   tether mcp                                          MCP over stdio, for AI apps
   tether browser [--headless] [--label NAME] [--url URL] [--browser PATH] [--user-data-dir DIR] [--port N] [-- CHROME_ARGS...]
@@ -258,6 +259,7 @@ func runServe(ctx context.Context, args []string) error {
 		return err
 	}
 	fs.IntVar(&port, "port", port, "TCP port on 127.0.0.1 (0 picks a free one)")
+	listen := fs.String("listen", "", "127.0.0.1:PORT, the same as --port; any other interface is refused (use a TLS reverse proxy: docs/remote.md)")
 	var allow stringList
 	fs.Var(&allow, "allow-extension", "also accept the extension with this id (repeatable)")
 	autoApprove := fs.Bool("auto-approve-profiles", false, "pair new browser profiles without asking (tests and servers)")
@@ -268,6 +270,11 @@ func runServe(ctx context.Context, args []string) error {
 	}
 	if *unattended != string(policy.Deny) && *unattended != string(policy.Allow) {
 		return fmt.Errorf("--unattended must be deny or allow, not %q", *unattended)
+	}
+	if *listen != "" {
+		if port, err = listenPort(*listen); err != nil {
+			return err
+		}
 	}
 	paths, log, startLog, closeLog, err := openConfig(logDaemon)
 	if err != nil {
@@ -293,13 +300,33 @@ func runServe(ctx context.Context, args []string) error {
 	})
 }
 
-// serveFlags lists the flags set on fs, --port excepted, as --name=value
+// listenPort is the port of `tether serve --listen ADDR`. ADDR must be
+// 127.0.0.1:PORT or localhost:PORT: Tether never serves plain HTTP on
+// another interface; remote access goes through a TLS reverse proxy on
+// this machine (docs/remote.md).
+func listenPort(addr string) (int, error) {
+	host, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return 0, fmt.Errorf("--listen %q: give 127.0.0.1:PORT (%v)", addr, err)
+	}
+	if host != "127.0.0.1" && !strings.EqualFold(host, "localhost") {
+		return 0, fmt.Errorf("--listen %q refused: Tether listens on 127.0.0.1 only and never serves plain HTTP on another interface. "+
+			"To reach it from other machines, put a TLS reverse proxy (Caddy) in front of it and list its public host name in settings.json's remote.hosts: see docs/remote.md", addr)
+	}
+	n, err := strconv.Atoi(p)
+	if err != nil || n < 0 || n > 65535 {
+		return 0, fmt.Errorf("--listen %q: the port must be a number from 0 to 65535", addr)
+	}
+	return n, nil
+}
+
+// serveFlags lists the flags set on fs, --port and --listen excepted, as --name=value
 // (a repeatable flag once per value): how to run `tether serve` the same
 // way again on another or the same port.
 func serveFlags(fs *flag.FlagSet) []string {
 	var out []string
 	fs.Visit(func(f *flag.Flag) {
-		if f.Name == "port" {
+		if f.Name == "port" || f.Name == "listen" {
 			return
 		}
 		if l, ok := f.Value.(*stringList); ok {

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -23,7 +25,8 @@ import (
 //	  "approvalTimeoutSeconds": 120,          // how long a held call waits for an answer
 //	  "closeAgentTabs": false,                // close an AI app's tabs after its last session ends
 //	  "closeAgentTabsAfterSeconds": 600,      // … this long after
-//	  "extensionIds": ["abcdefghijklmnopabcdefghijklmnop"] // more extensions to accept
+//	  "extensionIds": ["abcdefghijklmnopabcdefghijklmnop"], // more extensions to accept
+//	  "remote": {"hosts": ["tether.example.org"], "callsPerMinute": 120} // remote mode (docs/remote.md)
 //	}
 type Settings struct {
 	// EnabledTools lists off-by-default tools to offer (browser_evaluate).
@@ -54,6 +57,71 @@ type Settings struct {
 	// which the store assigns, so that a store install can be allowed
 	// without a new build. Each is 32 letters a to p.
 	ExtensionIDs []string `json:"extensionIds,omitempty"`
+	// Remote turns on remote mode (docs/remote.md): a TLS reverse proxy on
+	// this machine forwards /extension, /mcp and /health for public host
+	// names. Absent: every non-loopback Host is refused.
+	Remote *Remote `json:"remote,omitempty"`
+}
+
+// Remote is settings.json's "remote": the public host names a reverse
+// proxy on this machine forwards to Tether, and the named tokens' limit.
+type Remote struct {
+	// Hosts are the public host names, without port (e.g.
+	// "tether.example.org"), accepted in the Host header of requests that
+	// come from a loopback peer (the proxy) with X-Forwarded-Proto: https.
+	Hosts []string `json:"hosts"`
+	// CallsPerMinute is each named token's rate limit on tool calls
+	// (DefaultCallsPerMinute when absent; from 1 to MaxCallsPerMinute:
+	// there is no unlimited setting).
+	CallsPerMinute *int `json:"callsPerMinute,omitempty"`
+}
+
+// DefaultCallsPerMinute is a named token's tool-call limit when
+// settings.json's remote.callsPerMinute does not say.
+const DefaultCallsPerMinute = 120
+
+// MaxCallsPerMinute is the largest remote.callsPerMinute (100 a second).
+const MaxCallsPerMinute = 6000
+
+// RemoteHosts lists remote mode's public host names, lower-cased (none:
+// remote mode is off).
+func (s Settings) RemoteHosts() []string {
+	if s.Remote == nil {
+		return nil
+	}
+	out := make([]string, 0, len(s.Remote.Hosts))
+	for _, h := range s.Remote.Hosts {
+		out = append(out, strings.ToLower(h))
+	}
+	return out
+}
+
+// CallsPerMinute is a named token's tool-call limit per minute.
+func (s Settings) CallsPerMinute() int {
+	if s.Remote == nil || s.Remote.CallsPerMinute == nil {
+		return DefaultCallsPerMinute
+	}
+	return *s.Remote.CallsPerMinute
+}
+
+// validRemoteHost reports whether h is a DNS host name without port,
+// scheme or path, and not a loopback or IP literal (remote mode is for
+// names a certificate is issued for).
+func validRemoteHost(h string) bool {
+	if h == "" || len(h) > 253 || net.ParseIP(h) != nil || strings.EqualFold(h, "localhost") {
+		return false
+	}
+	for _, label := range strings.Split(h, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for _, c := range label {
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // ValidExtensionID reports whether id has the form of a Chrome extension
@@ -144,6 +212,20 @@ func (p Paths) LoadSettings() (Settings, error) {
 	for _, id := range s.ExtensionIDs {
 		if !ValidExtensionID(id) {
 			return s, fmt.Errorf("settings file %s: extensionIds: %q is not an extension id (32 letters a to p, as chrome://extensions shows it)", p.SettingsFile(), id)
+		}
+	}
+	if r := s.Remote; r != nil {
+		if len(r.Hosts) == 0 {
+			return s, fmt.Errorf("settings file %s: remote.hosts is empty; list the public host names your reverse proxy serves (e.g. [\"tether.example.org\"]) or remove \"remote\" (docs/remote.md)", p.SettingsFile())
+		}
+		for _, h := range r.Hosts {
+			if !validRemoteHost(h) {
+				return s, fmt.Errorf("settings file %s: remote.hosts: %q is not a host name; give the name alone, without scheme, port or path, and not localhost or an IP address (docs/remote.md)", p.SettingsFile(), h)
+			}
+		}
+		if n := r.CallsPerMinute; n != nil && (*n < 1 || *n > MaxCallsPerMinute) {
+			return s, fmt.Errorf("settings file %s: remote.callsPerMinute must be from 1 to %d, or left out for the default of %d (there is no unlimited setting)",
+				p.SettingsFile(), MaxCallsPerMinute, DefaultCallsPerMinute)
 		}
 	}
 	return s, nil

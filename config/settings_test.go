@@ -77,3 +77,33 @@ func loadSettingsCase(t *testing.T, file, wantErr string) (Settings, bool) {
 	}
 	return s, true
 }
+
+func TestRemoteSetting(t *testing.T) {
+	for _, tc := range []struct {
+		file    string
+		hosts   []string
+		calls   int
+		wantErr string
+	}{
+		{`{}`, nil, DefaultCallsPerMinute, ""},
+		{`{"remote": {"hosts": ["Tether.Example.org"]}}`, []string{"tether.example.org"}, DefaultCallsPerMinute, ""},
+		{`{"remote": {"hosts": ["a.example", "b.example"], "callsPerMinute": 5}}`, []string{"a.example", "b.example"}, 5, ""},
+		{`{"remote": {"hosts": []}}`, nil, 0, "remote.hosts is empty"},
+		{`{"remote": {"hosts": ["tether.example.org:443"]}}`, nil, 0, "is not a host name"},
+		{`{"remote": {"hosts": ["https://tether.example.org"]}}`, nil, 0, "is not a host name"},
+		{`{"remote": {"hosts": ["localhost"]}}`, nil, 0, "is not a host name"},
+		{`{"remote": {"hosts": ["10.0.0.1"]}}`, nil, 0, "is not a host name"},
+		{`{"remote": {"hosts": ["-bad.example"]}}`, nil, 0, "is not a host name"},
+		{`{"remote": {"hosts": ["a.example"], "callsPerMinute": 0}}`, nil, 0, "callsPerMinute must be from 1 to 6000"},
+		{`{"remote": {"hosts": ["a.example"], "callsPerMinute": 6001}}`, nil, 0, "callsPerMinute must be from 1 to 6000"},
+		{`{"remote": {"hosts": ["a.example"], "port": 1}}`, nil, 0, "is invalid"},
+	} {
+		s, ok := loadSettingsCase(t, tc.file, tc.wantErr)
+		if !ok {
+			continue
+		}
+		if !slices.Equal(s.RemoteHosts(), tc.hosts) || s.CallsPerMinute() != tc.calls {
+			t.Errorf("%s: hosts %v calls %d, want %v %d", tc.file, s.RemoteHosts(), s.CallsPerMinute(), tc.hosts, tc.calls)
+		}
+	}
+}

@@ -283,7 +283,7 @@ func Run(ctx context.Context, cfg Config) error {
 	// The drainer stands before the token check so that a bridge which has
 	// already read a rotated token is told "restarting" (503), not 401.
 	drain := &drainer{}
-	mux.Handle(PathMCP, drain.wrap(apiGuard(log, token, mcpLimits(sessions, streamable))))
+	mux.Handle(PathMCP, drain.wrap(apiGuard(log, token, nil, mcpLimits(sessions, streamable))))
 	mux.HandleFunc("GET "+PathHealth, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(Health{
@@ -293,7 +293,7 @@ func Run(ctx context.Context, cfg Config) error {
 		})
 	})
 	srv := &http.Server{
-		Handler:           apiOrLoopbackOnly(api, loopbackOnly(log, mux)),
+		Handler:           apiOrLoopbackOnly(api, hostGate(log, settings.RemoteHosts(), mux)),
 		ReadHeaderTimeout: 10 * time.Second,
 		// A kept-alive connection waiting for its next request is closed
 		// after this long, so idle sockets (a local process opening many)

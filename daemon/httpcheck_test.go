@@ -4,12 +4,18 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 )
 
+// fakeNamed is a NamedTokens of fixed secrets (unit tests only).
+type fakeNamed map[string]string
+
+func (f fakeNamed) Lookup(secret string) (string, bool) { n, ok := f[secret]; return n, ok }
+
 func TestAPIGuard(t *testing.T) {
 	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTeapot) })
-	h := loopbackOnly(slog.New(slog.DiscardHandler), apiGuard(slog.New(slog.DiscardHandler), "secret", ok))
+	h := hostGate(slog.New(slog.DiscardHandler), nil, apiGuard(slog.New(slog.DiscardHandler), "secret", nil, ok))
 	for _, tc := range []struct {
 		name, host, auth, origin string
 		want                     int
@@ -38,6 +44,86 @@ func TestAPIGuard(t *testing.T) {
 		}
 		if tc.want == http.StatusUnauthorized && w.Header().Get("WWW-Authenticate") == "" {
 			t.Errorf("%s: 401 without WWW-Authenticate", tc.name)
+		}
+	}
+}
+
+// TestHostGate covers every refusal of remote mode (docs/remote.md): the
+// public Host without the setting, from a peer that is not the proxy,
+// without X-Forwarded-Proto: https, on a path that is not served remotely,
+// and a loopback Host carrying a proxy's header; and what passes.
+func TestHostGate(t *testing.T) {
+	var gotRemote, gotToken string
+	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gotRemote, gotToken = remoteHost(r.Context()), TokenName(r.Context())
+		w.WriteHeader(http.StatusTeapot)
+	})
+	log := slog.New(slog.DiscardHandler)
+	named := fakeNamed{"tt_agent": "agent"}
+	guarded := apiGuard(log, "local", named, ok)
+	const proxy, lan = "127.0.0.1:40000", "192.0.2.7:40000"
+	for _, tc := range []struct {
+		name    string
+		remote  []string
+		host    string
+		path    string
+		peer    string
+		headers map[string]string
+		want    int
+		msg     string // part of the refusal's text
+		wantRem string
+		wantTok string
+	}{
+		{"public host without setting", nil, "tether.example.org", "/mcp", proxy,
+			map[string]string{"X-Forwarded-Proto": "https", "Authorization": "Bearer tt_agent"}, 403, "list it in settings.json's remote.hosts", "", ""},
+		{"other public host with setting", []string{"tether.example.org"}, "evil.example", "/mcp", proxy,
+			map[string]string{"X-Forwarded-Proto": "https", "Authorization": "Bearer tt_agent"}, 403, "one of settings.json's remote.hosts", "", ""},
+		{"remote host from non-loopback peer", []string{"tether.example.org"}, "tether.example.org", "/mcp", lan,
+			map[string]string{"X-Forwarded-Proto": "https", "Authorization": "Bearer tt_agent"}, 403, "only through the TLS reverse proxy", "", ""},
+		{"remote host without X-Forwarded-Proto", []string{"tether.example.org"}, "tether.example.org", "/mcp", proxy,
+			map[string]string{"Authorization": "Bearer tt_agent"}, 403, "X-Forwarded-Proto: https (got none)", "", ""},
+		{"remote host with X-Forwarded-Proto http", []string{"tether.example.org"}, "tether.example.org:443", "/mcp", proxy,
+			map[string]string{"X-Forwarded-Proto": "http", "Authorization": "Bearer tt_agent"}, 403, `(got "http")`, "", ""},
+		{"remote host on another path", []string{"tether.example.org"}, "tether.example.org", "/api/state", proxy,
+			map[string]string{"X-Forwarded-Proto": "https"}, 403, "the local API never leaves this machine", "", ""},
+		{"remote host on a sub-path", []string{"tether.example.org"}, "tether.example.org", "/mcp/x", proxy,
+			map[string]string{"X-Forwarded-Proto": "https"}, 403, "served only on 127.0.0.1", "", ""},
+		{"loopback host forwarded by a proxy", []string{"tether.example.org"}, "127.0.0.1:8080", "/mcp", proxy,
+			map[string]string{"X-Forwarded-For": "198.51.100.1", "Authorization": "Bearer local"}, 403, "X-Forwarded-For is set", "", ""},
+		{"localhost with Forwarded", nil, "localhost", "/health", proxy,
+			map[string]string{"Forwarded": "for=198.51.100.1"}, 403, "Forwarded is set", "", ""},
+		{"local token over the proxy", []string{"tether.example.org"}, "tether.example.org", "/mcp", proxy,
+			map[string]string{"X-Forwarded-Proto": "https", "X-Forwarded-For": "198.51.100.1", "Authorization": "Bearer local"}, 403, "needs a named token", "", ""},
+		{"unknown token over the proxy", []string{"tether.example.org"}, "tether.example.org", "/mcp", proxy,
+			map[string]string{"X-Forwarded-Proto": "https", "Authorization": "Bearer tt_revoked"}, 401, "unknown or was revoked", "", ""},
+		{"named token over the proxy", []string{"tether.example.org"}, "Tether.Example.org:443", "/mcp", proxy,
+			map[string]string{"X-Forwarded-Proto": "https", "X-Forwarded-For": "198.51.100.1", "Authorization": "Bearer tt_agent"}, 418, "", "tether.example.org", "agent"},
+		{"named token locally", nil, "127.0.0.1:9", "/mcp", proxy,
+			map[string]string{"Authorization": "Bearer tt_agent"}, 418, "", "", "agent"},
+		{"local token locally", nil, "[::1]:9", "/mcp", "[::1]:5",
+			map[string]string{"Authorization": "Bearer local"}, 418, "", "", ""},
+	} {
+		gotRemote, gotToken = "", ""
+		mux := http.NewServeMux()
+		mux.Handle("/mcp", guarded)
+		mux.Handle("/", ok)
+		h := hostGate(log, tc.remote, mux)
+		r := httptest.NewRequest(http.MethodPost, tc.path, nil)
+		r.Host, r.RemoteAddr = tc.host, tc.peer
+		for k, v := range tc.headers {
+			r.Header.Set(k, v)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != tc.want {
+			t.Errorf("%s: status %d, want %d (%s)", tc.name, w.Code, tc.want, w.Body)
+			continue
+		}
+		if !strings.Contains(w.Body.String(), tc.msg) {
+			t.Errorf("%s: body %q lacks %q", tc.name, w.Body, tc.msg)
+		}
+		if gotRemote != tc.wantRem || gotToken != tc.wantTok {
+			t.Errorf("%s: remote %q token %q, want %q %q", tc.name, gotRemote, gotToken, tc.wantRem, tc.wantTok)
 		}
 	}
 }

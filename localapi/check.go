@@ -29,9 +29,28 @@ func splitHost(host string) (name, port string) {
 	return strings.Trim(host, "[]"), ""
 }
 
+// forwardedHeaders are the headers a reverse proxy adds (RFC 7239's
+// Forwarded and the de facto X-Forwarded-*).
+var forwardedHeaders = []string{"X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto", "Forwarded", "X-Real-Ip"}
+
+// ForwardedHeader names the first reverse-proxy header h carries, "" when
+// none: such a request came through a proxy, not straight from a process
+// on this machine.
+func ForwardedHeader(h http.Header) string {
+	for _, k := range forwardedHeaders {
+		if _, ok := h[k]; ok {
+			return k
+		}
+	}
+	return ""
+}
+
 // check refuses, before any routing, what the local API must not serve,
 // and reports whether the request may go on:
 //
+//   - a request a reverse proxy forwarded (X-Forwarded-For or another
+//     proxy header, ForwardedHeader): 403; the local API is never remote,
+//     whatever settings.json's remote.hosts says (docs/remote.md);
 //   - a Host that is not loopback, or names another port than the
 //     daemon's: 421 (DNS rebinding);
 //   - any Origin header: 403 (a web page; the API's clients are not
@@ -42,6 +61,11 @@ func splitHost(host string) (name, port string) {
 func (s *Server) check(w http.ResponseWriter, r *http.Request) bool {
 	log := s.log.With("path", r.URL.Path, "remote", r.RemoteAddr)
 	name, port := splitHost(r.Host)
+	if h := ForwardedHeader(r.Header); h != "" {
+		log.Warn("local API request refused: forwarded by a reverse proxy", "header", h, "host", r.Host)
+		writeError(w, http.StatusForbidden, "forbidden: the local API is never served through a proxy ("+h+" is set); run tether commands on the machine Tether runs on, e.g. over SSH (docs/remote.md)")
+		return false
+	}
 	if !IsLoopbackHost(r.Host) || port != "" && s.cfg.Port != 0 && port != strconv.Itoa(s.cfg.Port) {
 		log.Warn("local API request refused: Host is not this daemon's loopback address", "host", r.Host, "name", name)
 		writeError(w, http.StatusMisdirectedRequest, "misdirected: the local API answers only on 127.0.0.1, localhost or [::1] at the daemon's port")

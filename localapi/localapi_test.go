@@ -115,6 +115,13 @@ func TestEveryRouteRefuses(t *testing.T) {
 		{"another port", func(r *http.Request) { r.Host = "127.0.0.1:" + strconv.Itoa(f.port+1) }, http.StatusMisdirectedRequest},
 		{"browser Origin", func(r *http.Request) { r.Header.Set("Origin", "https://evil.example") }, http.StatusForbidden},
 		{"null Origin", func(r *http.Request) { r.Header.Set("Origin", "null") }, http.StatusForbidden},
+		// Remote mode (docs/remote.md): the local API is never served through a proxy.
+		{"X-Forwarded-For", func(r *http.Request) { r.Header.Set("X-Forwarded-For", "198.51.100.1") }, http.StatusForbidden},
+		{"Forwarded", func(r *http.Request) { r.Header.Set("Forwarded", "for=198.51.100.1;proto=https") }, http.StatusForbidden},
+		{"public Host via proxy", func(r *http.Request) {
+			r.Host = "tether.example.org"
+			r.Header.Set("X-Forwarded-Proto", "https")
+		}, http.StatusForbidden},
 	}
 	for _, r := range routes {
 		for _, c := range cases {
