@@ -340,6 +340,11 @@ type BrowserOptions struct {
 	// Display runs the browser with a window on this X display (see
 	// desktop.Xvfb) instead of headless.
 	Display string
+	// Env is added to the browser's environment (HOME=… for an NSS
+	// database with a test CA, say).
+	Env []string
+	// HostResolverRules replaces HostResolverRules (RemoteHostResolverRules, say).
+	HostResolverRules string
 }
 
 // StartBrowser launches headless Chromium with the extension through
@@ -363,9 +368,13 @@ func StartBrowser(t testing.TB, d *Daemon, opts ...BrowserOptions) *Browser {
 	if o.Label != "" {
 		args = append(args, "--label", o.Label)
 	}
-	args = append(args, "--", HostResolverRules, "--remote-debugging-port=0")
+	rules := HostResolverRules
+	if o.HostResolverRules != "" {
+		rules = o.HostResolverRules
+	}
+	args = append(args, "--", rules, "--remote-debugging-port=0")
 	cmd := exec.Command(d.Bin, append(args, o.ExtraArgs...)...)
-	cmd.Env = d.Env()
+	cmd.Env = append(append([]string(nil), d.Env()...), o.Env...)
 	b := startBrowserProcess(t, cmd, o.UserDataDir, o.Display)
 	wait := o.WaitFor
 	if wait == "" {

@@ -1,0 +1,274 @@
+//go:build !windows
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+
+	"github.com/tether-browser/tether/broker"
+	"github.com/tether-browser/tether/test/mcpclient"
+)
+
+// popupPage is the extension's popup, opened as a tab.
+const popupPage = "chrome-extension://" + broker.DefaultExtensionID + "/popup.html"
+
+// useBroker types url into the popup's Remote broker field and presses Use,
+// as a user does ("" clears it: the local daemon).
+func useBroker(t *testing.T, popup context.Context, url string) {
+	t.Helper()
+	js := fmt.Sprintf(`(() => {
+	  document.getElementById('settings').open = true;
+	  const input = document.getElementById('broker');
+	  input.focus();
+	  input.value = %q;
+	  input.dispatchEvent(new Event('input', {bubbles: true}));
+	  document.getElementById('broker-save').click();
+	  return true;
+	})()`, url)
+	if _, err := chromedp.Run(popup, chromedp.Evaluate[bool](js)); err != nil {
+		t.Fatalf("popup broker field: %v", err)
+	}
+}
+
+// waitPopupID waits until the popup element id is shown with text containing want.
+func waitPopupID(t *testing.T, popup context.Context, id, want string) string {
+	t.Helper()
+	js := fmt.Sprintf(`new Promise((resolve, reject) => {
+	  const get = () => { const e = document.getElementById(%q); return e && !e.hidden && e.textContent.includes(%q) ? e.textContent : ''; };
+	  if (get()) { resolve(get()); return; }
+	  const mo = new MutationObserver(() => { if (get()) { mo.disconnect(); resolve(get()); } });
+	  mo.observe(document.body, {subtree: true, childList: true, attributes: true, characterData: true});
+	  setTimeout(() => reject(new Error('#' + %q + ' never said ' + %q + ': ' + document.body.innerText)), 30000);
+	})`, id, want, id, want)
+	text, err := chromedp.Run(popup, chromedp.Evaluate[string](js, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("popup: %v", err)
+	}
+	return text
+}
+
+// addToken runs the server's `tether token add name` and returns the token
+// it prints once (the last field of its standard output).
+func addToken(t *testing.T, d *Daemon, name string) string {
+	t.Helper()
+	cmd := exec.Command(d.Bin, "token", "add", name)
+	cmd.Env = d.Env()
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("tether token add %s: %v\n%s%s", name, err, out, stderr)
+	}
+	fields := strings.Fields(string(out))
+	if len(fields) == 0 {
+		t.Fatalf("tether token add %s printed no token", name)
+	}
+	return fields[len(fields)-1]
+}
+
+// remoteMCPClient is a real MCP client (mcp-go, streamable HTTP) for
+// https://tether.test:PORT/mcp through c with a named token, trusting
+// Caddy's root alone.
+func remoteMCPClient(t *testing.T, ctx context.Context, c *Caddy, token, app string) *client.Client {
+	t.Helper()
+	mc, err := client.NewStreamableHttpClient(c.URL("/mcp"),
+		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}),
+		transport.WithHTTPBasicClient(c.HTTPClient()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := mc.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { mc.Close() })
+	initClientAs(t, ctx, mc, app)
+	return mc
+}
+
+// countingListener accepts TCP connections on 127.0.0.1 and counts them:
+// the proof that nothing dialled its port.
+func countingListener(t *testing.T) (port int, accepted *atomic.Int64) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	accepted = new(atomic.Int64)
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			conn.Close()
+		}
+	}()
+	return ln.Addr().(*net.TCPAddr).Port, accepted
+}
+
+// TestRemoteExtension: issue 19's loop in real Chromium. A Chromium whose
+// extension is paired with the Tether on its own computer switches, in its
+// popup, to a remote broker: `tether serve` in remote mode behind real
+// Caddy (`tls internal`) at wss://tether.test:PORT/extension, Caddy's root
+// imported into the NSS database of Chromium's HOME (no certificate flag).
+// The popup shows a code, the server's `tether profiles approve CODE`
+// pairs it, and the popup names the broker and the slug there. Caddy dies
+// while a call is in flight: the call fails at once and is not replayed;
+// Caddy comes back on its port and the extension reconnects by itself.
+// Then the popup refuses
+// ws:// to a non-loopback host (nothing is dialled, also when the URL is
+// put in storage behind the popup's back), and a broker whose certificate
+// Chromium does not trust gets the clear message. Last, back to the local
+// Tether and again to the broker: each pairing was kept. Last, a real MCP
+// client with a named token navigates, snapshots, types and clicks through
+// https://tether.test:PORT/mcp.
+func TestRemoteExtension(t *testing.T) {
+	RequireChromium(t)
+	RequireCaddy(t)
+	d, c := startRemote(t, `{"hosts": ["`+RemoteHost+`"]}`, "--unattended=allow", "--enable-tools=browser_evaluate")
+	home := t.TempDir()
+	c.ImportRoot(t, home)
+	local := StartDaemon(t, Binary(t), "--auto-approve-profiles")
+	b := StartBrowser(t, local, BrowserOptions{Label: "Work", Env: []string{"HOME=" + home}, HostResolverRules: RemoteHostResolverRules})
+	alloc := b.DevTools(t)
+	fixtures := httptest.NewServer(http.FileServer(http.Dir("testdata")))
+	defer fixtures.Close()
+	ctx := Context(t, 4*time.Minute)
+
+	popup := OpenTab(t, alloc, popupPage)
+	waitPopupID(t, popup, "state", "Connected to Tether")
+	waitPopupID(t, popup, "broker-name", "this computer")
+
+	// The switch, and pairing by code with the server's CLI.
+	brokerHost := RemoteHost + ":" + strconv.Itoa(c.Port)
+	from := d.Log.Len()
+	useBroker(t, popup, c.WSURL("/extension"))
+	code := waitPopupID(t, popup, "pairing-code", "")
+	if _, _, err := d.Log.WaitFor(from, 30*time.Second, "new browser profile waiting for approval", "label=Work", "code="+code); err != nil {
+		t.Fatalf("the broker did not log the popup's code %s: %v", code, err)
+	}
+	waitPopupID(t, popup, "next-step", "tether profiles approve "+code)
+	waitPopupID(t, popup, "broker-name", brokerHost)
+	if out := tetherCLI(t, d, "profiles", "approve", code); !strings.Contains(out, `approved "Work"`) {
+		t.Fatalf("tether profiles approve %s: %s", code, out)
+	}
+	if _, _, err := d.Log.WaitFor(from, 30*time.Second, "browser profile approved", "code="+code, "slug=work"); err != nil {
+		t.Fatal(err)
+	}
+	waitPopupID(t, popup, "state", "Connected to "+brokerHost)
+	waitPopupID(t, popup, "slug", "work")
+
+	// Link fault: a call in flight when Caddy dies. It runs for a local
+	// client of the same server (its link does not cross Caddy), in its
+	// own tab, and counts its runs in the page.
+	lc := httpClient(t, ctx, d, d.Token)
+	mustCall(t, ctx, lc, "browser_navigate", map[string]any{"url": fixtures.URL + "/page2.html"})
+	type result struct {
+		text  string
+		isErr bool
+		err   error
+		at    time.Time
+	}
+	done := make(chan result, 1)
+	go func() {
+		text, isErr, err := mcpclient.Call(ctx, lc, "browser_evaluate", map[string]any{
+			"expression": "window.__runs = (window.__runs || 0) + 1; new Promise((r) => setTimeout(() => r('finished'), 60000))"}, nil)
+		done <- result{text, isErr, err, time.Now()}
+	}()
+	waitPopupText(t, popup, "AI acting")
+	from = d.Log.Len()
+	killed := time.Now()
+	c.Stop()
+	var res result
+	select {
+	case res = <-done:
+	case <-time.After(50 * time.Second):
+		t.Fatal("the call in flight when the link died did not fail (it waited for its own timeout)")
+	}
+	if res.err != nil || !res.isErr || strings.Contains(res.text, "finished") || !strings.Contains(res.text, "disconnected") {
+		t.Fatalf("the call in flight when Caddy died: err=%v isError=%v %s; want a tool error saying the extension disconnected", res.err, res.isErr, res.text)
+	}
+	t.Logf("the call in flight failed %s after Caddy was killed: %s", res.at.Sub(killed).Round(time.Millisecond), res.text)
+	if _, _, err := d.Log.WaitFor(from, 30*time.Second, "extension disconnected", "slug=work"); err != nil {
+		t.Fatal(err)
+	}
+	restarted := time.Now()
+	c.Restart(t)
+	if _, _, err := d.Log.WaitFor(from, 60*time.Second, "extension connected", "slug=work"); err != nil {
+		t.Fatalf("the extension did not reconnect after Caddy came back: %v", err)
+	}
+	t.Logf("the extension reconnected %s after Caddy was started again", time.Since(restarted).Round(time.Millisecond))
+	if runs := mustCall(t, ctx, lc, "browser_evaluate", map[string]any{"expression": "window.__runs"}); !strings.Contains(runs, "1") || strings.Contains(runs, "2") {
+		t.Fatalf("the page counted runs %q of the call cut by the link fault; want 1 (never replayed)", runs)
+	}
+
+	// ws:// to a host that is not this computer: refused in the popup, nothing dialled.
+	plainPort, dialled := countingListener(t)
+	plain := fmt.Sprintf("ws://%s:%d/extension", RemoteHost, plainPort)
+	useBroker(t, popup, plain)
+	waitPopupID(t, popup, "broker-error", "Refused: ws:// is not encrypted")
+	waitPopupID(t, popup, "state", "Connected to "+brokerHost)
+	// Put in storage behind the popup's back, the offscreen document refuses it too.
+	from = d.Log.Len()
+	if _, err := chromedp.Run(popup, chromedp.Evaluate[bool](fmt.Sprintf(`chrome.storage.local.set({brokerUrl: %q})
+	  .then(() => chrome.runtime.sendMessage({target: 'background', kind: 'popup-reconnect'})).then(() => true)`, plain), chromedp.EvalAwaitPromise)); err != nil {
+		t.Fatal(err)
+	}
+	waitPopupID(t, popup, "refusal", "Refused: ws:// is not encrypted")
+	waitPopupID(t, popup, "state", "Cannot reach ws://")
+
+	// A broker whose certificate Chromium does not trust (another Caddy, its root not imported).
+	untrusted := StartCaddy(t, d.Record.Port)
+	useBroker(t, popup, untrusted.WSURL("/extension"))
+	untrustedHost := RemoteHost + ":" + strconv.Itoa(untrusted.Port)
+	waitPopupID(t, popup, "refusal", "Could not connect to "+untrustedHost+" securely: check the address and that its certificate is valid")
+	waitPopupID(t, popup, "state", "Cannot reach "+untrustedHost)
+	if line, _, err := untrusted.Log.WaitFor(0, 10*time.Second, "handshake"); err == nil {
+		t.Logf("the untrusted Caddy: %s", line)
+	}
+
+	// Back to the Tether on this computer, then to the broker again: both pairings kept.
+	fromLocal := local.Log.Len()
+	if _, err := chromedp.Run(popup, chromedp.Evaluate[bool](`document.getElementById('broker-local').click(); true`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := local.Log.WaitFor(fromLocal, 30*time.Second, "extension connected", "slug=work", "secret_in_handshake=true"); err != nil {
+		t.Fatalf("back to the local Tether: %v", err)
+	}
+	waitPopupID(t, popup, "broker-name", "this computer")
+	from = d.Log.Len()
+	useBroker(t, popup, c.WSURL("/extension"))
+	if _, _, err := d.Log.WaitFor(from, 30*time.Second, "extension connected", "slug=work", "secret_in_handshake=true"); err != nil {
+		t.Fatalf("back to the broker: %v", err)
+	}
+	if line, _, err := d.Log.WaitFor(from, 0, "waiting for approval"); err == nil { // the lines so far
+		t.Errorf("the broker asked for approval again (its pairing was not kept): %s", line)
+	}
+	if n := dialled.Load(); n != 0 {
+		t.Errorf("the ws:// broker's port was dialled %d times", n)
+	}
+
+	// A real MCP client on another machine, with a named token, through
+	// https://tether.test:PORT/mcp (the Caddy that was restarted).
+	token := addToken(t, d, "e2e-agent")
+	agent := remoteMCPClient(t, ctx, c, token, "remote-agent")
+	greeterFlow(t, ctx, agent, fixtures.URL+"/form.html")
+}
