@@ -11,8 +11,8 @@ import (
 	"sync"
 
 	"github.com/tether-browser/tether/broker"
-	"github.com/tether-browser/tether/mcptoken"
 	tmcp "github.com/tether-browser/tether/mcp"
+	"github.com/tether-browser/tether/mcptoken"
 	"github.com/tether-browser/tether/policy"
 	"github.com/tether-browser/tether/protocol"
 	"github.com/tether-browser/tether/timeline"
