@@ -59,6 +59,14 @@ const (
 	// to the user (404: unknown profile; 409: no such shared tab).
 	PathTabOwner = "/api/tabs/owner"
 
+	// GET → []Token, by name: the named MCP tokens (remote mode,
+	// docs/remote.md).
+	PathTokens = "/api/tokens"
+	// POST NameRequest → IssuedToken (400: bad name; 409: name taken).
+	PathTokenAdd = "/api/tokens/add"
+	// POST NameRequest → 204 (404: no such token). Its next request gets 401.
+	PathTokenRevoke = "/api/tokens/revoke"
+
 	// GET → Pause; POST Pause → Pause.
 	PathPause = "/api/pause"
 
@@ -117,6 +125,23 @@ type Error struct {
 // NameRequest names a browser profile.
 type NameRequest struct {
 	Name string `json:"name"`
+}
+
+// Token is a named MCP token, without its secret.
+type Token struct {
+	Name string `json:"name"`
+	// CreatedMs is when it was issued, in Unix milliseconds.
+	CreatedMs int64 `json:"createdMs"`
+	// LastUsedMs is its last authenticated request, in Unix milliseconds
+	// (0: never); stored once a minute, so up to a minute late.
+	LastUsedMs int64 `json:"lastUsedMs"`
+}
+
+// IssuedToken is a new named token: Secret is shown this once (only its
+// hash is kept).
+type IssuedToken struct {
+	Token
+	Secret string `json:"secret"`
 }
 
 // AnswerRequest answers a held call.
@@ -307,7 +332,10 @@ type TimelineEntry struct {
 	// TimeMs is when the call arrived, in Unix milliseconds.
 	TimeMs int64 `json:"timeMs"`
 	// Client is the MCP client's name from its clientInfo, e.g. "claude-ai".
-	Client  string `json:"client"`
+	Client string `json:"client"`
+	// Token is the named token the client used (remote mode: tether
+	// token add), "" for the local MCP token.
+	Token   string `json:"token"`
 	Profile string `json:"profile"`
 	Tab     int    `json:"tab"`
 	Tool    string `json:"tool"`

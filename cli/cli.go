@@ -46,6 +46,7 @@ Usage:
   tether connect [--http] CLIENT... | --list          add Tether to an MCP client's config; list clients
   tether disconnect CLIENT...                         remove Tether's entry from a client's config
   tether token rotate                                 issue new MCP and control tokens; update HTTP entries
+  tether token add|list|revoke NAME                   named tokens for remote MCP clients (docs/remote.md)
   tether timeline [export [--out FILE]] [--client C] [--profile P] [--outcome O] [--limit N]
                                                       list the AI's tool calls, newest first; export as JSON Lines
   tether approvals [allow|always|deny ID]             list the tool calls waiting for your answer; answer one

@@ -154,8 +154,12 @@ func printList(list []clients.Status) error {
 }
 
 const tokenUsage = `Usage:
-  tether token rotate   issue a new MCP bearer token and a new control token, update the
-                        HTTP entries Tether wrote, restart the daemon
+  tether token rotate        issue a new MCP bearer token and a new control token, update the
+                             HTTP entries Tether wrote, restart the daemon
+  tether token add NAME      issue a named token for an MCP client on another machine (remote
+                             mode, docs/remote.md); it is printed once, only its hash is kept
+  tether token list          list the named tokens: name, created, last used
+  tether token revoke NAME   remove a named token; its next call is refused (401)
 `
 
 // runToken implements `tether token rotate`: both tokens, the MCP token
@@ -168,7 +172,10 @@ const tokenUsage = `Usage:
 // reach the agents, and answers new calls 503 (`tether mcp` sends those
 // again to the new daemon).
 func runToken(ctx context.Context, args []string) error {
-	if len(args) != 1 || args[0] != "rotate" {
+	if len(args) > 0 && args[0] != "rotate" {
+		return runNamedToken(ctx, args)
+	}
+	if len(args) != 1 {
 		return fmt.Errorf("unknown token command\n\n%s", tokenUsage)
 	}
 	paths, err := config.Resolve()

@@ -109,7 +109,7 @@ func runTimeline(ctx context.Context, args []string) error {
 			outc += ": " + e.Decision
 		}
 		took := time.Duration(e.DurationMs * float64(time.Millisecond))
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", time.UnixMilli(e.TimeMs).Local().Format(time.DateTime), dash(e.Client), dash(e.Profile), tab,
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", time.UnixMilli(e.TimeMs).Local().Format(time.DateTime), clientWithToken(e.Client, e.Token), dash(e.Profile), tab,
 			dash(e.Tool), cut(e.Args, 60), took.Round(time.Millisecond), cut(outc, 80))
 	}
 	if len(rows) == 0 {
@@ -213,4 +213,13 @@ func runPause(ctx context.Context, args []string, paused bool) error {
 		fmt.Println("AI access resumed")
 	}
 	return nil
+}
+
+// clientWithToken is a timeline row's client, with the named token it used
+// ("claude-code [token laptop]"); "-" for none.
+func clientWithToken(client, token string) string {
+	if token == "" {
+		return dash(client)
+	}
+	return dash(client) + " [token " + token + "]"
 }

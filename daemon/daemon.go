@@ -28,6 +28,7 @@ import (
 	"github.com/tether-browser/tether/extension"
 	"github.com/tether-browser/tether/localapi"
 	tmcp "github.com/tether-browser/tether/mcp"
+	"github.com/tether-browser/tether/mcptoken"
 	"github.com/tether-browser/tether/policy"
 	"github.com/tether-browser/tether/protocol"
 	"github.com/tether-browser/tether/timeline"
@@ -230,6 +231,21 @@ func Run(ctx context.Context, cfg Config) error {
 	defer tl.Close()
 	adapter := browserAdapter{b}
 	tg := newToolGuard(guard, tl, b.Resolve, log)
+	tokens, err := mcptoken.Open(p)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer func() {
+		if err := tokens.Flush(); err != nil {
+			log.Warn("named tokens' last use not stored", "err", err)
+		}
+	}()
+	tg.limits = mcptoken.NewLimiter(settings.CallsPerMinute())
+	if hosts := settings.RemoteHosts(); len(hosts) > 0 {
+		log.Info("remote mode: serving /extension, /mcp and /health to a TLS reverse proxy on this machine",
+			"hosts", strings.Join(hosts, ","), "calls_per_minute", settings.CallsPerMinute(), "named_tokens", len(tokens.List()))
+	}
 	tg.downloads = newDownloads(guard, tl, b.Call, log.With("component", "downloads"))
 	b.OnDownload(tg.downloads.handle)
 	ctx, cancel := context.WithCancel(ctx)
@@ -242,6 +258,7 @@ func Run(ctx context.Context, cfg Config) error {
 	apiCfg.Broker, apiCfg.Guard, apiCfg.Timeline = b, guard, tl
 	apiCfg.ControlToken, apiCfg.MCPToken, apiCfg.Logger = controlToken, token, log
 	apiCfg.Shutdown = cancel
+	apiCfg.Tokens = tokens
 	api := localapi.New(apiCfg)
 	defer api.Close()
 	if cfg.Services != nil {
@@ -270,6 +287,7 @@ func Run(ctx context.Context, cfg Config) error {
 		// `tether mcp` names its session for good (its tabs stay its own
 		// when it initializes again after a daemon restart).
 		server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
+			ctx = tmcp.WithToken(ctx, TokenName(r.Context()))
 			return tmcp.WithSessionKey(ctx, r.Header.Get(protocol.HeaderSession))
 		}),
 	)
@@ -280,10 +298,11 @@ func Run(ctx context.Context, cfg Config) error {
 	mux := http.NewServeMux()
 	mux.Handle(PathExtension, b)
 	go sessions.sweep(ctx, time.Minute)
+	go flushTokens(ctx, tokens, log)
 	// The drainer stands before the token check so that a bridge which has
 	// already read a rotated token is told "restarting" (503), not 401.
 	drain := &drainer{}
-	mux.Handle(PathMCP, drain.wrap(apiGuard(log, token, nil, mcpLimits(sessions, streamable))))
+	mux.Handle(PathMCP, drain.wrap(apiGuard(log, token, tokens, mcpLimits(sessions, streamable))))
 	mux.HandleFunc("GET "+PathHealth, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(Health{
@@ -398,4 +417,22 @@ func apiOrLoopbackOnly(api http.Handler, rest http.Handler) http.Handler {
 		}
 		rest.ServeHTTP(w, r)
 	})
+}
+
+// flushTokens writes the named tokens' last use every
+// mcptoken.FlushInterval until ctx ends (Run flushes once more as it stops):
+// never a write per call.
+func flushTokens(ctx context.Context, tokens *mcptoken.Store, log *slog.Logger) {
+	t := time.NewTicker(mcptoken.FlushInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := tokens.Flush(); err != nil {
+				log.Warn("named tokens' last use not stored", "err", err)
+			}
+		}
+	}
 }

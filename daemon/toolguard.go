@@ -12,6 +12,7 @@ import (
 
 	"github.com/tether-browser/tether/broker"
 	tmcp "github.com/tether-browser/tether/mcp"
+	"github.com/tether-browser/tether/mcptoken"
 	"github.com/tether-browser/tether/policy"
 	"github.com/tether-browser/tether/protocol"
 	"github.com/tether-browser/tether/timeline"
@@ -29,6 +30,9 @@ type toolGuard struct {
 	// downloads learns which call each tab's downloads follow, and has
 	// notes for results; nil: none.
 	downloads *downloads
+	// limits is each named token's rate limit on tool calls (nil: none;
+	// the local MCP token has none).
+	limits *mcptoken.Limiter
 }
 
 // newToolGuard returns the toolGuard of guard (built with tmcp.Classify)
@@ -101,6 +105,14 @@ func newCallID() string {
 // answered (timeline.Store's live events); one the guard allows at once
 // starts in Started; a refused one only finishes.
 func (g *toolGuard) Check(ctx context.Context, call tmcp.ToolCall) (tmcp.Verdict, error) {
+	if call.Token != "" && g.limits != nil {
+		if err := g.limits.Allow(call.Token); err != nil {
+			n := &note{id: newCallID(), summary: g.summary.Summarize(call.Tool, call.Args)}
+			msg := call.Tool + " refused: " + err.Error() + "."
+			n.verdict = policy.Verdict{Outcome: policy.Refused, Decision: "refused: token over its rate limit", Message: msg}
+			return tmcp.Verdict{Outcome: string(policy.Refused), Message: msg, Note: n}, nil
+		}
+	}
 	t, refusal := g.resolve(call)
 	action, _ := call.Args["action"].(string)
 	n := &note{id: newCallID(), target: t, summary: g.summary.Summarize(call.Tool, call.Args)}
@@ -142,14 +154,14 @@ func (g *toolGuard) Check(ctx context.Context, call tmcp.ToolCall) (tmcp.Verdict
 func (g *toolGuard) entry(call tmcp.ToolCall, v tmcp.Verdict) timeline.Entry {
 	n, ok := v.Note.(*note)
 	if !ok {
-		return timeline.Entry{CallID: newCallID(), Time: call.Started, Client: call.Client, Tool: call.Tool,
+		return timeline.Entry{CallID: newCallID(), Time: call.Started, Client: call.Client, Token: call.Token, Tool: call.Tool,
 			Args: g.summary.Summarize(call.Tool, call.Args)}
 	}
 	return g.entryOf(call, n)
 }
 
 func (g *toolGuard) entryOf(call tmcp.ToolCall, n *note) timeline.Entry {
-	e := timeline.Entry{CallID: n.id, Time: call.Started, Client: call.Client, Tool: call.Tool}
+	e := timeline.Entry{CallID: n.id, Time: call.Started, Client: call.Client, Token: call.Token, Tool: call.Tool}
 	e.Profile, e.Tab, e.Args = n.target.profile, n.target.tab, n.summary
 	n.mu.Lock()
 	if n.reached {

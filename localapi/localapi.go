@@ -20,6 +20,7 @@ import (
 	"github.com/tether-browser/tether/apitype"
 	"github.com/tether-browser/tether/broker"
 	"github.com/tether-browser/tether/clients"
+	"github.com/tether-browser/tether/mcptoken"
 	"github.com/tether-browser/tether/policy"
 	"github.com/tether-browser/tether/timeline"
 )
@@ -67,6 +68,9 @@ type Config struct {
 	// Window opens the window; nil under `tether serve` (POST
 	// /api/window/open answers 409, State.Window is false).
 	Window Window
+	// Tokens are the named MCP tokens (the tokens routes answer 409 when
+	// nil).
+	Tokens *mcptoken.Store
 	// Shutdown stops the daemon (POST /api/shutdown); it must not block.
 	Shutdown func()
 	// ControlToken is the token every route takes; MCPToken, the MCP
@@ -135,6 +139,9 @@ func New(cfg Config) *Server {
 		{http.MethodPost, apitype.PathProfileDeny, s.denyProfile},
 		{http.MethodPost, apitype.PathProfileForget, s.forgetProfile},
 		{http.MethodPost, apitype.PathTabOwner, s.setTabOwner},
+		{http.MethodGet, apitype.PathTokens, s.getTokens},
+		{http.MethodPost, apitype.PathTokenAdd, s.addToken},
+		{http.MethodPost, apitype.PathTokenRevoke, s.revokeToken},
 		{http.MethodGet, apitype.PathPause, s.getPause},
 		{http.MethodPost, apitype.PathPause, s.setPause},
 		{http.MethodGet, apitype.PathApprovals, s.getApprovals},

@@ -123,7 +123,7 @@ func pendingView(p broker.PendingProfile) apitype.Profile {
 // TimelineEntry is a timeline row as the API shows it (the CLI shows rows
 // read from the store itself, when no daemon runs, the same way).
 func TimelineEntry(e timeline.Entry) apitype.TimelineEntry {
-	return apitype.TimelineEntry{ID: e.ID, CallID: e.CallID, TimeMs: ms(e.Time), Client: e.Client,
+	return apitype.TimelineEntry{ID: e.ID, CallID: e.CallID, TimeMs: ms(e.Time), Client: e.Client, Token: e.Token,
 		Profile: e.Profile, Tab: e.Tab, Tool: e.Tool, Args: e.Args, Class: e.Class, Site: e.Site,
 		Decision: e.Decision, DurationMs: float64(e.Duration) / float64(time.Millisecond),
 		Outcome: string(e.Outcome), Error: e.Error}

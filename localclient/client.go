@@ -197,6 +197,25 @@ func (c *Client) ApproveProfile(ctx context.Context, name string) (apitype.Profi
 	return p, c.do(ctx, http.MethodPost, apitype.PathProfileApprove, nil, apitype.NameRequest{Name: name}, &p)
 }
 
+// Tokens lists the named MCP tokens, by name.
+func (c *Client) Tokens(ctx context.Context) ([]apitype.Token, error) {
+	var l []apitype.Token
+	return l, c.do(ctx, http.MethodGet, apitype.PathTokens, nil, nil, &l)
+}
+
+// AddToken issues a named MCP token; its Secret is shown this once. A 400
+// *Error: a bad name; 409: the name is taken.
+func (c *Client) AddToken(ctx context.Context, name string) (apitype.IssuedToken, error) {
+	var t apitype.IssuedToken
+	return t, c.do(ctx, http.MethodPost, apitype.PathTokenAdd, nil, apitype.NameRequest{Name: name}, &t)
+}
+
+// RevokeToken removes a named MCP token at once. A 404 *Error: none has
+// that name.
+func (c *Client) RevokeToken(ctx context.Context, name string) error {
+	return c.do(ctx, http.MethodPost, apitype.PathTokenRevoke, nil, apitype.NameRequest{Name: name}, nil)
+}
+
 // DenyProfile refuses a waiting profile (pairing code or full id).
 func (c *Client) DenyProfile(ctx context.Context, name string) error {
 	return c.do(ctx, http.MethodPost, apitype.PathProfileDeny, nil, apitype.NameRequest{Name: name}, nil)

@@ -23,6 +23,9 @@ type ToolCall struct {
 	Client string
 	// Session is the MCP session's id.
 	Session string
+	// Token is the named token the client authenticated with (WithToken;
+	// remote mode), "" for the local MCP token.
+	Token string
 	// Started is when the call arrived.
 	Started time.Time
 	// Progress, set when the client sent a progressToken, sends it a
@@ -91,7 +94,7 @@ func guardMiddleware(valid *argValidator, disabled func(tool string) string, cla
 		return func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 			call := ToolCall{
 				Tool: req.Params.Name, Args: req.GetArguments(), Client: clientName(ctx), Session: CallerOf(ctx).Session,
-				Started: time.Now(), Progress: progressFunc(ctx, req),
+				Token: TokenOf(ctx), Started: time.Now(), Progress: progressFunc(ctx, req),
 			}
 			v := Verdict{Allow: true}
 			if msg := disabled(call.Tool); msg != "" {
@@ -186,6 +189,23 @@ type Caller struct {
 	MCPSession string
 	// App is the client's clientInfo.name, cleaned.
 	App string
+}
+
+type tokenCtx struct{}
+
+// WithToken marks the requests of ctx as authenticated with the named
+// token name (the daemon's /mcp guard; "" is the local MCP token).
+func WithToken(ctx context.Context, name string) context.Context {
+	if name == "" {
+		return ctx
+	}
+	return context.WithValue(ctx, tokenCtx{}, name)
+}
+
+// TokenOf is the named token of ctx's request, "" for the local MCP token.
+func TokenOf(ctx context.Context) string {
+	n, _ := ctx.Value(tokenCtx{}).(string)
+	return n
 }
 
 type sessionKeyCtx struct{}

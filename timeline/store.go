@@ -74,6 +74,9 @@ type Entry struct {
 	Time time.Time `json:"time"`
 	// Client is the MCP client's name from its clientInfo, e.g. "claude-ai".
 	Client string `json:"client"`
+	// Token is the named token the client authenticated with (tether
+	// token add; remote mode), "" for the local MCP token.
+	Token string `json:"token,omitempty"`
 	// Profile is the browser profile's slug, when known.
 	Profile string `json:"profile,omitempty"`
 	// Tab is the tab's number, when known.
@@ -174,20 +177,22 @@ CREATE INDEX IF NOT EXISTS calls_time ON calls(time_us);
 `
 
 // schemaVersion is the user_version of the current schema: 1 the first
-// table, 2 added call_id. Older files are migrated in place on Open, their
+// table, 2 added call_id, 3 token. Older files are migrated in place on Open, their
 // rows kept (call_id ”); a binary of an older version still reads and
 // writes a migrated file, since it names its columns.
-const schemaVersion = 2
+const schemaVersion = 3
 
 // migrate brings the calls table to schemaVersion.
 func migrate(db *sql.DB) error {
-	var has int
-	if err := db.QueryRow(`SELECT COUNT(*) FROM pragma_table_info('calls') WHERE name = 'call_id'`).Scan(&has); err != nil {
-		return err
-	}
-	if has == 0 {
-		if _, err := db.Exec(`ALTER TABLE calls ADD COLUMN call_id TEXT NOT NULL DEFAULT ''`); err != nil {
+	for _, col := range []string{"call_id", "token"} {
+		var has int
+		if err := db.QueryRow(`SELECT COUNT(*) FROM pragma_table_info('calls') WHERE name = ?`, col).Scan(&has); err != nil {
 			return err
+		}
+		if has == 0 {
+			if _, err := db.Exec(`ALTER TABLE calls ADD COLUMN ` + col + ` TEXT NOT NULL DEFAULT ''`); err != nil {
+				return err
+			}
 		}
 	}
 	var v int
@@ -420,7 +425,7 @@ func (f Filter) where() (string, []any) {
 	return " WHERE " + strings.Join(conds, " AND "), args
 }
 
-const columns = `id, time_us, client, profile, tab, tool, args, class, site, decision, duration_us, outcome, error, call_id`
+const columns = `id, time_us, client, profile, tab, tool, args, class, site, decision, duration_us, outcome, error, call_id, token`
 
 // Query returns the rows matching f, newest first, after the rows
 // recorded before it are stored (Flush).
@@ -452,7 +457,7 @@ func scan(rows *sql.Rows) (Entry, error) {
 	var e Entry
 	var t, d int64
 	var outcome string
-	if err := rows.Scan(&e.ID, &t, &e.Client, &e.Profile, &e.Tab, &e.Tool, &e.Args, &e.Class, &e.Site, &e.Decision, &d, &outcome, &e.Error, &e.CallID); err != nil {
+	if err := rows.Scan(&e.ID, &t, &e.Client, &e.Profile, &e.Tab, &e.Tool, &e.Args, &e.Class, &e.Site, &e.Decision, &d, &outcome, &e.Error, &e.CallID, &e.Token); err != nil {
 		return e, fmt.Errorf("read the timeline: %w", err)
 	}
 	e.Time, e.Duration, e.Outcome = time.UnixMicro(t), time.Duration(d)*time.Microsecond, Outcome(outcome)

@@ -141,6 +141,7 @@ export namespace apitype {
 	    callId: string;
 	    timeMs: number;
 	    client: string;
+	    token: string;
 	    profile: string;
 	    tab: number;
 	    tool: string;
@@ -162,6 +163,7 @@ export namespace apitype {
 	        this.callId = source["callId"];
 	        this.timeMs = source["timeMs"];
 	        this.client = source["client"];
+	        this.token = source["token"];
 	        this.profile = source["profile"];
 	        this.tab = source["tab"];
 	        this.tool = source["tool"];
