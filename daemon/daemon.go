@@ -284,6 +284,12 @@ func Run(ctx context.Context, cfg Config) error {
 		server.WithEndpointPath(PathMCP),
 		server.WithStreamableHTTPLogger(log.With("component", "mcp-http")),
 		server.WithSessionIdManager(sessions),
+		// The SDK refuses a loopback peer with a non-loopback Host (DNS
+		// rebinding), which is what the reverse proxy of remote mode sends.
+		// hostGate checks every request before it, more strictly (listed
+		// hosts only, from a loopback peer, over HTTPS): the SDK's own
+		// check stays on unless remote mode is.
+		server.WithDisableLocalhostProtection(len(settings.RemoteHosts()) > 0),
 		// `tether mcp` names its session for good (its tabs stay its own
 		// when it initializes again after a daemon restart).
 		server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {

@@ -109,7 +109,7 @@ func (g *toolGuard) Check(ctx context.Context, call tmcp.ToolCall) (tmcp.Verdict
 		if err := g.limits.Allow(call.Token); err != nil {
 			n := &note{id: newCallID(), summary: g.summary.Summarize(call.Tool, call.Args)}
 			msg := call.Tool + " refused: " + err.Error() + "."
-			n.verdict = policy.Verdict{Outcome: policy.Refused, Decision: "refused: token over its rate limit", Message: msg}
+			n.verdict = policy.Verdict{Outcome: policy.Refused, Decision: fmt.Sprintf("token over its limit of %d calls per minute", g.limits.PerMinute()), Message: msg}
 			return tmcp.Verdict{Outcome: string(policy.Refused), Message: msg, Note: n}, nil
 		}
 	}

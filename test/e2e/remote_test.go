@@ -3,15 +3,24 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/tether-browser/tether/apitype"
+	"github.com/tether-browser/tether/test/mcpclient"
 )
 
 // startRemote starts `tether serve` in remote mode for RemoteHost (its
@@ -73,5 +82,123 @@ func TestRemoteProxyRefusals(t *testing.T) {
 	code, body = get(t, c, "/mcp", d.Token)
 	if code != http.StatusForbidden || !strings.Contains(body, "tether token add NAME") {
 		t.Errorf("/mcp with the local token through caddy: %d %s; want 403 naming tether token add", code, body)
+	}
+}
+
+// remoteMCP is an MCP client of the SDK over streamable HTTP to
+// https://tether.test:<port>/mcp through c, with bearer token secret.
+func remoteMCP(t *testing.T, ctx context.Context, c *Caddy, secret string) *client.Client {
+	t.Helper()
+	mc, err := client.NewStreamableHttpClient(c.URL("/mcp"),
+		transport.WithHTTPBasicClient(c.HTTPClient()),
+		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + secret}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := mc.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { mc.Close() })
+	if _, err := mcpclient.InitializeVersion(ctx, mc, "remote-agent", mcp.ProtocolVersion20251125); err != nil {
+		t.Fatalf("initialize through caddy: %v", err)
+	}
+	return mc
+}
+
+// callText calls tool with args and returns its text and whether it was
+// a tool error.
+func callText(t *testing.T, ctx context.Context, mc *client.Client, tool string, args map[string]any) (string, bool, error) {
+	t.Helper()
+	res, err := mc.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: tool, Arguments: args}})
+	if err != nil {
+		return "", false, err
+	}
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String(), res.IsError, nil
+}
+
+// TestRemoteNamedToken: an MCP client of the SDK on "another machine"
+// reaches `tether serve` in remote mode through real Caddy with a named
+// token: it lists the tools, a call gets its answer (no browser is
+// connected: the tool says so), the timeline shows the token's name, a
+// call over the token's rate limit is refused naming the limit, and once
+// the token is revoked the next request gets 401.
+func TestRemoteNamedToken(t *testing.T) {
+	RequireCaddy(t)
+	d, c := startRemote(t, `{"hosts": ["`+RemoteHost+`"], "callsPerMinute": 3}`)
+	ctx := Context(t, 2*time.Minute)
+
+	cmd := exec.Command(d.Bin, "token", "add", "ci-agent")
+	cmd.Env = d.Env()
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("tether token add: %v", err)
+	}
+	secret := strings.TrimSpace(string(out))
+	if !strings.HasPrefix(secret, "tt_") || strings.Contains(secret, "\n") {
+		t.Fatalf("tether token add printed %q on stdout; want the token alone", out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(d.Paths.Dir, "tokens.json")); strings.Contains(string(b), secret) {
+		t.Fatal("tokens.json holds the token itself")
+	}
+
+	mc := remoteMCP(t, ctx, c, secret)
+	tools, err := mc.ListTools(ctx, mcp.ListToolsRequest{})
+	if err != nil || len(tools.Tools) < 5 {
+		t.Fatalf("tools/list through caddy: %v (%d tools)", err, len(tools.Tools))
+	}
+	// The limit is 3 calls a minute, with a burst of 3.
+	for i := range 3 {
+		text, isErr, err := callText(t, ctx, mc, "browser_tabs", map[string]any{"action": "list"})
+		if err != nil {
+			t.Fatalf("call %d: %v", i+1, err)
+		}
+		if strings.Contains(text, "over its limit") {
+			t.Fatalf("call %d of 3 refused: %s", i+1, text)
+		}
+		if i == 0 {
+			t.Logf("browser_tabs list with no browser (tool error %v): %s", isErr, text)
+			if !strings.Contains(text, "No browser is connected") {
+				t.Errorf("browser_tabs list with no browser: %q; want it to say no browser is connected", text)
+			}
+		}
+	}
+	text, isErr, err := callText(t, ctx, mc, "browser_tabs", map[string]any{"action": "list"})
+	if err != nil || !isErr || !strings.Contains(text, "token ci-agent is over its limit of 3 calls per minute; wait ") {
+		t.Fatalf("the 4th call in a minute: %v, error %v, %q; want the limit named", err, isErr, text)
+	}
+
+	tl := tetherCLI(t, d, "timeline", "--limit", "10")
+	if !strings.Contains(tl, "remote-agent [token ci-agent]") || !strings.Contains(tl, "over its limit") {
+		t.Errorf("tether timeline does not show the token's name and the refusal:\n%s", tl)
+	}
+	if l := tetherCLI(t, d, "token", "list"); !strings.Contains(l, "ci-agent") || strings.Contains(l, "never") {
+		t.Errorf("tether token list after use:\n%s", l)
+	}
+
+	if out := tetherCLI(t, d, "token", "revoke", "ci-agent"); !strings.Contains(out, `revoked "ci-agent"`) {
+		t.Fatalf("tether token revoke: %s", out)
+	}
+	_, err = mc.ListTools(ctx, mcp.ListToolsRequest{})
+	if !errors.Is(err, transport.ErrAuthorizationRequired) {
+		t.Fatalf("a request after revocation: %v; want the SDK's 401 error", err)
+	}
+	// The same through plain HTTP, to see the status and the message.
+	req, _ := http.NewRequest(http.MethodPost, c.URL("/mcp"), strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	req.Header.Set("Authorization", "Bearer "+secret)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.HTTPClient().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(string(b), "unknown or was revoked") {
+		t.Errorf("revoked token: %d %s; want 401 saying it was revoked", resp.StatusCode, b)
 	}
 }
