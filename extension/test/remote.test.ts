@@ -370,6 +370,9 @@ describe('popupView with a remote broker', () => {
     expect(v.state).toBe('connecting');
     expect(v.nextStep).toContain('clear the broker');
   });
+  it("reads a status left from a broker as connecting once back on this computer", () => {
+    expect(popupView(at({ state: 'connected' }), { assignedSlug: 'work' }).state).toBe('connecting');
+  });
   it('says "this computer" for the local daemon', () => {
     expect(popupView({ state: 'connected', port: 47615, since: 0 }, { assignedSlug: 'work' })).toMatchObject({ broker: 'this computer', slug: 'work' });
   });

@@ -14,7 +14,7 @@ export function ensureOffscreen(): Promise<void> {
       await chrome.offscreen.createDocument({
         url: URL_PATH,
         reasons: [chrome.offscreen.Reason.WORKERS],
-        justification: 'Holds the WebSocket connection to the local Tether app, which a service worker would drop when idle.',
+        justification: 'Holds the WebSocket connection to the Tether app (on this computer, or the remote broker the user chose), which a service worker would drop when idle.',
       });
     } catch (err) {
       if (!/single offscreen document/i.test(String(err))) throw err;

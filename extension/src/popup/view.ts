@@ -62,7 +62,8 @@ export function popupView(status: ConnectionStatus | undefined, local: StoredPro
   const label = str(local.assignedLabel) ?? str(local.label) ?? '—';
   const slug = str(local.assignedSlug) ?? '—';
   const base = { label, slug, halted: status?.halted === true, retry: false, broker: 'this computer' };
-  if (!status || status.state === 'connecting') {
+  // A status that names a broker is left from before the switch back to this computer.
+  if (!status || status.broker !== undefined || status.state === 'connecting') {
     return { ...base, state: 'connecting', headline: 'Connecting to Tether…', nextStep: status ? `Looking for Tether on this computer (port ${status.port}).` : 'Starting the connection to Tether.' };
   }
   if (status.state === 'connected') {
