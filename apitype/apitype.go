@@ -346,6 +346,9 @@ type TimelineEntry struct {
 	Decision string `json:"decision"`
 	// DurationMs is how long the call took, approval wait included.
 	DurationMs float64 `json:"durationMs"`
+	// RTTMs is the round-trip time of the profile's link to Tether as the
+	// call ended, in milliseconds (0: unknown).
+	RTTMs float64 `json:"rttMs"`
 	// Outcome is "ok", "error", "refused", "denied" or "paused"; "" for a
 	// call still running; "ignored" for a dialog answered after its call
 	// was decided; "unrecorded" for a gap: Args says how many calls ended

@@ -263,7 +263,7 @@ func TestDisconnectMidActionSaysOutcomeUnknown(t *testing.T) {
 	if !strings.Contains(joined, "nothing was changed: retry once it reconnects") {
 		t.Errorf("the read's error does not say it may be retried:\n%s", joined)
 	}
-	if !strings.Contains(joined, "this click call may or may not have acted on the page: take a snapshot") {
+	if !strings.Contains(joined, "this click call may or may not have acted on the page, and Tether does not send it again: take a snapshot") {
 		t.Errorf("the click's error does not say its outcome is unknown:\n%s", joined)
 	}
 }

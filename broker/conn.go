@@ -38,6 +38,66 @@ type conn struct {
 	mu      sync.Mutex
 	pending map[string]chan protocol.Response
 	lastUse atomic.Int64 // unix nanos of the last call routed here
+	// rtt is the last measured round-trip time of a ping (nanoseconds, 0:
+	// none yet); pingSent is the unix nanos of the ping not yet answered
+	// (0: none).
+	rtt      atomic.Int64
+	pingSent atomic.Int64
+}
+
+// Link limits (remote mode, docs/remote.md).
+const (
+	// SlowLinkRTT is the round-trip time from which a profile's link is
+	// reported as slow: a call that times out on it is blamed on the link,
+	// not the page.
+	SlowLinkRTT = time.Second
+	// MaxLinkAllowance caps what the link adds to a call's timeout.
+	MaxLinkAllowance = 30 * time.Second
+)
+
+// linkRTT is the round-trip time of the profile's link to the daemon: the
+// last ping's, or longer when a ping has waited longer for its pong (a link
+// that just went slow). 0 until the first pong.
+func (c *conn) linkRTT() time.Duration {
+	rtt := time.Duration(c.rtt.Load())
+	if sent := c.pingSent.Load(); sent != 0 {
+		if waited := time.Since(time.Unix(0, sent)); waited > rtt && rtt > 0 || waited > SlowLinkRTT {
+			rtt = waited
+		}
+	}
+	return rtt
+}
+
+// linkAllowance is what the link adds to a call's timeout: two round
+// trips (the request out and the answer back, with slack), at most
+// MaxLinkAllowance. The timeout sent to the extension leaves it out.
+func linkAllowance(rtt time.Duration) time.Duration {
+	return min(2*rtt, MaxLinkAllowance)
+}
+
+// ping writes a ping carrying its send time (browsers echo a ping's data in
+// their pong by themselves: RFC 6455 §5.5.3), so the pong gives the
+// round-trip time. Only writeLoop calls it.
+func (c *conn) ping() error {
+	now := time.Now().UnixNano()
+	_ = c.ws.SetWriteDeadline(time.Now().Add(c.cfg.WriteTimeout))
+	if err := c.ws.WriteMessage(websocket.PingMessage, []byte(strconv.FormatInt(now, 10))); err != nil {
+		return err
+	}
+	c.pingSent.CompareAndSwap(0, now)
+	return nil
+}
+
+// pong records the round-trip time of the ping that data echoes.
+func (c *conn) pong(data string) {
+	sent, err := strconv.ParseInt(data, 10, 64)
+	if err != nil || sent <= 0 {
+		return
+	}
+	if rtt := time.Now().UnixNano() - sent; rtt >= 0 {
+		c.rtt.Store(rtt)
+	}
+	c.pingSent.Store(0)
 }
 
 func newConn(ws *websocket.Conn, cfg *Config, log *slog.Logger, hello protocol.Hello) *conn {
@@ -81,6 +141,12 @@ func (c *conn) writeLoop() {
 	ticker := time.NewTicker(c.cfg.PingInterval)
 	defer ticker.Stop()
 	defer c.close()
+	// The first ping goes out at once: the link's round-trip time is known
+	// from the start.
+	if err := c.ping(); err != nil {
+		c.log.Info("extension socket ping failed", "profile", shortID(c.hello.ProfileID), "err", err)
+		return
+	}
 	for {
 		select {
 		case msg := <-c.send:
@@ -95,8 +161,7 @@ func (c *conn) writeLoop() {
 				return
 			}
 		case <-ticker.C:
-			_ = c.ws.SetWriteDeadline(time.Now().Add(c.cfg.WriteTimeout))
-			if err := c.ws.WriteMessage(websocket.PingMessage, nil); err != nil {
+			if err := c.ping(); err != nil {
 				c.log.Info("extension socket ping failed", "profile", shortID(c.hello.ProfileID), "err", err)
 				return
 			}
@@ -115,7 +180,8 @@ func (c *conn) readLoop() {
 	defer c.close()
 	c.ws.SetReadLimit(c.cfg.MaxFrameBytes)
 	_ = c.ws.SetReadDeadline(time.Now().Add(c.cfg.PongWait))
-	c.ws.SetPongHandler(func(string) error {
+	c.ws.SetPongHandler(func(data string) error {
+		c.pong(data)
 		return c.ws.SetReadDeadline(time.Now().Add(c.cfg.PongWait))
 	})
 	for {
@@ -194,7 +260,7 @@ func (c *conn) call(ctx context.Context, method protocol.Method, params any, tim
 	// extension may have received it, so an action may have run.
 	maybeActed := func(err error) error {
 		if method.Mutates() {
-			return fmt.Errorf("%w; this %s call may or may not have acted on the page: take a snapshot to see before you repeat it", err, method)
+			return fmt.Errorf("%w; this %s call may or may not have acted on the page, and Tether does not send it again: take a snapshot to see before you repeat it", err, method)
 		}
 		return fmt.Errorf("%w; nothing was changed: retry once it reconnects", err)
 	}
@@ -214,7 +280,10 @@ func (c *conn) call(ctx context.Context, method protocol.Method, params any, tim
 		c.mu.Unlock()
 	}
 
-	timer := time.NewTimer(timeout)
+	// The extension gets timeout for its own work; the daemon waits that
+	// long plus the link's round trips (linkAllowance).
+	rtt := c.linkRTT()
+	timer := time.NewTimer(timeout + linkAllowance(rtt))
 	defer timer.Stop()
 	select {
 	case c.send <- frame:
@@ -247,6 +316,10 @@ func (c *conn) call(ctx context.Context, method protocol.Method, params any, tim
 		return nil, ctx.Err()
 	case <-timer.C:
 		forget()
+		if now := c.linkRTT(); max(now, rtt) >= SlowLinkRTT {
+			return nil, maybeActed(fmt.Errorf("%w: %s got no answer within %s: profile %q's link is slow (RTT %d ms), so this is the network, not the page",
+				ErrSlowLink, method, timeout+linkAllowance(rtt), c.hello.Label, max(now, rtt).Milliseconds()))
+		}
 		return nil, maybeActed(fmt.Errorf("%w: %s took longer than %s", ErrTimeout, method, timeout))
 	}
 }

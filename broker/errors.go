@@ -25,6 +25,11 @@ var (
 	// ErrTimeout: the extension did not answer in time (Call adds, as for
 	// ErrDisconnected, whether an action may have run).
 	ErrTimeout = errors.New("the browser extension did not answer in time")
+	// ErrSlowLink: the extension did not answer in time and its link to
+	// the daemon is slow (a round trip of SlowLinkRTT or more): a remote
+	// broker's network, not the page (Call adds, as for ErrTimeout, whether
+	// an action may have run).
+	ErrSlowLink = errors.New("the browser's link to Tether is slow")
 	// ErrClosed: the broker is shutting down.
 	ErrClosed = errors.New("tether is shutting down")
 )

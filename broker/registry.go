@@ -29,6 +29,10 @@ type Profile struct {
 	LastSeen time.Time
 	// Tabs are the profile's shared tabs, as of the extension's last report.
 	Tabs []protocol.TabInfo
+	// RTT is the round-trip time of its extension's socket (WebSocket
+	// ping/pong, every PingInterval and on hello); 0 while unknown or
+	// disconnected.
+	RTT time.Duration
 	// PairsOnReconnect is set only in what Approve returns for a profile
 	// that was not connected when approved (pushed out of the waiting list,
 	// or reconnecting): it is paired at its next hello, within
@@ -53,7 +57,16 @@ func (r *record) view() Profile {
 		Connected: r.conn != nil, ExtVersion: r.extVersion,
 		ConnectedAt: r.connectedAt, LastSeen: r.stored.LastSeen,
 		Tabs: slices.Clone(r.tabs),
+		RTT:  r.rtt(),
 	}
+}
+
+// rtt is the live socket's round-trip time, 0 when disconnected.
+func (r *record) rtt() time.Duration {
+	if r.conn == nil {
+		return 0
+	}
+	return r.conn.linkRTT()
 }
 
 func (r *record) queue(tab int) *tabQueue {
@@ -255,4 +268,17 @@ func (b *Broker) Forget(name string) (Profile, error) {
 	}
 	b.log.Info("browser profile forgotten", "profile", shortID(view.ID), "slug", view.Slug)
 	return view, err
+}
+
+// RTT is the round-trip time of the link of the profile whose slug is
+// slug (Profile.RTT); 0 when it is unknown, disconnected or not measured yet.
+func (b *Broker) RTT(slug string) time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, r := range b.records {
+		if r.stored.Slug == slug {
+			return r.rtt()
+		}
+	}
+	return 0
 }

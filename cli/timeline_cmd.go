@@ -109,7 +109,7 @@ func runTimeline(ctx context.Context, args []string) error {
 			outc += ": " + e.Decision
 		}
 		took := time.Duration(e.DurationMs * float64(time.Millisecond))
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", time.UnixMilli(e.TimeMs).Local().Format(time.DateTime), clientWithToken(e.Client, e.Token), dash(e.Profile), tab,
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", time.UnixMilli(e.TimeMs).Local().Format(time.DateTime), clientWithToken(e.Client, e.Token), profileWithRTT(e.Profile, e.RTTMs), tab,
 			dash(e.Tool), cut(e.Args, 60), took.Round(time.Millisecond), cut(outc, 80))
 	}
 	if len(rows) == 0 {
@@ -222,4 +222,13 @@ func clientWithToken(client, token string) string {
 		return dash(client)
 	}
 	return dash(client) + " [token " + token + "]"
+}
+
+// profileWithRTT is a timeline row's profile, with its link's round trip
+// when known ("work (RTT 84 ms)"); "-" for none.
+func profileWithRTT(profile string, rttMs float64) string {
+	if profile == "" || rttMs <= 0 {
+		return dash(profile)
+	}
+	return fmt.Sprintf("%s (RTT %d ms)", profile, max(1, int(rttMs+0.5)))
 }

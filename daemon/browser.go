@@ -42,7 +42,8 @@ func (a browserAdapter) Profiles(ctx context.Context) []tmcp.Profile {
 	ps := a.b.ProfilesFor(brokerCaller(tmcp.CallerOf(ctx)))
 	out := make([]tmcp.Profile, len(ps))
 	for i, p := range ps {
-		out[i] = tmcp.Profile{ID: p.ID, Label: p.Label, Slug: p.Slug, Connected: p.Connected, Tabs: p.Tabs}
+		out[i] = tmcp.Profile{ID: p.ID, Label: p.Label, Slug: p.Slug, Connected: p.Connected, Tabs: p.Tabs,
+			RTT: p.RTT, SlowLink: p.RTT >= broker.SlowLinkRTT}
 	}
 	return out
 }

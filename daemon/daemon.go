@@ -242,6 +242,7 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 	}()
 	tg.limits = mcptoken.NewLimiter(settings.CallsPerMinute())
+	tg.rtt = b.RTT
 	if hosts := settings.RemoteHosts(); len(hosts) > 0 {
 		log.Info("remote mode: serving /extension, /mcp and /health to a TLS reverse proxy on this machine",
 			"hosts", strings.Join(hosts, ","), "calls_per_minute", settings.CallsPerMinute(), "named_tokens", len(tokens.List()))

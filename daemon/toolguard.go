@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/tether-browser/tether/broker"
 	tmcp "github.com/tether-browser/tether/mcp"
@@ -30,6 +31,9 @@ type toolGuard struct {
 	// downloads learns which call each tab's downloads follow, and has
 	// notes for results; nil: none.
 	downloads *downloads
+	// rtt is the link round-trip time of the profile with a slug (the
+	// broker's RTT; nil: not recorded).
+	rtt func(slug string) time.Duration
 	// limits is each named token's rate limit on tool calls (nil: none;
 	// the local MCP token has none).
 	limits *mcptoken.Limiter
@@ -211,6 +215,9 @@ func (g *toolGuard) Finished(call tmcp.ToolCall, v tmcp.Verdict, end tmcp.CallEn
 		return
 	}
 	e.Duration, e.Outcome, e.Error = end.Duration, timeline.Outcome(end.Outcome), end.Error
+	if g.rtt != nil && e.Profile != "" {
+		e.RTT = g.rtt(e.Profile)
+	}
 	if _, err := g.timeline.Record(context.Background(), e); err != nil {
 		g.log.Error("timeline record failed", "tool", call.Tool, "err", err)
 	}

@@ -126,6 +126,7 @@ func TimelineEntry(e timeline.Entry) apitype.TimelineEntry {
 	return apitype.TimelineEntry{ID: e.ID, CallID: e.CallID, TimeMs: ms(e.Time), Client: e.Client, Token: e.Token,
 		Profile: e.Profile, Tab: e.Tab, Tool: e.Tool, Args: e.Args, Class: e.Class, Site: e.Site,
 		Decision: e.Decision, DurationMs: float64(e.Duration) / float64(time.Millisecond),
+		RTTMs:   float64(e.RTT) / float64(time.Millisecond),
 		Outcome: string(e.Outcome), Error: e.Error}
 }
 

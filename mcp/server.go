@@ -36,6 +36,11 @@ type Profile struct {
 	Slug      string
 	Connected bool
 	Tabs      []protocol.TabInfo
+	// RTT is the round-trip time of the profile's link to Tether (0:
+	// unknown); SlowLink is set when it is long enough that a timeout is
+	// the network's, not the page's (remote mode, docs/remote.md).
+	RTT      time.Duration
+	SlowLink bool
 }
 
 // Config configures the MCP server.

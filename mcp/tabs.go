@@ -156,6 +156,12 @@ func (h *handlers) profilesText(profiles []Profile, v viewer) string {
 		if len(id) > 8 {
 			id = id[:8] + "…"
 		}
+		if p.Connected && p.RTT > 0 {
+			state += fmt.Sprintf(", link round trip %d ms", max(p.RTT.Milliseconds(), 1))
+			if p.SlowLink {
+				state += " (slow link: its calls take longer, and a timeout there is the network's, not the page's)"
+			}
+		}
 		lines = append(lines, fmt.Sprintf("%s — profile %q (%s), %s", p.Label, p.Slug, id, state))
 		switch {
 		case len(p.Tabs) == 0 && !p.Connected:

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tether-browser/tether/protocol"
 )
@@ -17,6 +18,8 @@ func TestTabsList(t *testing.T) {
 		profiles: []Profile{
 			{ID: "3f2a1b2c-0000", Label: "Work", Slug: "work", Connected: true, Tabs: live},
 			{ID: "9c8d7e6f-1111", Label: "Home", Slug: "home"},
+			{ID: "77aa88bb-2222", Label: "Far", Slug: "far", Connected: true, RTT: 84 * time.Millisecond},
+			{ID: "66cc55dd-3333", Label: "Ship", Slug: "ship", Connected: true, RTT: 1500 * time.Millisecond, SlowLink: true},
 		},
 		results: map[protocol.Method]any{protocol.MethodTabsList: protocol.TabsListResult{Tabs: live}},
 	}
@@ -28,6 +31,8 @@ func TestTabsList(t *testing.T) {
 		"  [2] Docs — https://docs.example/",
 		`Home — profile "home" (9c8d7e6f…), disconnected (a call addressed to it waits up to 5 s for its extension to reconnect)`,
 		"  shared tabs unknown until it reconnects",
+		`Far — profile "far" (77aa88bb…), connected, link round trip 84 ms`,
+		`Ship — profile "ship" (66cc55dd…), connected, link round trip 1500 ms (slow link: its calls take longer, and a timeout there is the network's, not the page's)`,
 	} {
 		if isErr || !strings.Contains(text, want) {
 			t.Fatalf("list lacks %q: (isError=%v)\n%s", want, isErr, text)

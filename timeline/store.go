@@ -94,6 +94,9 @@ type Entry struct {
 	Decision string `json:"decision,omitempty"`
 	// Duration is how long the call took, approval wait included.
 	Duration time.Duration `json:"durationNs"`
+	// RTT is the round-trip time of the profile's link to Tether as the
+	// call ended (0: unknown).
+	RTT time.Duration `json:"rttNs,omitempty"`
 	// Outcome is how it ended.
 	Outcome Outcome `json:"outcome"`
 	// Error is the tool's error text, shortened, for Error outcomes.
@@ -177,20 +180,21 @@ CREATE INDEX IF NOT EXISTS calls_time ON calls(time_us);
 `
 
 // schemaVersion is the user_version of the current schema: 1 the first
-// table, 2 added call_id, 3 token. Older files are migrated in place on Open, their
+// table, 2 added call_id, 3 token and rtt_us. Older files are migrated in place on Open, their
 // rows kept (call_id ”); a binary of an older version still reads and
 // writes a migrated file, since it names its columns.
 const schemaVersion = 3
 
 // migrate brings the calls table to schemaVersion.
 func migrate(db *sql.DB) error {
-	for _, col := range []string{"call_id", "token"} {
+	for _, col := range []string{"call_id TEXT NOT NULL DEFAULT ''", "token TEXT NOT NULL DEFAULT ''", "rtt_us INTEGER NOT NULL DEFAULT 0"} {
+		name, _, _ := strings.Cut(col, " ")
 		var has int
-		if err := db.QueryRow(`SELECT COUNT(*) FROM pragma_table_info('calls') WHERE name = ?`, col).Scan(&has); err != nil {
+		if err := db.QueryRow(`SELECT COUNT(*) FROM pragma_table_info('calls') WHERE name = ?`, name).Scan(&has); err != nil {
 			return err
 		}
 		if has == 0 {
-			if _, err := db.Exec(`ALTER TABLE calls ADD COLUMN ` + col + ` TEXT NOT NULL DEFAULT ''`); err != nil {
+			if _, err := db.Exec(`ALTER TABLE calls ADD COLUMN ` + col); err != nil {
 				return err
 			}
 		}
@@ -425,7 +429,7 @@ func (f Filter) where() (string, []any) {
 	return " WHERE " + strings.Join(conds, " AND "), args
 }
 
-const columns = `id, time_us, client, profile, tab, tool, args, class, site, decision, duration_us, outcome, error, call_id, token`
+const columns = `id, time_us, client, profile, tab, tool, args, class, site, decision, duration_us, outcome, error, call_id, token, rtt_us`
 
 // Query returns the rows matching f, newest first, after the rows
 // recorded before it are stored (Flush).
@@ -455,12 +459,13 @@ func (s *Store) Query(ctx context.Context, f Filter) ([]Entry, error) {
 
 func scan(rows *sql.Rows) (Entry, error) {
 	var e Entry
-	var t, d int64
+	var t, d, rtt int64
 	var outcome string
-	if err := rows.Scan(&e.ID, &t, &e.Client, &e.Profile, &e.Tab, &e.Tool, &e.Args, &e.Class, &e.Site, &e.Decision, &d, &outcome, &e.Error, &e.CallID, &e.Token); err != nil {
+	if err := rows.Scan(&e.ID, &t, &e.Client, &e.Profile, &e.Tab, &e.Tool, &e.Args, &e.Class, &e.Site, &e.Decision, &d, &outcome, &e.Error, &e.CallID, &e.Token, &rtt); err != nil {
 		return e, fmt.Errorf("read the timeline: %w", err)
 	}
 	e.Time, e.Duration, e.Outcome = time.UnixMicro(t), time.Duration(d)*time.Microsecond, Outcome(outcome)
+	e.RTT = time.Duration(rtt) * time.Microsecond
 	return e, nil
 }
 

@@ -279,7 +279,7 @@ INSERT INTO calls (time_us, client, tool, outcome) VALUES (?, 'claude-ai', 'brow
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Record(ctx, Entry{CallID: "c1", Tool: "browser_click", Outcome: OK}); err != nil {
+		if _, err := s.Record(ctx, Entry{CallID: "c1", Tool: "browser_click", Outcome: OK, Token: "ci-agent", RTT: 42 * time.Millisecond}); err != nil {
 			t.Fatal(err)
 		}
 		s.Close()
@@ -291,6 +291,9 @@ INSERT INTO calls (time_us, client, tool, outcome) VALUES (?, 'claude-ai', 'brow
 	}
 	if len(rows) != 3 || rows[2].Tool != "browser_snapshot" || rows[2].CallID != "" || rows[0].CallID != "c1" || rows[1].CallID != "c1" {
 		t.Fatalf("rows after migration: %+v", rows)
+	}
+	if rows[0].Token != "ci-agent" || rows[0].RTT != 42*time.Millisecond || rows[2].Token != "" || rows[2].RTT != 0 {
+		t.Fatalf("token and RTT after migration: %+v", rows)
 	}
 	var v int
 	if err := s.db.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != schemaVersion {

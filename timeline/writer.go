@@ -37,8 +37,8 @@ type op struct {
 const pruneEvery = 100
 
 const insertRow = `INSERT INTO calls
-	(id, time_us, client, profile, tab, tool, args, class, site, decision, duration_us, outcome, error, call_id, token)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	(id, time_us, client, profile, tab, tool, args, class, site, decision, duration_us, outcome, error, call_id, token, rtt_us)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // enqueue gives e the next ID, publishes it and queues it for the writer,
 // all under qmu so that IDs, events and rows keep one order. It never
@@ -176,7 +176,7 @@ func (s *Store) insert(rows []Entry) error {
 	defer stmt.Close()
 	for _, e := range rows {
 		if _, err := stmt.ExecContext(ctx, e.ID, e.Time.UnixMicro(), e.Client, e.Profile, e.Tab, e.Tool, e.Args, e.Class,
-			e.Site, e.Decision, e.Duration.Microseconds(), string(e.Outcome), e.Error, e.CallID, e.Token); err != nil {
+			e.Site, e.Decision, e.Duration.Microseconds(), string(e.Outcome), e.Error, e.CallID, e.Token, e.RTT.Microseconds()); err != nil {
 			return err
 		}
 	}

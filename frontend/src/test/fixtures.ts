@@ -19,7 +19,7 @@ let nextId = 1;
 export function entry(over: Partial<TimelineEntry> = {}): TimelineEntry {
   const id = over.id ?? nextId++;
   return {
-    id, callId: `c${id}`, timeMs: NOW - 60_000 + id * 1000, client: 'claude-ai', token: '', profile: 'work', tab: 1, tool: 'browser_snapshot',
+    id, callId: `c${id}`, timeMs: NOW - 60_000 + id * 1000, client: 'claude-ai', token: '', rttMs: 0, profile: 'work', tab: 1, tool: 'browser_snapshot',
     args: '{}', class: 'read', site: 'example.com', decision: 'allow (read)', durationMs: 12.5,
     outcome: 'ok', error: '', ...over,
   };

@@ -150,6 +150,7 @@ export namespace apitype {
 	    site: string;
 	    decision: string;
 	    durationMs: number;
+	    rttMs: number;
 	    outcome: string;
 	    error: string;
 	
@@ -172,6 +173,7 @@ export namespace apitype {
 	        this.site = source["site"];
 	        this.decision = source["decision"];
 	        this.durationMs = source["durationMs"];
+	        this.rttMs = source["rttMs"];
 	        this.outcome = source["outcome"];
 	        this.error = source["error"];
 	    }
