@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -210,8 +211,8 @@ func TestRemoteExtension(t *testing.T) {
 	case <-time.After(50 * time.Second):
 		t.Fatal("the call in flight when the link died did not fail (it waited for its own timeout)")
 	}
-	if res.err != nil || !res.isErr || strings.Contains(res.text, "finished") || !strings.Contains(res.text, "disconnected") {
-		t.Fatalf("the call in flight when Caddy died: err=%v isError=%v %s; want a tool error saying the extension disconnected", res.err, res.isErr, res.text)
+	if res.err != nil || !res.isErr || strings.Contains(res.text, "finished") || !strings.Contains(res.text, "disconnected") || !strings.Contains(res.text, "does not send it again") {
+		t.Fatalf("the call in flight when Caddy died: err=%v isError=%v %s; want a tool error saying the extension disconnected and the call is not sent again", res.err, res.isErr, res.text)
 	}
 	t.Logf("the call in flight failed %s after Caddy was killed: %s", res.at.Sub(killed).Round(time.Millisecond), res.text)
 	if _, _, err := d.Log.WaitFor(from, 30*time.Second, "extension disconnected", "slug=work"); err != nil {
@@ -277,5 +278,60 @@ func TestRemoteExtension(t *testing.T) {
 	if n := dialled.Load(); n != 0 {
 		t.Errorf("the ws:// broker's port was dialled %d times", n)
 	}
+	waitPopupID(t, popup, "state", "Connected to "+brokerHost)
 
+	// Network changes, as the offscreen document sees them (navigator.onLine
+	// and its online/offline events, overridden through DevTools): the link
+	// drops while offline, and the popup says so instead of counting
+	// failures; back online, the extension dials at once.
+	off := offscreenDocument(t, alloc)
+	setOnline(t, off, false)
+	from = d.Log.Len()
+	c.Stop()
+	waitPopupID(t, popup, "state", "Offline")
+	waitPopupID(t, popup, "next-step", "as soon as it is back online")
+	c.Restart(t)
+	online := time.Now()
+	setOnline(t, off, true)
+	if _, _, err := d.Log.WaitFor(from, 30*time.Second, "extension connected", "slug=work"); err != nil {
+		t.Fatalf("back online, the extension did not reconnect: %v", err)
+	}
+	t.Logf("back online, the extension reconnected after %s", time.Since(online).Round(time.Millisecond))
+	waitPopupID(t, popup, "state", "Connected to "+brokerHost)
+}
+
+// offscreenDocument attaches to the extension's offscreen document (which
+// owns the WebSocket) until the test ends.
+func offscreenDocument(t *testing.T, alloc context.Context) context.Context {
+	t.Helper()
+	bctx, cancel := chromedp.NewContext(alloc)
+	defer cancel()
+	targets, err := chromedp.Targets(bctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "chrome-extension://" + broker.DefaultExtensionID + "/offscreen.html"
+	for _, ti := range targets {
+		if ti.URL == want {
+			ctx, cancel := chromedp.NewContext(alloc, chromedp.WithTargetID(ti.TargetID), chromedp.WithDetachOnCancel())
+			t.Cleanup(cancel)
+			return ctx
+		}
+	}
+	t.Fatal("the extension has no offscreen document")
+	return nil
+}
+
+// setOnline overrides navigator.onLine in the target (DevTools'
+// Network.overrideNetworkState, which fires the online/offline events) and
+// waits until the document sees it.
+func setOnline(t *testing.T, target context.Context, online bool) {
+	t.Helper()
+	if _, err := chromedp.Call(target, network.OverrideNetworkState, network.OverrideNetworkStateParams{Offline: !online, DownloadThroughput: -1, UploadThroughput: -1}); err != nil {
+		t.Fatalf("Network.overrideNetworkState: %v", err)
+	}
+	js := fmt.Sprintf(`new Promise((resolve) => { if (navigator.onLine === %t) resolve(true); else addEventListener(%q, () => resolve(true), {once: true}); })`, online, map[bool]string{true: "online", false: "offline"}[online])
+	if _, err := chromedp.Run(target, chromedp.Evaluate[bool](js, chromedp.EvalAwaitPromise)); err != nil {
+		t.Fatalf("navigator.onLine %v: %v", online, err)
+	}
 }
