@@ -70,6 +70,12 @@ func get(t *testing.T, c *Caddy, path, auth string) (int, string) {
 func TestRemoteProxyRefusals(t *testing.T) {
 	RequireCaddy(t)
 	d, c := startRemote(t, `{"hosts": ["`+RemoteHost+`"]}`)
+	// Caddy's root goes into an NSS database as Chromium on Linux reads it.
+	home := t.TempDir()
+	c.ImportRoot(t, home)
+	if out, err := exec.Command("certutil", "-d", "sql:"+filepath.Join(home, ".pki", "nssdb"), "-L").CombinedOutput(); err != nil || !strings.Contains(string(out), "Caddy test root") || !strings.Contains(string(out), "C,,") {
+		t.Errorf("certutil -L after ImportRoot: %v\n%s", err, out)
+	}
 	code, body := get(t, c, "/health", "")
 	var h struct{ Name string }
 	if code != http.StatusOK || json.Unmarshal([]byte(body), &h) != nil || h.Name != "tether" {
