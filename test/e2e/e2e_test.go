@@ -146,6 +146,11 @@ func greeterFlow(t *testing.T, ctx context.Context, c *client.Client, pageURL st
 	if !strings.Contains(tabs, pageURL) || !regexp.MustCompile(`\[\d+\]`).MatchString(tabs) {
 		t.Fatalf("browser_tabs does not list the tab:\n%s", tabs)
 	}
+	// The daemon pinged the profile's socket at hello; Chromium's pong
+	// gave the link's round trip (docs/remote.md, "Latency").
+	if !regexp.MustCompile(`, connected, link round trip \d+ ms`).MatchString(tabs) {
+		t.Errorf("browser_tabs does not show the profile's round trip:\n%s", tabs)
+	}
 }
 
 func TestEndToEnd(t *testing.T) {

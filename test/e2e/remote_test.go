@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"io"
@@ -15,11 +16,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gorilla/websocket"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/tether-browser/tether/apitype"
+	"github.com/tether-browser/tether/broker"
+	"github.com/tether-browser/tether/protocol"
 	"github.com/tether-browser/tether/test/mcpclient"
 )
 
@@ -66,6 +70,12 @@ func get(t *testing.T, c *Caddy, path, auth string) (int, string) {
 func TestRemoteProxyRefusals(t *testing.T) {
 	RequireCaddy(t)
 	d, c := startRemote(t, `{"hosts": ["`+RemoteHost+`"]}`)
+	// Caddy's root goes into an NSS database as Chromium on Linux reads it.
+	home := t.TempDir()
+	c.ImportRoot(t, home)
+	if out, err := exec.Command("certutil", "-d", "sql:"+filepath.Join(home, ".pki", "nssdb"), "-L").CombinedOutput(); err != nil || !strings.Contains(string(out), "Caddy test root") || !strings.Contains(string(out), "C,,") {
+		t.Errorf("certutil -L after ImportRoot: %v\n%s", err, out)
+	}
 	code, body := get(t, c, "/health", "")
 	var h struct{ Name string }
 	if code != http.StatusOK || json.Unmarshal([]byte(body), &h) != nil || h.Name != "tether" {
@@ -82,6 +92,24 @@ func TestRemoteProxyRefusals(t *testing.T) {
 	code, body = get(t, c, "/mcp", d.Token)
 	if code != http.StatusForbidden || !strings.Contains(body, "tether token add NAME") {
 		t.Errorf("/mcp with the local token through caddy: %d %s; want 403 naming tether token add", code, body)
+	}
+	// The extension's socket goes through the proxy, behind the same
+	// exact-origin gate.
+	dialer := websocket.Dialer{NetDialContext: c.DialContext, TLSClientConfig: &tls.Config{RootCAs: c.Roots}, Subprotocols: []string{protocol.Subprotocol}}
+	for _, tc := range []struct {
+		origin string
+		want   int
+	}{
+		{"chrome-extension://" + broker.DefaultExtensionID, http.StatusSwitchingProtocols},
+		{"https://evil.example", http.StatusForbidden},
+	} {
+		ws, resp, err := dialer.Dial(c.WSURL("/extension"), http.Header{"Origin": {tc.origin}})
+		if ws != nil {
+			ws.Close()
+		}
+		if resp == nil || resp.StatusCode != tc.want {
+			t.Errorf("wss /extension through caddy with Origin %s: %v %v; want %d", tc.origin, resp, err, tc.want)
+		}
 	}
 }
 
