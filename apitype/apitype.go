@@ -300,6 +300,10 @@ type Profile struct {
 	// Expires is when a pending profile is let go unless approved.
 	Expires time.Time `json:"expires,omitzero"`
 	Tabs    []Tab     `json:"tabs,omitempty"`
+	// RTTMs is a connected profile's link round trip to Tether, in
+	// milliseconds (0: unknown); GET /api/profiles only, not State (it
+	// changes with every ping).
+	RTTMs float64 `json:"rttMs,omitempty"`
 }
 
 // Tab is one shared tab in Profile.

@@ -103,7 +103,11 @@ func listProfiles(ctx context.Context, paths config.Paths) error {
 		if p.Status != "connected" {
 			seen = time.Since(p.LastSeen).Round(time.Second).String() + " ago"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t-\t%s…\t%d\t%s\n", p.Slug, p.Label, p.Status, prefix(p.ID), len(p.Tabs), seen)
+		status := p.Status
+		if p.RTTMs > 0 {
+			status += fmt.Sprintf(" (RTT %d ms)", max(1, int(p.RTTMs+0.5)))
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t-\t%s…\t%d\t%s\n", p.Slug, p.Label, status, prefix(p.ID), len(p.Tabs), seen)
 	}
 	for _, p := range list.Pending {
 		fmt.Fprintf(w, "-\t%s\twaiting for approval\t%s\t%s…\t-\tsince %s, until %s\n",

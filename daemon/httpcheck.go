@@ -162,7 +162,10 @@ func apiGuard(log *slog.Logger, token string, named NamedTokens, next http.Handl
 				return
 			}
 		}
-		log.Warn("request refused: missing, wrong or revoked bearer token", "path", r.URL.Path, "remote", r.RemoteAddr, "host", r.Host)
+		// X-Forwarded-For is trusted here: hostGate let a remote request
+		// through only from the loopback proxy.
+		log.Warn("request refused: missing, wrong or revoked bearer token", "path", r.URL.Path, "remote", r.RemoteAddr, "host", r.Host,
+			"forwarded_for", r.Header.Get("X-Forwarded-For"))
 		w.Header().Set("WWW-Authenticate", `Bearer realm="tether"`)
 		msg := "unauthorized: send Authorization: Bearer <token> (the token is in the file `token` in Tether's config dir; `tether mcp` does this for you)"
 		if remote != "" {

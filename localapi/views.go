@@ -92,7 +92,7 @@ func profileView(p broker.Profile) apitype.Profile {
 		status = "approved"
 	}
 	v := apitype.Profile{ID: p.ID, Label: p.Label, Slug: p.Slug, Status: status,
-		ExtVersion: p.ExtVersion, LastSeen: p.LastSeen}
+		ExtVersion: p.ExtVersion, LastSeen: p.LastSeen, RTTMs: float64(p.RTT) / float64(time.Millisecond)}
 	for _, t := range p.Tabs {
 		v.Tabs = append(v.Tabs, tabView(t))
 	}

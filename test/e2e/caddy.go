@@ -70,7 +70,7 @@ func StartCaddy(t testing.TB, upstream int) *Caddy {
 	t.Helper()
 	c := &Caddy{Upstream: upstream, Dir: t.TempDir(), Port: freeLoopbackPort(t)}
 	c.RootCert = filepath.Join(c.Dir, "data", "caddy", "pki", "authorities", "local", "root.crt")
-	c.start(t, true)
+	c.start(t)
 	t.Cleanup(func() {
 		c.Stop()
 		if t.Failed() {
@@ -100,10 +100,7 @@ func (c *Caddy) Caddyfile() string {
 `, freeLoopbackPortOrZero(), c.Port, RemoteHost, c.Port, c.Upstream)
 }
 
-// start runs Caddy; fresh: its data is new, so it issues the certificate
-// (and logs it). A restart loads the stored certificate without a log line:
-// the handshake below is then the only sign it serves.
-func (c *Caddy) start(t testing.TB, fresh bool) {
+func (c *Caddy) start(t testing.TB) {
 	t.Helper()
 	bin := RequireCaddy(t)
 	file := filepath.Join(c.Dir, "Caddyfile")
@@ -123,13 +120,12 @@ func (c *Caddy) start(t testing.TB, fresh bool) {
 	}
 	c.cmd = cmd
 	c.Log = NewLogWatcher(stderr)
-	// Caddy logs the certificate it issued with its internal CA; the
-	// handshake then checks that it is served and verifies.
-	if fresh {
-		if _, _, err := c.Log.WaitFor(0, 30*time.Second, "certificate obtained successfully", RemoteHost); err != nil {
-			c.Stop()
-			t.Fatalf("caddy did not get a certificate for %s: %v\n%s", RemoteHost, err, c.Log.String())
-		}
+	// Caddy's CA (and its root file) is set up before it serves; the
+	// certificate for RemoteHost is issued (first start) or loaded from its
+	// storage (restart) after that, so the handshake below waits for it.
+	if _, _, err := c.Log.WaitFor(0, 30*time.Second, "serving initial configuration"); err != nil {
+		c.Stop()
+		t.Fatalf("caddy did not start: %v\n%s", err, c.Log.String())
 	}
 	pem, err := os.ReadFile(c.RootCert)
 	if err != nil {
@@ -140,10 +136,10 @@ func (c *Caddy) start(t testing.TB, fresh bool) {
 	if !c.Roots.AppendCertsFromPEM(pem) {
 		t.Fatalf("caddy's root certificate %s holds no certificate", c.RootCert)
 	}
-	// Caddy logs the certificate before it has put it in its cache: a
-	// handshake just then fails with "internal error", so the handshake
-	// is tried again (every 50 ms, 10 s at most) until it verifies.
-	deadline := time.Now().Add(10 * time.Second)
+	// Until the certificate is in Caddy's cache a handshake fails with
+	// "internal error", so it is tried again (every 50 ms, 30 s at most)
+	// until it verifies against the root.
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 10 * time.Second}, "tcp", c.Addr(), &tls.Config{ServerName: RemoteHost, RootCAs: c.Roots})
 		if err == nil {
@@ -211,7 +207,7 @@ func (c *Caddy) Stop() {
 func (c *Caddy) Restart(t testing.TB) {
 	t.Helper()
 	c.Stop()
-	c.start(t, false)
+	c.start(t)
 }
 
 // ImportRoot adds Caddy's root certificate to the NSS database Chromium

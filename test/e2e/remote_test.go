@@ -111,6 +111,20 @@ func TestRemoteProxyRefusals(t *testing.T) {
 			t.Errorf("wss /extension through caddy with Origin %s: %v %v; want %d", tc.origin, resp, err, tc.want)
 		}
 	}
+	// A link fault and its end: Caddy stopped, then started again on the
+	// same port with the same CA (the clients' trust still holds).
+	root, _ := os.ReadFile(c.RootCert)
+	c.Stop()
+	if _, err := c.HTTPClient().Get(c.URL("/health")); err == nil {
+		t.Error("/health answered with Caddy stopped")
+	}
+	c.Restart(t)
+	if again, _ := os.ReadFile(c.RootCert); string(again) != string(root) {
+		t.Error("Caddy's root changed across a restart")
+	}
+	if code, body := get(t, c, "/health", ""); code != http.StatusOK {
+		t.Errorf("GET /health after Caddy's restart: %d %s", code, body)
+	}
 }
 
 // remoteMCP is an MCP client of the SDK over streamable HTTP to
