@@ -150,7 +150,7 @@ mac-app: $(EXT)/dist/manifest.json $(FE)/dist/index.html
 # without a warning, the zip's manifest without "key"; as root it also
 # installs the .deb with apt-get, runs it and removes it again. CI runs it.
 test-dist: deps-test dist
-	TETHER_DIST=$(CURDIR)/dist TETHER_VERSION=$(VERSION) $(GO) test -count=1 -v -run '^TestDist$$' ./build/dist
+	TETHER_DIST=$(CURDIR)/dist TETHER_VERSION=$(VERSION) TETHER_BIN=$(CURDIR)/bin/dist/tether $(GO) test -count=1 -timeout 15m -v -run '^TestDist$$' ./build/dist
 
 clean:
 	rm -rf bin dist $(EXT)/dist $(FE)/dist
