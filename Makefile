@@ -147,10 +147,14 @@ mac-app: $(EXT)/dist/manifest.json $(FE)/dist/index.html
 
 # Builds dist/ and checks it (build/dist/dist_test.go): dpkg-deb's info and
 # contents, lintian with no tag, the installer a PE file that makensis built
-# without a warning, the zip's manifest without "key"; as root it also
-# installs the .deb with apt-get, runs it and removes it again. CI runs it.
+# without a warning, the zip's manifest without "key", and the unpacked zip
+# in real Chromium (another id, refused until --allow-extension or
+# extensionIds allows it, then paired; bin/dist/tether is the daemon); as
+# root it also installs the .deb with apt-get, runs `tether version`, a
+# serve smoke and the tray app (on Xvfb and a private D-Bus session with a
+# tray host), and removes it again. CI runs it.
 test-dist: deps-test dist
-	TETHER_DIST=$(CURDIR)/dist TETHER_VERSION=$(VERSION) $(GO) test -count=1 -v -run '^TestDist$$' ./build/dist
+	TETHER_DIST=$(CURDIR)/dist TETHER_VERSION=$(VERSION) TETHER_BIN=$(CURDIR)/bin/dist/tether $(GO) test -count=1 -timeout 15m -v -run '^TestDist$$' ./build/dist
 
 clean:
 	rm -rf bin dist $(EXT)/dist $(FE)/dist

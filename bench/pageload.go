@@ -5,10 +5,17 @@ package main
 // with it (paired, daemon running, tab not shared). Per page: load time
 // (loadEventEnd of the navigation timing), script time (CDP
 // Performance.getMetrics ScriptDuration) and JS heap used
-// (JSHeapUsedSize). `go run ./bench pageload`.
+// (JSHeapUsedSize). Besides the corpus, a page with 20 iframes (the
+// per-frame cost) and one making 200 requests (the cost of the extension's
+// webRequest listeners, which Chrome calls for every request of every tab,
+// shared or not: the extension drops an unshared tab's events first thing).
+// Before measuring, the bench checks in the extension's service worker that
+// those listeners are registered, so the Tether side includes them.
+// `go run ./bench pageload`.
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -19,14 +26,17 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/performance"
+	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/remote"
 
+	"github.com/tether-browser/tether/broker"
 	"github.com/tether-browser/tether/config"
 	"github.com/tether-browser/tether/test/e2e"
 )
@@ -43,6 +53,28 @@ type pageLoadResult struct {
 	Frames map[string]int // frames per page
 	Plain  map[string][]loadSample
 	Tether map[string][]loadSample
+	// Listeners are the webRequest events with a listener in the Tether
+	// browser's service worker (webRequestEvents all, or the bench fails).
+	Listeners []string
+}
+
+// webRequestEvents are the events the extension's service worker listens
+// to at its top level (extension/src/background.ts).
+var webRequestEvents = []string{"onBeforeRequest", "onSendHeaders", "onHeadersReceived", "onCompleted", "onErrorOccurred"}
+
+// requestsPageCount is how many requests the many-requests page makes.
+const requestsPageCount = 200
+
+// requestsPage makes requestsPageCount image requests, all of which
+// hold its load event; every URL is new (round) and not cacheable, so each
+// one reaches the network and Chrome's webRequest dispatch.
+func requestsPage(round string) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "<!doctype html><title>%d requests</title>", requestsPageCount)
+	for i := range requestsPageCount {
+		fmt.Fprintf(&sb, `<img src="/px.svg?r=%s&amp;i=%d" width="4" height="4">`, round, i)
+	}
+	return sb.String()
 }
 
 func runPageLoad(args []string) int {
@@ -88,9 +120,20 @@ func measurePageLoad(ctx context.Context, bin, corpus string, n, rounds int) (*p
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		_, _ = io.WriteString(w, framesPage())
 	})
+	var loads atomic.Int64
+	mux.HandleFunc("/requests.html", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		_, _ = io.WriteString(w, requestsPage(fmt.Sprint(loads.Add(1))))
+	})
+	mux.HandleFunc("/px.svg", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "image/svg+xml")
+		w.Header().Set("Cache-Control", "no-store")
+		_, _ = io.WriteString(w, `<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"><rect width="4" height="4" fill="#888"/></svg>`)
+	})
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
-	urls := map[string]string{"20-iframes": srv.URL + "/frames.html"}
+	urls := map[string]string{"20-iframes": srv.URL + "/frames.html", fmt.Sprintf("%d-requests", requestsPageCount): srv.URL + "/requests.html"}
 	for _, f := range files {
 		rel, _ := filepath.Rel(corpus, f)
 		urls[filepath.Base(filepath.Dir(f))] = srv.URL + "/corpus/" + filepath.ToSlash(rel)
@@ -147,7 +190,15 @@ func measurePageLoad(ctx context.Context, bin, corpus string, n, rounds int) (*p
 	if err != nil {
 		return nil, err
 	}
-	r := &pageLoadResult{Pages: len(urls), Rounds: rounds, Frames: map[string]int{}, Plain: map[string][]loadSample{}, Tether: map[string][]loadSample{}}
+	listeners, err := webRequestListeners(tetherTab)
+	if err != nil {
+		return nil, err
+	}
+	if len(listeners) != len(webRequestEvents) {
+		return nil, fmt.Errorf("the extension's service worker listens to webRequest's %v, want all of %v: the Tether side would not include their cost", listeners, webRequestEvents)
+	}
+	logf("webRequest listeners registered in the Tether browser: %s", strings.Join(listeners, ", "))
+	r := &pageLoadResult{Pages: len(urls), Rounds: rounds, Frames: map[string]int{}, Plain: map[string][]loadSample{}, Tether: map[string][]loadSample{}, Listeners: listeners}
 	names := make([]string, 0, len(urls))
 	for name := range urls {
 		names = append(names, name)
@@ -174,6 +225,30 @@ func measurePageLoad(ctx context.Context, bin, corpus string, n, rounds int) (*p
 		}
 	}
 	return r, nil
+}
+
+// webRequestListeners returns the webRequestEvents that have a listener in
+// the running service worker of the extension (chrome.webRequest.<event>
+// .hasListeners(), evaluated over CDP in the worker's target) of the
+// browser that tab belongs to.
+func webRequestListeners(tab context.Context) ([]string, error) {
+	targets, err := chromedp.Targets(tab)
+	if err != nil {
+		return nil, err
+	}
+	var id target.ID
+	for _, ti := range targets {
+		if ti.Type == "service_worker" && strings.HasPrefix(ti.URL, "chrome-extension://"+broker.DefaultExtensionID+"/") {
+			id = ti.TargetID
+		}
+	}
+	if id == "" {
+		return nil, fmt.Errorf("no service worker of the extension runs in the Tether browser")
+	}
+	sw, cancel := chromedp.NewContext(tab, chromedp.WithTargetID(id), chromedp.WithDetachOnCancel())
+	defer cancel()
+	names, _ := json.Marshal(webRequestEvents)
+	return chromedp.Run(sw, chromedp.Evaluate[[]string](string(names)+`.filter((e) => chrome.webRequest[e].hasListeners())`))
 }
 
 // devtoolsTab opens a tab over the DevTools port of the browser whose
@@ -286,7 +361,7 @@ func writePageLoad(w io.Writer, r *pageLoadResult) {
 		return s[int(p*float64(len(s)-1))]
 	}
 	fmt.Fprintf(w, "### Page-load cost in unshared tabs (%d pages, %d loads each, interleaved)\n\n", len(names), r.Rounds)
-	fmt.Fprintln(w, "Chromium without the extension against Chromium with Tether's extension, paired and connected to a running daemon, the tab not shared. Per page, the median of its loads in each browser; the table gives the spread over pages (p10 / median / p90). Load time is the navigation's loadEventEnd; script time and JS heap come from CDP Performance.getMetrics (ScriptDuration, JSHeapUsedSize). The pages are the readability corpus's first pages plus one page with 20 iframes.")
+	fmt.Fprintf(w, "Chromium without the extension against Chromium with Tether's extension, paired and connected to a running daemon, the tab not shared. Per page, the median of its loads in each browser; the table gives the spread over pages (p10 / median / p90). Load time is the navigation's loadEventEnd; script time and JS heap come from CDP Performance.getMetrics (ScriptDuration, JSHeapUsedSize). The pages are the readability corpus's first pages plus one page with 20 iframes and one making %d image requests (no-store), for the extension's webRequest listeners: Chrome calls them for every request of every tab, and they drop an unshared tab's events first thing. Listeners registered in the Tether browser's service worker (checked over CDP before measuring): %s.\n", requestsPageCount, strings.Join(r.Listeners, ", "))
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| metric | p10 | median | p90 | target |")
 	fmt.Fprintln(w, "|---|---|---|---|---|")
@@ -299,6 +374,12 @@ func writePageLoad(w io.Writer, r *pageLoadResult) {
 		fmt.Fprintf(w, " The 20-iframe page: load %.1f ms with Tether, %.1f ms without; heap %.2f MB with, %.2f MB without.",
 			median(pick(s, func(x loadSample) float64 { return x.LoadMS })), median(pick(r.Plain["20-iframes"], func(x loadSample) float64 { return x.LoadMS })),
 			median(pick(s, func(x loadSample) float64 { return x.HeapMB })), median(pick(r.Plain["20-iframes"], func(x loadSample) float64 { return x.HeapMB })))
+	}
+	many := fmt.Sprintf("%d-requests", requestsPageCount)
+	if s, ok := r.Tether[many]; ok && len(r.Plain[many]) > 0 {
+		fmt.Fprintf(w, " The %d-request page: load %.1f ms with Tether, %.1f ms without; script %.2f ms with, %.2f ms without.",
+			requestsPageCount, median(pick(s, func(x loadSample) float64 { return x.LoadMS })), median(pick(r.Plain[many], func(x loadSample) float64 { return x.LoadMS })),
+			median(pick(s, func(x loadSample) float64 { return x.ScriptMS })), median(pick(r.Plain[many], func(x loadSample) float64 { return x.ScriptMS })))
 	}
 	fmt.Fprintln(w)
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -328,5 +329,62 @@ func TestOversizedMessageCostsOnlyItself(t *testing.T) {
 	h.send(initMsg)
 	if m := h.next(byID(1)); m["result"] == nil {
 		t.Fatalf("the session did not go on after the oversized message: %v", m)
+	}
+}
+
+// A tools/call's progress notifications (notifications/progress, for the
+// progressToken in its _meta) reach stdout during the call, with the
+// client's token, although the bridge rewrites _meta to add its
+// idempotency key; the answer comes after them.
+func TestRelaysProgressOfACall(t *testing.T) {
+	s := server.NewMCPServer("test", "1", server.WithToolCapabilities(true))
+	s.AddTool(mcp.NewTool("slow", mcp.WithDescription("reports progress three times, then answers")),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			if req.Params.Meta == nil || req.Params.Meta.ProgressToken == nil {
+				return mcp.NewToolResultError("no progressToken reached the server"), nil
+			}
+			for i := 1; i <= 3; i++ {
+				if err := s.SendNotificationToClient(ctx, "notifications/progress", map[string]any{
+					"progressToken": req.Params.Meta.ProgressToken, "progress": i, "total": 3,
+				}); err != nil {
+					return nil, err
+				}
+			}
+			return mcp.NewToolResultText("done"), nil
+		})
+	srv := httptest.NewServer(server.NewStreamableHTTPServer(s))
+	t.Cleanup(func() { srv.CloseClientConnections(); srv.Close() })
+	h := start(t, func(context.Context) (string, string, error) { return srv.URL + "/mcp", "tok", nil })
+	h.send(initMsg)
+	h.next(byID(1))
+	h.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	h.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{},"_meta":{"progressToken":"tok-7"}}}`)
+	var got []float64
+	for {
+		m := h.next(func(m map[string]any) bool { return byID(2)(m) || byMethod("notifications/progress")(m) })
+		if m["method"] == nil {
+			if !strings.Contains(toJSON(m), `"done"`) {
+				t.Fatalf("tools/call: %v", m)
+			}
+			break
+		}
+		p, _ := m["params"].(map[string]any)
+		if p["progressToken"] != "tok-7" {
+			t.Errorf("progress with token %v, want tok-7: %v", p["progressToken"], m)
+		}
+		n, _ := p["progress"].(float64)
+		got = append(got, n)
+	}
+	// The server may send a notification on the call's own stream or on the
+	// session's GET stream; one relayed from the GET stream may come after
+	// the answer: read on until all three came.
+	for len(got) < 3 {
+		m := h.next(byMethod("notifications/progress"))
+		n, _ := m["params"].(map[string]any)["progress"].(float64)
+		got = append(got, n)
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, []float64{1, 2, 3}) {
+		t.Errorf("progress %v, want 1, 2, 3", got)
 	}
 }

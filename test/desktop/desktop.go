@@ -357,3 +357,36 @@ func Close(t testing.TB, display, window string) string {
 	}
 	return what
 }
+
+// Watcher is a StatusNotifierWatcher, the tray host a panel runs: a tray
+// registers its item with it (RegisterStatusNotifierItem, the
+// StatusNotifierItem specification of freedesktop.org).
+type Watcher struct {
+	// Registered receives each registered item's service name or path.
+	Registered chan string
+}
+
+// RegisterStatusNotifierItem is the method a tray calls.
+func (w *Watcher) RegisterStatusNotifierItem(item string) *dbus.Error {
+	w.Registered <- item
+	return nil
+}
+
+// StartWatcher owns org.kde.StatusNotifierWatcher on the session bus at
+// addr and returns the watcher; the connection is closed at cleanup.
+func StartWatcher(t testing.TB, addr string) *Watcher {
+	t.Helper()
+	conn, err := dbus.Connect(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	w := &Watcher{Registered: make(chan string, 4)}
+	if err := conn.Export(w, "/StatusNotifierWatcher", "org.kde.StatusNotifierWatcher"); err != nil {
+		t.Fatal(err)
+	}
+	if reply, err := conn.RequestName("org.kde.StatusNotifierWatcher", dbus.NameFlagDoNotQueue); err != nil || reply != dbus.RequestNameReplyPrimaryOwner {
+		t.Fatalf("own the watcher's name: %v %v", reply, err)
+	}
+	return w
+}

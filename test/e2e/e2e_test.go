@@ -47,6 +47,13 @@ func stdioClient(t *testing.T, ctx context.Context, d *Daemon) *client.Client {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
+	// NewStdioMCPClient starts only the transport: the client's Start hooks
+	// its OnNotification handlers to it (mcp-go v1.2.1, client.go), without
+	// which notifications the bridge relays (notifications/progress) are
+	// read and dropped. The transport's own Start is a no-op the second time.
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
 	initClient(t, ctx, c)
 	return c
 }

@@ -411,6 +411,25 @@ func StartPlainChromium(t testing.TB, display string) *Browser {
 	return b
 }
 
+// StartChromiumWithExtension launches headless Chromium with the unpacked
+// extension in extDir loaded the way `tether browser` loads its copy
+// (launcher.Args: --load-extension and --disable-extensions-except), in a
+// new profile, with a DevTools port for the harness. Unlike StartBrowser it
+// writes nothing into extDir and waits for nothing: the caller waits on the
+// daemon's log.
+func StartChromiumWithExtension(t testing.TB, extDir string) *Browser {
+	t.Helper()
+	bin := RequireChromium(t)
+	dir := filepath.Join(t.TempDir(), "chrome-profile")
+	args := launcher.Args(launcher.Options{
+		ExtensionDir: extDir, UserDataDir: dir, Headless: true,
+		ExtraArgs: []string{HostResolverRules, "--remote-debugging-port=0"},
+	})
+	cmd := exec.Command(bin, args...)
+	cmd.Env = os.Environ()
+	return startBrowserProcess(t, cmd, dir, "")
+}
+
 // startBrowserProcess starts a browser command (on display when set) in its
 // own process group, collecting its output, and stops it at cleanup.
 func startBrowserProcess(t testing.TB, cmd *exec.Cmd, userDataDir, display string) *Browser {

@@ -208,8 +208,9 @@ func TestNetworkRequests(t *testing.T) {
 
 // TestDownloads: an attachment link and a blob <a download> clicked by the
 // AI are listed with their paths, and the files on disk hold the bytes
-// served; waiting on a slow download seen in progress returns at its
-// completion.
+// served; waiting on a slow download seen in progress sends progress
+// notifications that reach the client through `tether mcp`, and returns at
+// its completion.
 func TestDownloads(t *testing.T) {
 	RequireChromium(t)
 	srv := networkPages(t)
@@ -258,11 +259,24 @@ func TestDownloads(t *testing.T) {
 	if !strings.Contains(slow, "in progress") {
 		t.Errorf("the slow download was not seen in progress before the wait:\n%s", slow)
 	}
+	// The wait's progress notifications reach the client through `tether
+	// mcp` during the call: the bridge relays the call's event stream and
+	// the session's GET stream to stdout, and the stdio transport handles
+	// each line before reading the next, so those written before the result
+	// are handled before Call returns.
 	mu.Lock()
 	defer mu.Unlock()
-	// Progress notifications reach a client whose transport carries them
-	// during a call (not asserted: the stdio bridge's delivery is its own).
 	t.Logf("progress notifications: %q", progress)
+	inProgress := regexp.MustCompile(`^in progress \S+ of 524\.3kB \(\d+%\)$`)
+	seen := 0
+	for _, p := range progress {
+		if inProgress.MatchString(p) {
+			seen++
+		}
+	}
+	if seen == 0 {
+		t.Errorf("no progress notification (in progress … of 524.3kB) reached the client through tether mcp: %q", progress)
+	}
 }
 
 // TestDownloadDenied: a policy rule {"class": "download", "site": …,

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/godbus/dbus/v5"
-
 	"github.com/tether-browser/tether/test/desktop"
 	"github.com/tether-browser/tether/test/e2e"
 )
@@ -53,39 +51,20 @@ func TestNoTrayHost(t *testing.T) {
 	}
 }
 
-// fakeWatcher is a StatusNotifierWatcher: the tray host a panel runs.
-type fakeWatcher struct{ registered chan string }
-
-func (w *fakeWatcher) RegisterStatusNotifierItem(item string) *dbus.Error {
-	w.registered <- item
-	return nil
-}
-
 // With a tray host on the bus, the tray says "tray ready" and registers
 // its item with it.
 func TestTrayHost(t *testing.T) {
 	needDBusLaunch(t)
 	bin := e2e.Binary(t)
 	busAddr := desktop.SessionBus(t)
-	conn, err := dbus.Connect(busAddr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	w := &fakeWatcher{registered: make(chan string, 4)}
-	if err := conn.Export(w, "/StatusNotifierWatcher", "org.kde.StatusNotifierWatcher"); err != nil {
-		t.Fatal(err)
-	}
-	if reply, err := conn.RequestName("org.kde.StatusNotifierWatcher", dbus.NameFlagDoNotQueue); err != nil || reply != dbus.RequestNameReplyPrimaryOwner {
-		t.Fatalf("own the watcher's name: %v %v", reply, err)
-	}
+	w := desktop.StartWatcher(t, busAddr)
 	home, cfgDir := t.TempDir(), t.TempDir()
 	d := e2e.StartTether(t, bin, cfgDir, e2e.UserEnv(home, cfgDir, busAddr, ""))
 	if _, _, err := d.Log.WaitFor(0, wait, "tray ready", "tray_item="); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case <-w.registered:
+	case <-w.Registered:
 	case <-time.After(wait):
 		t.Fatal("the tray never registered its item with the host")
 	}
