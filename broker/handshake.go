@@ -173,6 +173,9 @@ func (b *Broker) handshake(ws *websocket.Conn, presented bool, heard func() bool
 	if adm.ack != nil { // already queued by admit
 		b.log.Info("extension connected", "profile", shortID(hello.ProfileID), "label", adm.ack.AssignedLabel,
 			"slug", adm.ack.AssignedSlug, "ext_version", hello.ExtVersion, "tabs", len(hello.Tabs), "secret_in_handshake", presented)
+		if b.cfg.CheckExtension != nil {
+			go b.checkExtension(c)
+		}
 	} else { // the pairing frame too
 		b.log.Warn("new browser profile waiting for approval", "profile", shortID(hello.ProfileID),
 			"label", cleanLabel(hello.Label), "code", adm.code, "approve_with", "tether profiles approve "+adm.code)
@@ -266,4 +269,25 @@ func (b *Broker) admit(c *conn) admission {
 	}
 	replaced, dropped := b.holdLocked(c, now)
 	return admission{code: b.pending[h.ProfileID].code, replaced: replaced, dropped: dropped}
+}
+
+// checkExtension runs Config.CheckExtension for c's accepted hello: it
+// records the note on c's profile while c is its socket, and sends the
+// reload frame.
+func (b *Broker) checkExtension(c *conn) {
+	reload, note := b.cfg.CheckExtension(c.hello)
+	if note != "" {
+		b.log.Info("extension outdated", "profile", shortID(c.hello.ProfileID), "ext_version", c.hello.ExtVersion, "note", note)
+		b.mu.Lock()
+		if rec := b.records[c.hello.ProfileID]; rec != nil && rec.conn == c {
+			rec.extOutdated = note
+			b.notifyLocked()
+		}
+		b.mu.Unlock()
+	}
+	if reload != nil {
+		if err := c.sendNow(*reload); err != nil {
+			b.log.Info("the extension left before it could be told to reload", "profile", shortID(c.hello.ProfileID), "err", err)
+		}
+	}
 }
