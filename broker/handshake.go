@@ -173,9 +173,6 @@ func (b *Broker) handshake(ws *websocket.Conn, presented bool, heard func() bool
 	if adm.ack != nil { // already queued by admit
 		b.log.Info("extension connected", "profile", shortID(hello.ProfileID), "label", adm.ack.AssignedLabel,
 			"slug", adm.ack.AssignedSlug, "ext_version", hello.ExtVersion, "tabs", len(hello.Tabs), "secret_in_handshake", presented)
-		if b.cfg.CheckExtension != nil {
-			go b.checkExtension(c)
-		}
 	} else { // the pairing frame too
 		b.log.Warn("new browser profile waiting for approval", "profile", shortID(hello.ProfileID),
 			"label", cleanLabel(hello.Label), "code", adm.code, "approve_with", "tether profiles approve "+adm.code)
@@ -271,7 +268,8 @@ func (b *Broker) admit(c *conn) admission {
 	return admission{code: b.pending[h.ProfileID].code, replaced: replaced, dropped: dropped}
 }
 
-// checkExtension runs Config.CheckExtension for c's accepted hello: it
+// checkExtension runs Config.CheckExtension for c's accepted hello (at
+// once, or when the user approves the new profile; attachLocked): it
 // records the note on c's profile while c is its socket, and sends the
 // reload frame.
 func (b *Broker) checkExtension(c *conn) {

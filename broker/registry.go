@@ -125,6 +125,9 @@ func (b *Broker) attachLocked(rec *record, c *conn, now time.Time, ack *protocol
 	rec.tabs = slices.Clone(c.hello.Tabs)
 	_ = b.saveLocked()
 	b.notifyLocked()
+	if b.cfg.CheckExtension != nil {
+		go b.checkExtension(c) // after the ack: it is queued already
+	}
 }
 
 func (b *Broker) ackLocked(rec *record, secret string) *protocol.HelloAck {
