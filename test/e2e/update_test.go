@@ -161,3 +161,46 @@ func TestExtensionUpdatesItself(t *testing.T) {
 	}
 	mustCall(t, ctx, c, "browser_click", map[string]any{"tab": one, "ref": fresh})
 }
+
+// The same for `tether browser`'s own copy: it turns Developer mode on in
+// its profile, so an older build there is updated and reloaded too. The
+// browser is started again on the same profile and folder, with the
+// folder's version lowered, without `tether browser` (which would write
+// the folder anew).
+func TestExtensionUpdatesItselfInTetherBrowser(t *testing.T) {
+	chromium := RequireChromium(t)
+	d := StartDaemon(t, Binary(t), "--auto-approve-profiles")
+	profileDir := filepath.Join(t.TempDir(), "chrome-profile")
+	b := StartBrowser(t, d, BrowserOptions{UserDataDir: profileDir})
+	// A call's round trip: by then the extension has stored its pairing secret.
+	ctx := Context(t, 3*time.Minute)
+	mustCall(t, ctx, stdioClient(t, ctx, d), "browser_tabs", nil)
+	b.Stop(t)
+	dir := d.Paths.Extension(profileDir)
+	manifest := filepath.Join(dir, "manifest.json")
+	raw, err := os.ReadFile(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Version string `json:"version"`
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(manifest, []byte(strings.Replace(string(raw), `"version": "`+m.Version+`"`, `"version": "0.0.1"`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	from := d.Log.Len()
+	args := launcher.Args(launcher.Options{ExtensionDir: dir, UserDataDir: profileDir, Headless: true, ExtraArgs: []string{HostResolverRules}})
+	startBrowserProcess(t, exec.Command(chromium, args...), profileDir, "")
+	if _, _, err := d.Log.WaitFor(from, 60*time.Second, "extension folder updated; asking the extension to reload", dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := d.Log.WaitFor(from, 60*time.Second, "extension connected", "ext_version="+m.Version); err != nil {
+		t.Fatalf("the extension did not come back with version %s: %v", m.Version, err)
+	}
+	if list, err := localclient.New(d.Paths).Profiles(ctx); err != nil || len(list.Profiles) != 1 || len(list.Pending) != 0 {
+		t.Fatalf("profiles: %+v %v", list, err)
+	}
+}
