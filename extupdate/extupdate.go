@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -130,7 +131,9 @@ type Updater struct {
 	build Build
 	log   *slog.Logger
 	mu    sync.Mutex
-	tried map[string]time.Time // dir + "\x00" + old version name → when rewritten
+	tried map[string]time.Time // profile id + dir + old build → when it was asked to reload
+	// writing serialises rewrites: two profiles may load the same folder.
+	writing sync.Mutex
 }
 
 // New reads the build in cfg.Ext.
@@ -185,7 +188,7 @@ func (u *Updater) Decide(h protocol.Hello) (Action, string) {
 		return Manual, manual
 	}
 	u.mu.Lock()
-	at, seen := u.tried[dir+"\x00"+have]
+	at, seen := u.tried[triedKey(h, dir, have)]
 	u.mu.Unlock()
 	if seen && u.cfg.Now().Sub(at) < RetryAfter {
 		return Manual, outdated + "Tether rewrote its folder (" + dir + ") but it came back unchanged: open chrome://extensions and press Reload on Tether."
@@ -193,10 +196,16 @@ func (u *Updater) Decide(h protocol.Hello) (Action, string) {
 	return Rewrite, ""
 }
 
+func triedKey(h protocol.Hello, dir, have string) string {
+	return h.ProfileID + "\x00" + dir + "\x00" + have
+}
+
 // Check decides about h and, for Rewrite, rewrites the folder (atomically,
-// keeping tether.json and the marker; launcher.UpdateExtension) and
-// returns the frame to send. note is Decide's sentence for Manual, or the
-// failure to rewrite; both empty when the extension is current.
+// keeping tether.json and the marker; launcher.UpdateExtension) unless it
+// holds this build already (another profile loaded the same folder and
+// had it rewritten), and returns the frame to send. note is Decide's
+// sentence for Manual, or the failure to rewrite; both empty when the
+// extension is current.
 func (u *Updater) Check(h protocol.Hello) (reload *protocol.Reload, note string) {
 	act, note := u.Decide(h)
 	if act != Rewrite {
@@ -208,12 +217,19 @@ func (u *Updater) Check(h protocol.Hello) (reload *protocol.Reload, note string)
 		have = h.VersionName
 	}
 	u.mu.Lock()
-	u.tried[dir+"\x00"+have] = u.cfg.Now()
+	u.tried[triedKey(h, dir, have)] = u.cfg.Now()
 	u.mu.Unlock()
+	u.writing.Lock()
+	defer u.writing.Unlock()
+	frame := &protocol.Reload{Type: protocol.TypeReload, Version: u.build.Version, VersionName: u.build.VersionName}
+	if onDisk, err := ReadBuild(os.DirFS(dir)); err == nil && onDisk == u.build && u.build.VersionName != "" {
+		u.log.Info("extension folder holds this build already; asking the extension to reload", "dir", dir, "from", have, "to", u.build.VersionName)
+		return frame, ""
+	}
 	if err := launcher.UpdateExtension(u.cfg.Ext, dir); err != nil {
 		u.log.Warn("updating the extension's folder failed", "dir", dir, "err", err)
 		return nil, fmt.Sprintf("The extension is outdated (%s) and Tether could not update its folder: %v. Open the window's Extension page and press Write the extension, then Reload on Tether at chrome://extensions.", have, err)
 	}
 	u.log.Info("extension folder updated; asking the extension to reload", "dir", dir, "from", have, "to", u.build.VersionName)
-	return &protocol.Reload{Type: protocol.TypeReload, Version: u.build.Version, VersionName: u.build.VersionName}, ""
+	return frame, ""
 }

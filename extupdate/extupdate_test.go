@@ -199,3 +199,28 @@ func TestNeverTouches(t *testing.T) {
 		})
 	}
 }
+
+// Two Chrome profiles may load the same folder: the second one's hello
+// finds this build there already and is asked to reload without another
+// rewrite.
+func TestTwoProfilesOneFolder(t *testing.T) {
+	f := newFixture(t)
+	dir := f.paths.UnpackedExtension()
+	h := writeOld(t, dir, "0.3.0")
+	h.ProfileID = "work"
+	if reload, note := f.u.Check(h); reload == nil {
+		t.Fatalf("first profile: %q", note)
+	}
+	marker, err := os.Stat(filepath.Join(dir, launcher.MarkerName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.ProfileID = "home"
+	if reload, note := f.u.Check(h); reload == nil {
+		t.Fatalf("second profile: %q", note)
+	}
+	again, err := os.Stat(filepath.Join(dir, launcher.MarkerName))
+	if err != nil || !again.ModTime().Equal(marker.ModTime()) || !os.SameFile(marker, again) {
+		t.Fatalf("the folder was written again for the second profile")
+	}
+}
