@@ -176,7 +176,9 @@ func (u *Updater) Decide(h protocol.Hello) (Action, string) {
 		return Manual, outdated + "It was installed from the Chrome Web Store (or by policy), which updates it: open chrome://extensions, turn on Developer mode and press Update to update it now."
 	}
 	manual := outdated + "Tether did not write its folder, so it does not update it: open chrome://extensions and press Reload on Tether (for a checkout's extension/dist, run `make` first; for a folder you unzipped, unzip the new release there first)."
-	if h.Install == nil || h.Install.Dir == "" {
+	// Only an unpacked install is ever rewritten: one that did not say how
+	// it was installed is not.
+	if h.InstallType != "development" || h.Install == nil || h.Install.Dir == "" {
 		return Manual, manual
 	}
 	dir := filepath.Clean(h.Install.Dir)

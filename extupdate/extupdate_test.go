@@ -164,6 +164,7 @@ func TestNeverTouches(t *testing.T) {
 			}
 		}, Manual, "Tether did not write its folder"},
 		{"marker id differs", func(t *testing.T, f *fixture, dir string, h *protocol.Hello) { h.Install.ID = "0000000000000000" }, Manual, "Reload on Tether"},
+		{"install type unknown", func(t *testing.T, f *fixture, dir string, h *protocol.Hello) { h.InstallType = "" }, Manual, "Reload on Tether"},
 		{"store install", func(t *testing.T, f *fixture, dir string, h *protocol.Hello) { h.InstallType = "normal" }, Manual, "Web Store"},
 		{"newer version", func(t *testing.T, f *fixture, dir string, h *protocol.Hello) {
 			h.ExtVersion, h.VersionName = "0.5.0", "0.5.0 build x"
