@@ -125,9 +125,11 @@ func TestExtensionUpdatesItself(t *testing.T) {
 	if _, _, err := d.Log.WaitFor(0, 60*time.Second, "extension folder updated; asking the extension to reload"); err != nil {
 		t.Fatal(err)
 	}
+	rewritten := time.Now()
 	if _, _, err := d.Log.WaitFor(0, 60*time.Second, "extension connected", "ext_version="+newVersion); err != nil {
 		t.Fatalf("the extension did not come back with version %s: %v", newVersion, err)
 	}
+	t.Logf("back with %s %v after the rewrite", newVersion, time.Since(rewritten).Round(time.Millisecond))
 	if v, name := readManifest(); v != newVersion || name != newName {
 		t.Fatalf("folder holds %s (%s), want %s (%s)", v, name, newVersion, newName)
 	}
