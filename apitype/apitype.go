@@ -213,6 +213,9 @@ type ProfileView struct {
 	// Status is "connected" or "disconnected".
 	Status     string `json:"status"`
 	ExtVersion string `json:"extVersion"`
+	// ExtOutdated, when not empty, says that its extension is older than
+	// the one in Tether, which cannot update it, and how to reload it.
+	ExtOutdated string `json:"extOutdated,omitempty"`
 	// LastSeenMs is when it was last connected, in Unix milliseconds (0:
 	// never; now while connected).
 	LastSeenMs int64 `json:"lastSeenMs"`
@@ -291,10 +294,13 @@ type Profile struct {
 	// Status is connected, disconnected or pending; or approved, in what
 	// approve returns for a profile that pairs when its extension
 	// reconnects (it had been pushed out of the waiting list).
-	Status     string    `json:"status"`
-	ExtVersion string    `json:"extVersion,omitempty"`
-	LastSeen   time.Time `json:"lastSeen,omitzero"`
-	Since      time.Time `json:"since,omitzero"`
+	Status     string `json:"status"`
+	ExtVersion string `json:"extVersion,omitempty"`
+	// ExtOutdated, when not empty, says that its extension is older than
+	// the one in Tether, which cannot update it, and how to reload it.
+	ExtOutdated string    `json:"extOutdated,omitempty"`
+	LastSeen    time.Time `json:"lastSeen,omitzero"`
+	Since       time.Time `json:"since,omitzero"`
 	// Code is a pending profile's pairing code.
 	Code string `json:"code,omitempty"`
 	// Expires is when a pending profile is let go unless approved.
@@ -410,6 +416,13 @@ type ClientOutcome struct {
 	Client Client `json:"client"`
 }
 
+// OutdatedExtension is one profile's outdated extension in ExtensionState.
+type OutdatedExtension struct {
+	Profile string `json:"profile"`
+	// Message says it is outdated and how to reload it.
+	Message string `json:"message"`
+}
+
 // ExtensionState is the window's Extension page: whether an extension
 // ever connected, and how to install one in the user's own Chrome.
 type ExtensionState struct {
@@ -427,6 +440,12 @@ type ExtensionState struct {
 	Version        string `json:"version"`
 	// ID is the extension's ID in Chrome (fixed by the manifest's key).
 	ID string `json:"id"`
+	// Outdated are the connected profiles whose extension is older than
+	// Version and that Tether cannot update itself (a folder it did not
+	// write, such as a checkout's extension/dist, or a Web Store install),
+	// each with how to reload it. An extension loaded from a folder Tether
+	// wrote is updated and reloaded by the daemon at its hello.
+	Outdated []OutdatedExtension `json:"outdated"`
 	// Steps say how to load it in chrome://extensions.
 	Steps []string `json:"steps"`
 }

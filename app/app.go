@@ -306,6 +306,9 @@ type ProfileView struct {
 	// Status is "connected" or "disconnected".
 	Status     string `json:"status"`
 	ExtVersion string `json:"extVersion"`
+	// ExtOutdated, when not empty, says that its extension is older than
+	// the one in Tether, which cannot update it, and how to reload it.
+	ExtOutdated string `json:"extOutdated,omitempty"`
 	// LastSeenMs is when it was last connected, in Unix milliseconds (0:
 	// never).
 	LastSeenMs int64 `json:"lastSeenMs"`
@@ -337,7 +340,7 @@ func stateOf(v localclient.View) State {
 	}
 	for _, p := range v.Profiles {
 		pv := ProfileView{ID: p.ID, Label: p.Label, Slug: p.Slug, Status: p.Status, ExtVersion: p.ExtVersion,
-			LastSeenMs: p.LastSeenMs, Acting: v.ProfileActing(p.Slug), Tabs: make([]TabView, 0, len(p.Tabs))}
+			ExtOutdated: p.ExtOutdated, LastSeenMs: p.LastSeenMs, Acting: v.ProfileActing(p.Slug), Tabs: make([]TabView, 0, len(p.Tabs))}
 		for _, t := range p.Tabs {
 			pv.Tabs = append(pv.Tabs, TabView{Number: t.Number, Title: t.Title, URL: t.URL, Current: t.Current,
 				Acting: v.Acting(p.Slug, t), Owner: t.Owner})

@@ -88,6 +88,11 @@ type Config struct {
 	// after its last MCP session ended (the closeAgentTabs setting: 10
 	// min); 0 leaves them open.
 	CloseAgentTabsAfter time.Duration
+	// CheckExtension, when set, is called (on its own goroutine) with each
+	// accepted hello: a non-nil frame is sent to that extension (it has
+	// just been rewritten: extupdate), and note, when not empty, says the
+	// extension is outdated and how to reload it (Profile.ExtOutdated).
+	CheckExtension func(protocol.Hello) (reload *protocol.Reload, note string)
 }
 
 func (c *Config) setDefaults() {

@@ -267,3 +267,25 @@ func (b *Broker) admit(c *conn) admission {
 	replaced, dropped := b.holdLocked(c, now)
 	return admission{code: b.pending[h.ProfileID].code, replaced: replaced, dropped: dropped}
 }
+
+// checkExtension runs Config.CheckExtension for c's accepted hello (at
+// once, or when the user approves the new profile; attachLocked): it
+// records the note on c's profile while c is its socket, and sends the
+// reload frame.
+func (b *Broker) checkExtension(c *conn) {
+	reload, note := b.cfg.CheckExtension(c.hello)
+	if note != "" {
+		b.log.Info("extension outdated", "profile", shortID(c.hello.ProfileID), "ext_version", c.hello.ExtVersion, "note", note)
+		b.mu.Lock()
+		if rec := b.records[c.hello.ProfileID]; rec != nil && rec.conn == c {
+			rec.extOutdated = note
+			b.notifyLocked()
+		}
+		b.mu.Unlock()
+	}
+	if reload != nil {
+		if err := c.sendNow(*reload); err != nil {
+			b.log.Info("the extension left before it could be told to reload", "profile", shortID(c.hello.ProfileID), "err", err)
+		}
+	}
+}

@@ -23,6 +23,10 @@ type Profile struct {
 	Connected bool
 	// ExtVersion is the extension's version, as of its last hello.
 	ExtVersion string
+	// ExtOutdated, when not empty, says that the extension is older than
+	// the one built into Tether, which cannot update it, and how the user
+	// reloads it (Config.CheckExtension).
+	ExtOutdated string
 	// ConnectedAt is when the current socket said hello (zero if disconnected).
 	ConnectedAt time.Time
 	// LastSeen is when the profile was last connected.
@@ -47,6 +51,7 @@ type record struct {
 	connectedAt time.Time
 	lastUsed    time.Time
 	extVersion  string
+	extOutdated string
 	tabs        []protocol.TabInfo
 	queues      map[int]*tabQueue
 }
@@ -54,7 +59,7 @@ type record struct {
 func (r *record) view() Profile {
 	return Profile{
 		ID: r.stored.ID, Label: r.stored.Label, Slug: r.stored.Slug,
-		Connected: r.conn != nil, ExtVersion: r.extVersion,
+		Connected: r.conn != nil, ExtVersion: r.extVersion, ExtOutdated: r.extOutdated,
 		ConnectedAt: r.connectedAt, LastSeen: r.stored.LastSeen,
 		Tabs: slices.Clone(r.tabs),
 		RTT:  r.rtt(),
@@ -129,9 +134,13 @@ func (b *Broker) attachLocked(rec *record, c *conn, now time.Time, ack *protocol
 	rec.connectedAt = now
 	rec.stored.LastSeen = now
 	rec.extVersion = c.hello.ExtVersion
+	rec.extOutdated = ""
 	rec.tabs = slices.Clone(c.hello.Tabs)
 	_ = b.saveLocked()
 	b.notifyLocked()
+	if b.cfg.CheckExtension != nil {
+		go b.checkExtension(c) // after the ack: it is queued already
+	}
 }
 
 func (b *Broker) ackLocked(rec *record, secret string) *protocol.HelloAck {

@@ -124,6 +124,20 @@ func listProfiles(ctx context.Context, paths config.Paths) error {
 			fmt.Println("\nApprove a waiting browser only if the Tether extension's popup in that browser shows the same code:\n  tether profiles approve CODE")
 		}
 	}
+	var outdated []apitype.Profile
+	for _, p := range list.Profiles {
+		if p.ExtOutdated != "" {
+			outdated = append(outdated, p)
+		}
+	}
+	if len(outdated) > 0 {
+		if err := w.Flush(); err != nil {
+			return err
+		}
+		for _, p := range outdated {
+			fmt.Printf("\n%s (%s): %s\n", p.Label, p.Slug, p.ExtOutdated)
+		}
+	}
 	if len(list.Profiles)+len(list.Pending) == 0 {
 		fmt.Fprintln(w, "(no browser profile has connected yet)")
 	}

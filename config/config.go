@@ -116,6 +116,27 @@ func (p Paths) Extension(userDataDir string) string {
 // the user's own Chrome ("Load unpacked" in chrome://extensions).
 func (p Paths) UnpackedExtension() string { return filepath.Join(p.Dir, "chrome-extension") }
 
+// IsExtensionFolder reports whether dir (absolute) is one of the folders
+// Tether writes the extension to: UnpackedExtension, or one of `tether
+// browser`'s copies (Extension). The daemon rewrites only these with a
+// newer build (extupdate).
+func (p Paths) IsExtensionFolder(dir string) bool {
+	base, err := filepath.Abs(p.Dir)
+	if err != nil || !filepath.IsAbs(dir) {
+		return false
+	}
+	dir = filepath.Clean(dir)
+	if dir == filepath.Join(base, "chrome-extension") {
+		return true
+	}
+	name := filepath.Base(dir)
+	if filepath.Dir(dir) != filepath.Join(base, "extension") || len(name) != 12 {
+		return false
+	}
+	_, err = hex.DecodeString(name)
+	return err == nil
+}
+
 // BrowserProfile is the default --user-data-dir of `tether browser`.
 func (p Paths) BrowserProfile() string { return filepath.Join(p.Dir, "browser-profiles", "default") }
 

@@ -26,6 +26,7 @@ import (
 	"github.com/tether-browser/tether/clients"
 	"github.com/tether-browser/tether/config"
 	"github.com/tether-browser/tether/extension"
+	"github.com/tether-browser/tether/extupdate"
 	"github.com/tether-browser/tether/localapi"
 	tmcp "github.com/tether-browser/tether/mcp"
 	"github.com/tether-browser/tether/mcptoken"
@@ -191,7 +192,18 @@ func Run(ctx context.Context, cfg Config) error {
 		ln.Close()
 		return err
 	}
+	ext := cfg.Extension
+	if ext == nil {
+		ext = extension.Dist()
+	}
+	// The extension updates itself from folders Tether wrote (extupdate).
+	updater, err := extupdate.New(extupdate.Config{Ext: ext, Allowed: p.IsExtensionFolder, Logger: log})
+	if err != nil {
+		ln.Close()
+		return err
+	}
 	b, err := broker.New(broker.Config{
+		CheckExtension:      updater.Check,
 		ExtensionIDs:        append(append([]string{broker.DefaultExtensionID}, settings.ExtensionIDs...), cfg.ExtensionIDs...),
 		DaemonVersion:       cfg.Version,
 		Logger:              log,

@@ -9,6 +9,8 @@ package launcher
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,6 +23,8 @@ import (
 	"runtime"
 	"syscall"
 	"time"
+
+	"github.com/tether-browser/tether/protocol"
 )
 
 // ExtensionConfig is written next to the extension's manifest as
@@ -32,10 +36,67 @@ type ExtensionConfig struct {
 	Label string `json:"label,omitempty"`
 }
 
-// WriteExtension replaces dir with the files of ext plus tether.json. It
+// MarkerName is the marker file Tether writes into every extension folder
+// it writes (protocol.InstallMarker): the daemon rewrites a folder with a
+// newer build only when it holds this file (daemon/extupdate).
+const MarkerName = "tether-install.json"
+
+// ConfigName is the extension's config file (ExtensionConfig).
+const ConfigName = "tether.json"
+
+// WriteExtension replaces dir with the files of ext plus tether.json and
+// the marker (MarkerName, a new random id, dir made absolute). It
 // writes into a sibling temporary folder first and swaps it in, so a
 // half-written extension is never loaded.
 func WriteExtension(ext fs.FS, dir string, cfg ExtensionConfig) error {
+	b, _ := json.MarshalIndent(cfg, "", "  ")
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return fmt.Errorf("write extension: %w", err)
+	}
+	return replaceExtension(ext, abs, append(b, '\n'), protocol.InstallMarker{Dir: abs, ID: newMarkerID()})
+}
+
+// UpdateExtension rewrites dir, a folder WriteExtension wrote, with the
+// files of ext, keeping its tether.json byte for byte and its marker's id:
+// the same atomic swap as WriteExtension. It fails, touching nothing, when
+// dir has no marker (ReadMarker) or no tether.json.
+func UpdateExtension(ext fs.FS, dir string) error {
+	m, err := ReadMarker(dir)
+	if err != nil {
+		return fmt.Errorf("update extension: %w", err)
+	}
+	cfg, err := os.ReadFile(filepath.Join(dir, ConfigName))
+	if err != nil {
+		return fmt.Errorf("update extension: %w", err)
+	}
+	return replaceExtension(ext, dir, cfg, m)
+}
+
+// ReadMarker reads dir's marker file; an error when it is missing or
+// malformed, or names another folder than dir.
+func ReadMarker(dir string) (protocol.InstallMarker, error) {
+	var m protocol.InstallMarker
+	b, err := os.ReadFile(filepath.Join(dir, MarkerName))
+	if err != nil {
+		return m, fmt.Errorf("%s has no %s: Tether did not write it", dir, MarkerName)
+	}
+	if err := json.Unmarshal(b, &m); err != nil || m.ID == "" {
+		return m, fmt.Errorf("%s: %s is not a Tether marker", dir, MarkerName)
+	}
+	if filepath.Clean(m.Dir) != filepath.Clean(dir) {
+		return m, fmt.Errorf("%s: its %s names another folder (%s): it was copied, not written there by Tether", dir, MarkerName, m.Dir)
+	}
+	return m, nil
+}
+
+func newMarkerID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func replaceExtension(ext fs.FS, dir string, cfg []byte, marker protocol.InstallMarker) error {
 	parent := filepath.Dir(dir)
 	if err := os.MkdirAll(parent, 0o700); err != nil {
 		return fmt.Errorf("write extension: %w", err)
@@ -51,8 +112,11 @@ func WriteExtension(ext fs.FS, dir string, cfg ExtensionConfig) error {
 	if _, err := os.Stat(filepath.Join(tmp, "manifest.json")); err != nil {
 		return fmt.Errorf("the embedded extension has no manifest.json (was it built? run `make`): %w", err)
 	}
-	b, _ := json.MarshalIndent(cfg, "", "  ")
-	if err := os.WriteFile(filepath.Join(tmp, "tether.json"), append(b, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(tmp, ConfigName), cfg, 0o644); err != nil {
+		return fmt.Errorf("write extension: %w", err)
+	}
+	mb, _ := json.MarshalIndent(marker, "", "  ")
+	if err := os.WriteFile(filepath.Join(tmp, MarkerName), append(mb, '\n'), 0o644); err != nil {
 		return fmt.Errorf("write extension: %w", err)
 	}
 	old := dir + ".old"
@@ -61,6 +125,8 @@ func WriteExtension(ext fs.FS, dir string, cfg ExtensionConfig) error {
 		return fmt.Errorf("write extension: %w", err)
 	}
 	if err := os.Rename(tmp, dir); err != nil {
+		// Put the previous folder back rather than leave none.
+		_ = os.Rename(old, dir)
 		return fmt.Errorf("write extension: %w", err)
 	}
 	_ = os.RemoveAll(old)
@@ -180,6 +246,10 @@ func Launch(ctx context.Context, opts Options) error {
 	}
 	if err := os.MkdirAll(opts.UserDataDir, 0o700); err != nil {
 		return fmt.Errorf("create browser profile dir: %w", err)
+	}
+	// So that the extension can reload itself after Tether updated it.
+	if err := EnableDeveloperMode(opts.UserDataDir); err != nil {
+		log.Warn("the extension cannot update itself in this browser profile", "err", err)
 	}
 	args := Args(opts)
 	log.Info("launching browser", "browser", opts.Browser, "args", args)

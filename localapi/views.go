@@ -37,7 +37,7 @@ func (s *Server) State() apitype.State {
 	now := s.cfg.Now()
 	for _, p := range s.cfg.Broker.Profiles() {
 		v := apitype.ProfileView{ID: p.ID, Label: p.Label, Slug: p.Slug, Status: "disconnected",
-			ExtVersion: p.ExtVersion, LastSeenMs: ms(p.LastSeen), Tabs: []apitype.TabView{}}
+			ExtVersion: p.ExtVersion, ExtOutdated: p.ExtOutdated, LastSeenMs: ms(p.LastSeen), Tabs: []apitype.TabView{}}
 		if p.Connected {
 			v.Status = "connected"
 			v.LastSeenMs = ms(now)
@@ -92,7 +92,7 @@ func profileView(p broker.Profile) apitype.Profile {
 		status = "approved"
 	}
 	v := apitype.Profile{ID: p.ID, Label: p.Label, Slug: p.Slug, Status: status,
-		ExtVersion: p.ExtVersion, LastSeen: p.LastSeen, RTTMs: float64(p.RTT) / float64(time.Millisecond)}
+		ExtVersion: p.ExtVersion, ExtOutdated: p.ExtOutdated, LastSeen: p.LastSeen, RTTMs: float64(p.RTT) / float64(time.Millisecond)}
 	for _, t := range p.Tabs {
 		v.Tabs = append(v.Tabs, tabView(t))
 	}
@@ -194,10 +194,13 @@ func manifestVersion(fsys fs.FS) string {
 
 // extensionState is the Extension page's state.
 func (s *Server) extensionState() apitype.ExtensionState {
-	st := apitype.ExtensionState{Dir: s.cfg.ExtensionDir, ID: s.cfg.ExtensionID}
+	st := apitype.ExtensionState{Dir: s.cfg.ExtensionDir, ID: s.cfg.ExtensionID, Outdated: []apitype.OutdatedExtension{}}
 	for _, p := range s.cfg.Broker.Profiles() {
 		st.Known++
 		st.Connected = st.Connected || p.Connected
+		if p.Connected && p.ExtOutdated != "" {
+			st.Outdated = append(st.Outdated, apitype.OutdatedExtension{Profile: p.Label, Message: p.ExtOutdated})
+		}
 	}
 	if s.cfg.Extension != nil {
 		st.Version = manifestVersion(s.cfg.Extension)

@@ -10,7 +10,7 @@
 // "type" field names its kind:
 //
 //	extension → daemon: hello, response, tabs_changed, download
-//	daemon → extension: hello_ack, pairing, request, refused
+//	daemon → extension: hello_ack, pairing, request, refused, reload
 //
 // The extension sends hello first. The daemon answers hello_ack, or refused
 // and closes. A profile the daemon has never seen must first be approved by
@@ -60,6 +60,10 @@ const (
 	// (then paused until the daemon decides: download_decide), and when
 	// such a download ends.
 	TypeDownload FrameType = "download"
+	// TypeReload is sent by the daemon after hello_ack when it has just
+	// rewritten the folder the extension was loaded from with a newer
+	// build (Reload): the extension saves its shared tabs and reloads.
+	TypeReload FrameType = "reload"
 )
 
 // Envelope is decoded first to learn a frame's type; the frame is then decoded
@@ -80,8 +84,19 @@ type Hello struct {
 	ProfileID string `json:"profileId" jsonschema:"minLength=1,maxLength=128,pattern=^[A-Za-z0-9_-]+$"`
 	// Label is a human name for the profile, e.g. "Work".
 	Label string `json:"label"`
-	// ExtVersion is the extension's manifest version string.
+	// ExtVersion is the extension's manifest version string (x.y.z).
 	ExtVersion string `json:"extVersion"`
+	// VersionName is the manifest's version_name: "<version> build <id>",
+	// the id a hash of the built files (extension/build.mjs), so two
+	// builds of the same version tell apart. Empty before 0.4.0.
+	VersionName string `json:"versionName,omitempty"`
+	// InstallType is chrome.management.getSelf()'s installType:
+	// "development" (loaded unpacked), "normal" (the Web Store), "admin",
+	// "sideload" or "other". The daemon rewrites only a "development" one.
+	InstallType string `json:"installType,omitempty"`
+	// Install is the folder's tether-install.json, present only when
+	// Tether wrote the folder the extension was loaded from.
+	Install *InstallMarker `json:"install,omitempty"`
 	// UserAgent is navigator.userAgent, for display.
 	UserAgent string `json:"userAgent,omitempty"`
 	// Slug is the slug the daemon last assigned (from hello_ack), so slugs
@@ -93,6 +108,29 @@ type Hello struct {
 	Secret string `json:"secret,omitempty"`
 	// Tabs are the currently shared tabs.
 	Tabs []TabInfo `json:"tabs"`
+}
+
+// InstallMarker is tether-install.json, which Tether writes into every
+// extension folder it writes (the config dir's chrome-extension/ and
+// `tether browser`'s copies). The daemon rewrites a folder only when its
+// path is one Tether writes to and the marker on disk there has the same
+// ID as the one the extension reports.
+type InstallMarker struct {
+	// Dir is the folder's absolute path as Tether wrote it.
+	Dir string `json:"dir" jsonschema:"maxLength=4096"`
+	// ID is random (16 hex digits), drawn when the folder was first written.
+	ID string `json:"id" jsonschema:"maxLength=64"`
+}
+
+// Reload tells the extension that the daemon has rewritten the folder it
+// was loaded from with the build in the daemon (Version, VersionName): it
+// saves its shared tabs, their numbers and its document counter to
+// chrome.storage.local and calls chrome.runtime.reload(). Sent at most
+// once per connection, right after hello_ack.
+type Reload struct {
+	Type        FrameType `json:"type" jsonschema:"enum=reload"`
+	Version     string    `json:"version"`
+	VersionName string    `json:"versionName"`
 }
 
 // HelloAck accepts a hello.

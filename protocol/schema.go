@@ -18,7 +18,7 @@ var frameTypes = []any{
 	DialogArmResult{}, HistoryParams{}, ScreenshotParams{}, ScreenshotResult{}, ScreenshotGeometry{}, EvaluateParams{}, EvaluateResult{},
 	PageResult{}, TabInfo{}, TabsListResult{}, ScrollParams{}, ScrollReport{}, TabOwner{}, TabOwnerParams{},
 	NetworkParams{}, Header{}, NetRequest{}, NetworkResult{}, Download{}, DownloadsResult{},
-	DownloadEvent{}, DownloadDecideParams{},
+	DownloadEvent{}, DownloadDecideParams{}, InstallMarker{}, Reload{},
 }
 
 // Schema returns the JSON Schema (draft 2020-12) of every protocol type, as

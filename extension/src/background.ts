@@ -26,6 +26,7 @@ import {
 } from './background/network';
 import { addNetworkError } from './background/page-records';
 import { loadState, watchShared } from './background/state';
+import { restoredAfterReload } from './background/update-reload';
 
 const log = (what: string) => (err: unknown) => console.error(`tether: ${what}`, err);
 
@@ -117,6 +118,8 @@ watchShared((ids) => {
   keepDownloadsOf(ids).catch(log('forget downloads'));
 });
 loadState();
+// After an update's reload: the shared tabs come back (a no-op on any other start).
+void restoredAfterReload();
 
 keepAlive();
 // Chrome may have stopped the previous worker during a call: the pages' hooks stop acting for it.

@@ -467,9 +467,22 @@ export interface Hello {
    */
   label: string;
   /**
-   * ExtVersion is the extension's manifest version string.
+   * ExtVersion is the extension's manifest version string (x.y.z).
    */
   extVersion: string;
+  /**
+   * VersionName is the manifest's version_name: "<version> build <id>",
+   * the id a hash of the built files (extension/build.mjs), so two
+   * builds of the same version tell apart. Empty before 0.4.0.
+   */
+  versionName?: string;
+  /**
+   * InstallType is chrome.management.getSelf()'s installType:
+   * "development" (loaded unpacked), "normal" (the Web Store), "admin",
+   * "sideload" or "other". The daemon rewrites only a "development" one.
+   */
+  installType?: string;
+  install?: InstallMarker;
   /**
    * UserAgent is navigator.userAgent, for display.
    */
@@ -489,6 +502,20 @@ export interface Hello {
    * Tabs are the currently shared tabs.
    */
   tabs: TabInfo[];
+}
+/**
+ * Install is the folder's tether-install.json, present only when
+ * Tether wrote the folder the extension was loaded from.
+ */
+export interface InstallMarker {
+  /**
+   * Dir is the folder's absolute path as Tether wrote it.
+   */
+  dir: string;
+  /**
+   * ID is random (16 hex digits), drawn when the folder was first written.
+   */
+  id: string;
 }
 /**
  * TabInfo describes one shared tab.
@@ -611,6 +638,22 @@ export interface HoverParams {
 export interface Point2 {
   x: number;
   y: number;
+}
+/**
+ * InstallMarker is tether-install.json, which Tether writes into every extension folder it writes (the config dir's chrome-extension/ and `tether browser`'s copies).
+ *
+ * This interface was referenced by `TetherProtocol`'s JSON-Schema
+ * via the `definition` "InstallMarker".
+ */
+export interface InstallMarker1 {
+  /**
+   * Dir is the folder's absolute path as Tether wrote it.
+   */
+  dir: string;
+  /**
+   * ID is random (16 hex digits), drawn when the folder was first written.
+   */
+  id: string;
 }
 /**
  * NavigateParams loads URL in a tab.
@@ -976,6 +1019,17 @@ export interface Refused {
     | 'disabled'
     | 'internal';
   message: string;
+}
+/**
+ * Reload tells the extension that the daemon has rewritten the folder it was loaded from with the build in the daemon (Version, VersionName): it saves its shared tabs, their numbers and its document counter to chrome.storage.local and calls chrome.runtime.reload().
+ *
+ * This interface was referenced by `TetherProtocol`'s JSON-Schema
+ * via the `definition` "Reload".
+ */
+export interface Reload {
+  type: 'reload';
+  version: string;
+  versionName: string;
 }
 /**
  * Request is a daemon → extension call.

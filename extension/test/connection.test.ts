@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { BACKOFF_CAP_MS, DaemonConnection, backoffDelay, relayFailure, type ConnectionDeps, type SocketLike } from '../src/offscreen/connection';
-import type { HelloAck, Request, TabsChanged } from '../src/protocol.gen';
+import type { HelloAck, Reload, Request, TabsChanged } from '../src/protocol.gen';
 import type { ConnectionStatus, DaemonConfig, Outcome } from '../src/shared/messages';
 
 class FakeSocket implements SocketLike {
@@ -40,6 +40,7 @@ function setup(relay: ConnectionDeps['relay'] = async () => ({ ok: true, value: 
   const sockets: FakeSocket[] = [];
   const statuses: ConnectionStatus[] = [];
   const acks: HelloAck[] = [];
+  const reloads: Reload[] = [];
   const conn = new DaemonConnection({
     openSocket: (url, protocols) => {
       const s = new FakeSocket(url, protocols);
@@ -50,10 +51,11 @@ function setup(relay: ConnectionDeps['relay'] = async () => ({ ok: true, value: 
     relay,
     reportStatus: (s) => statuses.push(s),
     reportAck: (a) => acks.push(a),
+    reload: (f) => reloads.push(f),
     userAgent: 'UA',
     random: () => 1,
   });
-  return { conn, sockets, statuses, acks };
+  return { conn, sockets, statuses, acks, reloads };
 }
 
 const flush = () => vi.advanceTimersByTimeAsync(0);
@@ -302,6 +304,68 @@ describe('DaemonConnection', () => {
     sockets[0]!.receive({ type: 'request', id: '1', method: 'tabs_list', params: {}, timeoutMs: 5000 });
     await flush();
     expect(relay).not.toHaveBeenCalled();
+  });
+});
+
+describe('DaemonConnection reload (an update)', () => {
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => vi.useRealTimers());
+  const RELOAD: Reload = { type: 'reload', version: '0.4.0', versionName: '0.4.0 build abc' };
+  const ACK = { type: 'hello_ack', daemonVersion: 'x', assignedLabel: 'Work', assignedSlug: 'work' };
+
+  it('says its build, install type and marker in hello', async () => {
+    config = { ...config, versionName: '0.1.0 build 123', installType: 'development', install: { dir: '/c/chrome-extension', id: 'ab12' } };
+    const { conn, sockets } = setup();
+    conn.start();
+    await flush();
+    sockets[0]!.open();
+    expect(sockets[0]!.sent[0]).toMatchObject({ versionName: '0.1.0 build 123', installType: 'development', install: { dir: '/c/chrome-extension', id: 'ab12' } });
+  });
+
+  it('ignores a reload before hello_ack', async () => {
+    const { conn, sockets, reloads } = setup();
+    conn.start();
+    await flush();
+    sockets[0]!.open();
+    sockets[0]!.receive(RELOAD);
+    await flush();
+    expect(reloads).toEqual([]);
+  });
+
+  it('reloads once the running request answered, and refuses new ones unrun', async () => {
+    let finish!: (o: Outcome) => void;
+    const relay = vi.fn(() => new Promise<Outcome>((resolve) => (finish = resolve)));
+    const { conn, sockets, reloads } = setup(relay);
+    conn.start();
+    await flush();
+    const s = sockets[0]!;
+    s.open();
+    s.receive(ACK);
+    s.receive({ type: 'request', id: '1', method: 'click', params: {}, timeoutMs: 5000 });
+    await flush();
+    s.receive(RELOAD);
+    s.receive({ type: 'request', id: '2', method: 'click', params: {}, timeoutMs: 5000 });
+    await flush();
+    expect(relay).toHaveBeenCalledTimes(1);
+    expect(s.sent.at(-1)).toMatchObject({ type: 'response', id: '2', error: { code: 'internal' } });
+    expect((s.sent.at(-1) as { error: { message: string } }).error.message).toContain('nothing was done');
+    expect(reloads).toEqual([]);
+    finish({ ok: true, value: {} });
+    await flush();
+    expect(s.sent.some((f) => (f as { id?: string }).id === '1')).toBe(true);
+    expect(reloads).toEqual([RELOAD]);
+  });
+
+  it('reloads at once when nothing runs', async () => {
+    const { conn, sockets, reloads } = setup();
+    conn.start();
+    await flush();
+    sockets[0]!.open();
+    sockets[0]!.receive(ACK);
+    sockets[0]!.receive(RELOAD);
+    sockets[0]!.receive(RELOAD);
+    await flush();
+    expect(reloads).toEqual([RELOAD]);
   });
 });
 

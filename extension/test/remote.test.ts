@@ -163,6 +163,7 @@ describe('DaemonConnection with a remote broker', () => {
       relay: async () => ({ ok: true, value: {} }),
       reportStatus: (s) => statuses.push(s),
       reportAck: (a, b) => acks.push([a, b]),
+      reload: () => undefined,
       userAgent: 'UA',
       random: () => 1,
       isOnline: () => online,

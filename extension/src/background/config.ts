@@ -1,7 +1,9 @@
 // Where and as whom to connect: tether.json in the extension folder (written
 // by `tether browser`), chrome.storage.local, then defaults.
+import type { InstallMarker } from '../protocol.gen';
 import { BROKER_PROFILES_KEY, BROKER_SECRETS_KEY, BROKER_URL_KEY, parseBrokerUrl, type BrokerProfile } from '../shared/broker';
 import { DEFAULT_LABEL, DEFAULT_PORT, type DaemonConfig } from '../shared/messages';
+import { restoredAfterReload } from './update-reload';
 import { listTabs } from './shared-tabs';
 
 /** The optional tether.json next to manifest.json. */
@@ -30,6 +32,34 @@ async function readFileConfig(): Promise<FileConfig> {
   }
 }
 
+/** Parses tether-install.json (protocol InstallMarker): undefined unless it has a string dir and id. */
+export function parseInstallMarker(raw: unknown): InstallMarker | undefined {
+  if (typeof raw !== 'object' || raw === null) return undefined;
+  const o = raw as Record<string, unknown>;
+  if (typeof o.dir !== 'string' || typeof o.id !== 'string' || !o.dir || !o.id || o.dir.length > 4096 || o.id.length > 64) return undefined;
+  return { dir: o.dir, id: o.id };
+}
+
+/** The folder's tether-install.json, written by Tether next to manifest.json; undefined when absent. */
+async function readInstallMarker(): Promise<InstallMarker | undefined> {
+  try {
+    const res = await fetch(chrome.runtime.getURL('tether-install.json'), { cache: 'no-store' });
+    if (!res.ok) return undefined;
+    return parseInstallMarker(await res.json());
+  } catch {
+    return undefined; // A folder Tether did not write (a checkout's dist, the Web Store).
+  }
+}
+
+/** How Chrome installed this extension (chrome.management.getSelf needs no permission). */
+async function installType(): Promise<string | undefined> {
+  try {
+    return (await chrome.management.getSelf()).installType;
+  } catch {
+    return undefined;
+  }
+}
+
 let profileId: Promise<string> | undefined;
 
 /** The profile's UUID, created once and kept in chrome.storage.local. */
@@ -46,12 +76,16 @@ function getProfileId(): Promise<string> {
 }
 
 export async function loadDaemonConfig(): Promise<DaemonConfig> {
-  const [file, local, session, id, tabs] = await Promise.all([
+  // Shared tabs saved before an update's reload are back before the hello lists them.
+  await restoredAfterReload();
+  const [file, local, session, id, tabs, marker, install] = await Promise.all([
     readFileConfig(),
     chrome.storage.local.get(['label', 'assignedSlug', 'secret', BROKER_URL_KEY, BROKER_SECRETS_KEY, BROKER_PROFILES_KEY]),
     chrome.storage.session.get('halted'),
     getProfileId(),
     listTabs(),
+    readInstallMarker(),
+    installType(),
   ]);
   const stored = typeof local.label === 'string' && local.label.trim() ? local.label.trim() : undefined;
   const config: DaemonConfig = {
@@ -62,6 +96,10 @@ export async function loadDaemonConfig(): Promise<DaemonConfig> {
     tabs,
     halted: session.halted === true,
   };
+  const versionName = chrome.runtime.getManifest().version_name;
+  if (versionName) config.versionName = versionName;
+  if (install) config.installType = install;
+  if (marker) config.install = marker;
   return withPairing(config, local);
 }
 

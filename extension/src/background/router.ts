@@ -23,6 +23,7 @@ import { onPageHooks } from './page-records';
 import { claimDocument, nextDocument } from './documents';
 import { setTabOwner, share, tabsChanged, unshare } from './shared-tabs';
 import { readState } from './state';
+import { reloadForUpdate } from './update-reload';
 
 export function onRuntimeMessage(msg: unknown, sender: chrome.runtime.MessageSender, sendResponse: (r: unknown) => void): boolean {
   if (!isBackgroundMessage(msg) || sender.id !== chrome.runtime.id) return false;
@@ -94,6 +95,8 @@ function route(msg: BackgroundMessage, sender: chrome.runtime.MessageSender): Pr
       return saveStatus(msg.status);
     case 'hello-ack':
       return saveAck(msg.ack, msg.broker);
+    case 'daemon-reload':
+      return reloadForUpdate(msg.frame).then(() => true);
     case 'daemon-request':
       return runOnce(msg.request, () => handleRequest(msg.request, msg.deadline)).then(async (outcome) => {
         await tabsChanged().flushNow();

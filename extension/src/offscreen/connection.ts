@@ -8,7 +8,7 @@
 // It dials the local daemon, or the remote broker the user chose instead
 // (wss:// only, checked again here); for a remote broker it waits while the
 // computer is offline and dials at once when it comes back online.
-import { METHODS, type DownloadEvent, type Error as WireError, type HelloAck, type Hello, type Pairing, type Refused, type Request, type Response, type TabsChanged } from '../protocol.gen';
+import { METHODS, type DownloadEvent, type Error as WireError, type HelloAck, type Hello, type Pairing, type Refused, type Reload, type Request, type Response, type TabsChanged } from '../protocol.gen';
 import { dialFailure, healthUrl, parseBrokerUrl, type Broker } from '../shared/broker';
 import { toWireError } from '../shared/errors';
 import {
@@ -47,6 +47,8 @@ export interface ConnectionDeps {
   reportStatus(status: ConnectionStatus): void;
   /** broker: the remote broker's origin the ack came from; undefined for the local daemon. */
   reportAck(ack: HelloAck, broker: string | undefined): void;
+  /** The daemon rewrote the extension's folder: save state and reload (chrome.runtime.reload). */
+  reload(frame: Reload): void;
   userAgent: string;
   random?: () => number;
   /** navigator.onLine (default: always online). */
@@ -75,7 +77,10 @@ export function timeoutMargin(timeoutMs: number): number {
   return Math.min(500, Math.max(50, timeoutMs * 0.1));
 }
 
-type Incoming = HelloAck | Pairing | Refused | Request;
+type Incoming = HelloAck | Pairing | Refused | Request | Reload;
+
+/** How long a reload waits for the requests already running to answer. */
+export const RELOAD_DRAIN_MS = 15_000;
 
 /** A pairing code as the daemon makes them (protocol.Pairing.code). */
 const PAIRING_CODE = /^[2-9A-HJKMNP-Z]{6}$/;
@@ -127,6 +132,11 @@ export class DaemonConnection {
   /** tabs_changed frames produced while not acked; sent right after the next hello_ack. */
   private pending: TabsChanged[] = [];
   private nextDelay?: number;
+  /** Requests relayed and not yet answered. */
+  private running = 0;
+  private drained?: () => void;
+  /** Set by a reload frame: no request runs any more; the extension reloads once the running ones answered. */
+  private reloading = false;
 
   constructor(private readonly deps: ConnectionDeps) {}
 
@@ -276,6 +286,9 @@ export class DaemonConnection {
         userAgent: this.deps.userAgent,
         tabs: config.tabs,
       };
+      if (config.versionName) hello.versionName = config.versionName;
+      if (config.installType) hello.installType = config.installType;
+      if (config.install) hello.install = config.install;
       if (config.slug) hello.slug = config.slug;
       if (secret) hello.secret = secret;
       socket.send(JSON.stringify(hello));
@@ -388,6 +401,10 @@ export class DaemonConnection {
         this.scheduleReconnect();
         return;
       }
+      case 'reload':
+        if (!this.acked || this.reloading) return;
+        void this.onReload(frame);
+        return;
       case 'request':
         if (!this.acked) {
           console.warn('tether: ignoring a request before hello_ack');
@@ -400,12 +417,45 @@ export class DaemonConnection {
     }
   }
 
+  /**
+   * The daemon rewrote the folder with a newer build: requests that come
+   * from now on are refused unrun (so none is cut short by the reload), the
+   * running ones answer first (RELOAD_DRAIN_MS at most), then the service
+   * worker saves the shared tabs and reloads the extension.
+   */
+  private async onReload(frame: Reload): Promise<void> {
+    this.reloading = true;
+    if (this.running > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, RELOAD_DRAIN_MS);
+        this.drained = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+    this.deps.reload(frame);
+  }
+
   private async onRequest(socket: SocketLike, req: Request): Promise<void> {
     if (typeof req.id !== 'string') return;
     const send = (body: Pick<Response, 'result' | 'error'>) => {
       const res: Response = { type: 'response', id: req.id, ...body };
       if (this.socket === socket && socket.readyState === 1) socket.send(JSON.stringify(res));
     };
+    if (this.reloading) {
+      send({ error: { code: 'internal', message: 'The Tether extension is reloading to update itself; nothing was done. Call the tool again in a few seconds.' } });
+      return;
+    }
+    this.running++;
+    try {
+      await this.runRequest(req, send);
+    } finally {
+      if (--this.running === 0) this.drained?.();
+    }
+  }
+
+  private async runRequest(req: Request, send: (body: Pick<Response, 'result' | 'error'>) => void): Promise<void> {
     if (!isMethod(req.method)) {
       send({ error: { code: 'bad_request', message: `Unknown method ${JSON.stringify(req.method)}; this extension supports ${METHODS.join(', ')}. Update the Tether extension if the daemon is newer.` } });
       return;

@@ -1,7 +1,7 @@
 // Messages between the extension's own contexts (offscreen document, service
 // worker, content script). Every message names its target context and kind,
 // so each listener ignores what is not addressed to it.
-import { METHODS, type DownloadEvent, type Error as WireError, type FindMatch, type HelloAck, type Request, type ScrollReport, type TabInfo, type TabsChanged } from '../protocol.gen';
+import { METHODS, type DownloadEvent, type Error as WireError, type FindMatch, type HelloAck, type InstallMarker, type Reload, type Request, type ScrollReport, type TabInfo, type TabsChanged } from '../protocol.gen';
 import type { PageControl } from './page-hooks';
 
 export type Method = Request['method'];
@@ -17,6 +17,12 @@ export interface DaemonConfig {
   label: string;
   profileId: string;
   extVersion: string;
+  /** The manifest's version_name ("<version> build <id>"), if any. */
+  versionName?: string;
+  /** chrome.management.getSelf()'s installType ("development" when loaded unpacked). */
+  installType?: string;
+  /** The folder's tether-install.json, when Tether wrote the folder. */
+  install?: InstallMarker;
   /** The slug of the last hello_ack, if any. */
   slug?: string;
   /** The per-profile secret from pairing with this daemon or broker, if any. Never shown or logged. */
@@ -119,6 +125,8 @@ export type BackgroundMessage =
   | { target: 'background'; kind: 'connection-status'; status: ConnectionStatus }
   // broker: the remote broker's origin the ack came from (absent: the local daemon).
   | { target: 'background'; kind: 'hello-ack'; ack: HelloAck; broker?: string }
+  // The daemon rewrote the extension's folder: save the shared tabs and reload.
+  | { target: 'background'; kind: 'daemon-reload'; frame: Reload }
   | { target: 'background'; kind: 'daemon-request'; request: Request; deadline: number }
   // doc: the number the document had, asked back after a restore (answered with it, or with a new one).
   | { target: 'background'; kind: 'register-document'; doc?: number }

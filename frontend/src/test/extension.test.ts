@@ -15,7 +15,7 @@ const steps = [
 function ext(over: Partial<ExtensionState> = {}): ExtensionState {
   return {
     connected: false, known: 0, dir: '/home/me/.config/tether/extension', written: true, writtenVersion: '0.4.0',
-    version: '0.4.0', id: 'kjmbbnkmfdppnbhbgbfhfmfkibbhbgni', steps, ...over,
+    version: '0.4.0', id: 'kjmbbnkmfdppnbhbgbfhfmfkibbhbgni', outdated: [], steps, ...over,
   };
 }
 
@@ -44,6 +44,15 @@ describe('Extension page', () => {
     expect(callsOf('WriteExtension').length).toBe(1);
     await waitFor(() => expect(warning()).toBeNull());
     expect(screen.getByText(/Extension 0.4.0 written to/)).toBeTruthy();
+  });
+
+  it('names each profile whose extension is outdated, with how to reload it', async () => {
+    const message = 'The extension is outdated (0.3.0; Tether has 0.4.0). Tether did not write its folder, so it does not update it: open chrome://extensions and press Reload on Tether.';
+    renderApp({ extension: ext({ connected: true, known: 1, outdated: [{ profile: 'Work', message }] }) });
+    await open('Extension');
+    const alert = await screen.findByText(/Tether did not write its folder/);
+    expect(alert.textContent).toContain('Work:');
+    expect(alert.textContent).toContain('press Reload on Tether');
   });
 
   it('says when it was never written', async () => {

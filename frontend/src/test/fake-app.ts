@@ -40,7 +40,7 @@ export function emptyBackend(): Backend {
     clients: [],
     extension: {
       connected: false, known: 0, dir: '/home/me/.config/tether/extension', written: false,
-      writtenVersion: '', version: '0.4.0', id: 'abcdefghijklmnopabcdefghijklmnop', steps: [],
+      writtenVersion: '', version: '0.4.0', id: 'abcdefghijklmnopabcdefghijklmnop', outdated: [], steps: [],
     },
     outcomes: {},
     exportPath: '',

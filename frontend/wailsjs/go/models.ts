@@ -90,6 +90,20 @@ export namespace apitype {
 		    return a;
 		}
 	}
+	export class OutdatedExtension {
+	    profile: string;
+	    message: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new OutdatedExtension(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.profile = source["profile"];
+	        this.message = source["message"];
+	    }
+	}
 	export class ExtensionState {
 	    connected: boolean;
 	    known: number;
@@ -98,6 +112,7 @@ export namespace apitype {
 	    writtenVersion: string;
 	    version: string;
 	    id: string;
+	    outdated: OutdatedExtension[];
 	    steps: string[];
 	
 	    static createFrom(source: any = {}) {
@@ -113,9 +128,29 @@ export namespace apitype {
 	        this.writtenVersion = source["writtenVersion"];
 	        this.version = source["version"];
 	        this.id = source["id"];
+	        this.outdated = this.convertValues(source["outdated"], OutdatedExtension);
 	        this.steps = source["steps"];
 	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
 	}
+	
 	export class PairingView {
 	    id: string;
 	    label: string;
@@ -247,6 +282,7 @@ export namespace app {
 	    slug: string;
 	    status: string;
 	    extVersion: string;
+	    extOutdated?: string;
 	    lastSeenMs: number;
 	    acting: boolean;
 	    tabs: TabView[];
@@ -262,6 +298,7 @@ export namespace app {
 	        this.slug = source["slug"];
 	        this.status = source["status"];
 	        this.extVersion = source["extVersion"];
+	        this.extOutdated = source["extOutdated"];
 	        this.lastSeenMs = source["lastSeenMs"];
 	        this.acting = source["acting"];
 	        this.tabs = this.convertValues(source["tabs"], TabView);

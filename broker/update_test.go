@@ -1,0 +1,91 @@
+package broker
+
+import (
+	"testing"
+	"time"
+
+	"github.com/tether-browser/tether/protocol"
+)
+
+// CheckExtension runs for an accepted hello only: its reload frame follows
+// hello_ack, and its note is the profile's ExtOutdated until the next hello.
+func TestCheckExtension(t *testing.T) {
+	checked := make(chan protocol.Hello, 4)
+	note := "The extension is outdated: press Reload on Tether."
+	b, url := newTestBroker(t, Config{AutoApprove: true, CheckExtension: func(h protocol.Hello) (*protocol.Reload, string) {
+		checked <- h
+		if h.Label == "Old" {
+			return &protocol.Reload{Type: protocol.TypeReload, Version: "0.4.0", VersionName: "0.4.0 build x"}, ""
+		}
+		return nil, note
+	}})
+
+	f, _ := connect(t, b, url, "p-old", "Old")
+	var reload protocol.Reload
+	f.read(&reload)
+	if reload.Type != protocol.TypeReload || reload.VersionName != "0.4.0 build x" {
+		t.Fatalf("after hello_ack: %+v, want the reload frame", reload)
+	}
+	if h := <-checked; h.ProfileID != "p-old" {
+		t.Fatalf("checked %+v", h)
+	}
+
+	connect(t, b, url, "p-manual", "Manual")
+	<-checked
+	timeout := time.After(5 * time.Second)
+	for {
+		changed := b.Changed()
+		var got string
+		for _, p := range b.Profiles() {
+			if p.ID == "p-manual" {
+				got = p.ExtOutdated
+			}
+		}
+		if got == note {
+			break
+		}
+		select {
+		case <-changed:
+		case <-timeout:
+			t.Fatalf("ExtOutdated = %q, want the note", got)
+		}
+	}
+}
+
+// A hello held for pairing is not checked: nothing is rewritten for a
+// profile the user has not approved; once approved, it is, and its reload
+// frame follows the hello_ack.
+func TestCheckExtensionWaitsForPairing(t *testing.T) {
+	checked := make(chan protocol.Hello, 1)
+	b, url := newTestBroker(t, Config{CheckExtension: func(h protocol.Hello) (*protocol.Reload, string) {
+		checked <- h
+		return &protocol.Reload{Type: protocol.TypeReload, Version: "0.4.0"}, ""
+	}})
+	f := hello(t, url, "p-new", "New")
+	var pairing protocol.Pairing
+	f.read(&pairing)
+	if pairing.Type != protocol.TypePairing {
+		t.Fatalf("got %+v, want pairing", pairing)
+	}
+	select {
+	case h := <-checked:
+		t.Fatalf("a profile waiting for approval was checked: %+v", h)
+	case <-time.After(200 * time.Millisecond):
+	}
+	if _, err := b.Approve(pairing.Code); err != nil {
+		t.Fatal(err)
+	}
+	var ack protocol.HelloAck
+	f.read(&ack)
+	if ack.Type != protocol.TypeHelloAck {
+		t.Fatalf("got %+v, want hello_ack", ack)
+	}
+	var reload protocol.Reload
+	f.read(&reload)
+	if reload.Type != protocol.TypeReload {
+		t.Fatalf("got %+v, want reload", reload)
+	}
+	if h := <-checked; h.ProfileID != "p-new" {
+		t.Fatalf("checked %+v", h)
+	}
+}
