@@ -57,7 +57,7 @@ let handlers: Handlers | undefined;
 const sets = new Map<number, { remove: () => void; last: number }>();
 /** Sub-event names this worker run used (EVENTS per set, swept ones included). */
 let named = 0;
-/** Names the previous run used; undefined until read from storage.session. */
+/** The last name the previous run left registered (its sets', or unswept ones); undefined until read from storage.session. */
 let previous: number | undefined;
 /** Whether the shared tabs were known once (the sets of this run are registered). */
 let known = false;
