@@ -22,8 +22,8 @@ import {
   onErrorOccurred,
   onHeadersReceived,
   onSendHeaders,
-  REQUEST_FILTER,
 } from './background/network';
+import { listenTo, startListening } from './background/network-listeners';
 import { addNetworkError } from './background/page-records';
 import { loadState, watchShared } from './background/state';
 import { restoredAfterReload } from './background/update-reload';
@@ -94,16 +94,18 @@ chrome.commands.onCommand.addListener((command, tab) => {
   if (command === 'toggle-share') toggleActiveOr(tab).catch(log('toggle share'));
 });
 
-// Shared tabs' requests: each listener drops other tabs' events first thing (network.ts).
-// extraHeaders: Chrome hides Cookie and Set-Cookie otherwise (kept only as "<redacted>").
-chrome.webRequest.onBeforeRequest.addListener(onBeforeRequest, REQUEST_FILTER);
-chrome.webRequest.onSendHeaders.addListener(onSendHeaders, REQUEST_FILTER, ['requestHeaders', 'extraHeaders']);
-chrome.webRequest.onHeadersReceived.addListener(onHeadersReceived, REQUEST_FILTER, ['responseHeaders', 'extraHeaders']);
-chrome.webRequest.onCompleted.addListener(onCompleted, REQUEST_FILTER, ['responseHeaders', 'extraHeaders']);
-chrome.webRequest.onErrorOccurred.addListener((d) => {
-  const req = onErrorOccurred(d);
-  if (req) addNetworkError(d.tabId, { method: req.method, url: req.url, error: req.error, time: Date.now() }).catch(log('record network error'));
-}, REQUEST_FILTER);
+// Shared tabs' requests: webRequest listeners are registered per shared tab,
+// once the state says which tabs are (network-listeners.ts); none while nothing is shared.
+startListening({
+  onBeforeRequest,
+  onSendHeaders,
+  onHeadersReceived,
+  onCompleted,
+  onErrorOccurred: (d) => {
+    const req = onErrorOccurred(d);
+    if (req) addNetworkError(d.tabId, { method: req.method, url: req.url, error: req.error, time: Date.now() }).catch(log('record network error'));
+  },
+});
 chrome.downloads.onCreated.addListener((item) => {
   onDownloadCreated(item)
     .then((tab) => (tab === undefined ? false : reportDownload(item, tab)))
@@ -114,6 +116,7 @@ chrome.downloads.onChanged.addListener((delta) => {
 });
 // Records of tabs that stop being shared go with the sharing.
 watchShared((ids) => {
+  listenTo(ids);
   keepRingsOf(ids);
   keepDownloadsOf(ids).catch(log('forget downloads'));
 });

@@ -6,7 +6,8 @@ import type { Outcome } from '../src/shared/messages';
 function fakeSession() {
   const items: Record<string, unknown> = {};
   const session = {
-    get: async (key: string) => (key in items ? { [key]: structuredClone(items[key]) } : {}),
+    get: async (keys: string | string[]) =>
+      Object.fromEntries((Array.isArray(keys) ? keys : [keys]).filter((k) => k in items).map((k) => [k, structuredClone(items[k])])),
     set: async (v: Record<string, unknown>) => void Object.assign(items, structuredClone(v)),
     remove: async (keys: string | string[]) => {
       for (const k of Array.isArray(keys) ? keys : [keys]) delete items[k];
@@ -203,5 +204,63 @@ describe('runOnce', () => {
     await runOnce(req('click', { ref: 'e1' }, 'k1'), run);
     await runOnce(req('navigate', { url: 'https://a/' }, 'k1'), run);
     expect(run).toHaveBeenCalledTimes(2);
+  });
+});
+
+describe('idempotency records across an update reload', () => {
+  it('a retry of a step that finished before the reload is answered as a repeat, not run again', async () => {
+    fakeSession();
+    let m = await load();
+    const run = vi.fn(async () => clicked);
+    expect(await m.runOnce(click('k1'), run)).toEqual(clicked);
+    // A step that was still running when the reload came.
+    void m.runOnce(click('k2', 'e2'), () => new Promise<Outcome>(() => undefined));
+    await new Promise((r) => setTimeout(r, 0));
+    // Through chrome.storage.local (JSON), into a fresh session store.
+    const carried = JSON.parse(JSON.stringify(await m.recordsToCarry()));
+    expect(Object.keys(carried).sort()).toEqual([`${m.IDEM_PREFIX}k1`, `${m.IDEM_PREFIX}k2`]);
+    const items = fakeSession();
+    m = await load();
+    expect(await m.restoreCarriedRecords(carried)).toBe(2);
+    expect(items[m.IDEM_INDEX]).toHaveLength(2);
+    const again = vi.fn(async () => clicked);
+    expect(await m.runOnce(click('k1'), again)).toEqual(clicked);
+    const interrupted = await m.runOnce(click('k2', 'e2'), again);
+    expect(interrupted).toMatchObject({ ok: false, error: { code: 'duplicate' } });
+    expect(again).not.toHaveBeenCalled();
+    expect(run).toHaveBeenCalledTimes(1);
+  });
+
+  it('keeps the expiry, skips malformed, foreign and future records, and never replaces a newer one', async () => {
+    vi.useFakeTimers({ now: 1_700_000_000_000 });
+    try {
+      fakeSession();
+      let m = await load();
+      await m.runOnce(click('old'), async () => clicked);
+      vi.advanceTimersByTime(m.IDEM_TTL_MS - 1_000);
+      await m.runOnce(click('new'), async () => clicked);
+      const carried = await m.recordsToCarry();
+      expect(Object.keys(carried)).toEqual([`${m.IDEM_PREFIX}new`, `${m.IDEM_PREFIX}old`]);
+      vi.advanceTimersByTime(2_000); // "old" expires on the way
+      fakeSession();
+      m = await load();
+      // Meanwhile a call with key "new" was made after the reload: its record stays.
+      const other = click('new', 'e9');
+      await m.runOnce(other, async () => clicked);
+      const bad = {
+        ...carried,
+        'not-idem': { tool: 'x', call: '', at: Date.now(), steps: {} },
+        [`${m.IDEM_PREFIX}future`]: { tool: 'x', call: '', at: Date.now() + 60_000, steps: {} },
+        [`${m.IDEM_PREFIX}broken`]: { tool: 'x', at: Date.now() },
+      };
+      expect(await m.restoreCarriedRecords(bad)).toBe(0);
+      expect(await m.restoreCarriedRecords(null)).toBe(0);
+      const again = vi.fn(async () => clicked);
+      await m.runOnce(click('old'), again); // expired: runs
+      expect(again).toHaveBeenCalledTimes(1);
+      expect(await m.runOnce(click('new'), again)).toMatchObject({ ok: false, error: { code: 'bad_request' } }); // the key belongs to the newer call
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

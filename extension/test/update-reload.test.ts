@@ -32,6 +32,13 @@ describe('the state carried across an update reload', () => {
     expect(after.issued).toEqual({});
   });
 
+  it('carries the idempotency records as they were (checked when put back)', () => {
+    const idem = { 'idem:k1': { tool: 'browser_click', call: 'fp', at: NOW - 1_000, steps: { click: { params: '{}', done: true } } } };
+    const c = parseCarry(JSON.parse(JSON.stringify({ ...carryOf(before, NOW, 'x'), idem })), NOW, new Set([11]));
+    expect(c?.idem).toEqual(idem);
+    expect(parseCarry({ ...carryOf(before, NOW, 'x'), idem: 'junk' }, NOW, new Set([11]))?.idem).toBeUndefined();
+  });
+
   it('drops tabs that were closed meanwhile', () => {
     const c = parseCarry(carryOf(before, NOW, 'x'), NOW, new Set([11]))!;
     expect(c.shared).toEqual({ '11': 1 });

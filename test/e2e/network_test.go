@@ -11,15 +11,18 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/tether-browser/tether/apitype"
+	"github.com/tether-browser/tether/broker"
 	"github.com/tether-browser/tether/localclient"
 	"github.com/tether-browser/tether/test/mcpclient"
 )
@@ -390,5 +393,113 @@ func TestDownloadConfirm(t *testing.T) {
 	got, err := os.ReadFile(filepath.Join(dir, "report.bin"))
 	if err != nil || !bytes.Equal(got, attachment) {
 		t.Fatalf("report.bin on disk: %d bytes, %v", len(got), err)
+	}
+}
+
+// webRequestListening lists the webRequest events with a listener in the
+// extension's running service worker (hasListeners, evaluated over CDP).
+func webRequestListening(t *testing.T, alloc context.Context) []string {
+	t.Helper()
+	got, err := chromedp.Run(ExtensionWorker(t, alloc), chromedp.Evaluate[[]string](
+		`['onBeforeRequest', 'onSendHeaders', 'onHeadersReceived', 'onCompleted', 'onErrorOccurred'].filter((e) => chrome.webRequest[e].hasListeners())`))
+	if err != nil {
+		t.Fatalf("list the worker's webRequest listeners: %v", err)
+	}
+	return got
+}
+
+// extensionWorkerRuns reports whether the extension's service worker runs.
+func extensionWorkerRuns(t *testing.T, alloc context.Context) bool {
+	t.Helper()
+	bctx, cancel := chromedp.NewContext(alloc)
+	defer cancel()
+	targets, err := chromedp.Targets(bctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ti := range targets {
+		if ti.Type == "service_worker" && strings.HasPrefix(ti.URL, "chrome-extension://"+broker.DefaultExtensionID+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// waitWorker waits until whether the extension's service worker runs is runs.
+func waitWorker(t *testing.T, alloc context.Context, runs bool, why string) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for deadline := start.Add(20 * time.Second); extensionWorkerRuns(t, alloc) != runs; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: the service worker running is not %v after 20 s", why, runs)
+		}
+	}
+	return time.Since(start)
+}
+
+// TestNetworkListenersPerSharedTab: with nothing shared the service worker
+// has no webRequest listener (Chrome dispatches nothing for unshared tabs);
+// sharing a tab registers them, filtered to that tab. After Chrome stops the
+// worker, the shared tab's requests are listed again once it runs (a
+// request in the tab wakes it: its inactive listeners keep their tab
+// filter); the request that woke it is not (Chrome delivers it only to a
+// listener registered at the worker's top level), which is logged, as the
+// offscreen document may have started the worker first. Unsharing removes
+// the listeners.
+func TestNetworkListenersPerSharedTab(t *testing.T) {
+	RequireChromium(t)
+	srv := networkPages(t)
+	d := StartDaemon(t, Binary(t), "--auto-approve-profiles")
+	b := StartBrowser(t, d)
+	alloc := b.DevTools(t)
+	ctx := Context(t, 3*time.Minute)
+	c := stdioClient(t, ctx, d)
+
+	waitWorker(t, alloc, true, "at start")
+	if got := webRequestListening(t, alloc); len(got) != 0 {
+		t.Fatalf("nothing is shared, yet the worker listens to webRequest's %v", got)
+	}
+	OpenTab(t, alloc, srv.URL+"/plain.html")
+	clickPopupSwitch(t, alloc, "Plain page")
+	plain := sharedTabNumber(t, ctx, c, "Plain page")
+	if got := webRequestListening(t, alloc); len(got) != 5 {
+		t.Fatalf("a tab is shared, and the worker listens to webRequest's %v only", got)
+	}
+	tab, _ := PageTab(t, alloc, "/plain.html")
+	fetch := func(path string) {
+		t.Helper()
+		if _, err := chromedp.Run(tab, chromedp.Evaluate[string](`fetch(`+strconv.Quote(path)+`).then((r) => r.text())`, chromedp.EvalAwaitPromise)); err != nil {
+			t.Fatalf("fetch %s in the shared tab: %v", path, err)
+		}
+	}
+	fetch("/ok?before-stop")
+	waitFor(t, ctx, c, "browser_network", map[string]any{"tab": plain}, "/ok?before-stop")
+
+	blank := OpenTab(t, alloc, "about:blank")
+	for round := 1; round <= 2; round++ {
+		StopServiceWorkers(t, blank)
+		// Something else (the offscreen document's messages) may start the
+		// worker again at once: whether the request found it stopped is logged.
+		stopped := !extensionWorkerRuns(t, alloc)
+		wake := fmt.Sprintf("/ok?wake-%d", round)
+		fetch(wake)
+		took := waitWorker(t, alloc, true, "a shared tab's request after the worker stopped")
+		t.Logf("round %d: worker seen stopped before the request: %v; running %v after it", round, stopped, took.Round(time.Millisecond))
+		// The call loads the state in the worker: the tab's listeners are registered.
+		list := mustCall(t, ctx, c, "browser_network", map[string]any{"tab": plain})
+		t.Logf("round %d: the request that woke the worker is listed: %v", round, strings.Contains(list, wake))
+		after := fmt.Sprintf("/ok?after-wake-%d", round)
+		fetch(after)
+		waitFor(t, ctx, c, "browser_network", map[string]any{"tab": plain}, after)
+	}
+
+	// Unsharing removes the listeners; the tab's later requests are not kept.
+	clickPopupSwitch(t, alloc, "Plain page")
+	deadline := time.Now().Add(10 * time.Second)
+	for got := webRequestListening(t, alloc); len(got) != 0; got = webRequestListening(t, alloc) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the tab was unshared, and the worker still listens to webRequest's %v", got)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

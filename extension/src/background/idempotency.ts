@@ -89,20 +89,25 @@ async function readIndex(): Promise<IndexEntry[]> {
 }
 
 /** Saves rec under name and drops expired and excess records (oldest first). */
-async function save(name: string, rec: IdemRecord, now: number): Promise<void> {
-  const size = JSON.stringify(rec).length;
-  const idx = (await readIndex()).filter((e) => e.k !== name);
-  idx.push({ k: name, at: rec.at, size });
+function save(name: string, rec: IdemRecord, now: number): Promise<void> {
+  return saveAll({ [name]: rec }, now);
+}
+
+/** Saves each record under its name and drops expired and excess records (oldest first, never one saved here). */
+async function saveAll(recs: Record<string, IdemRecord>, now: number): Promise<void> {
+  const names = new Set(Object.keys(recs));
+  const idx = (await readIndex()).filter((e) => !names.has(e.k));
+  for (const [k, rec] of Object.entries(recs)) idx.push({ k, at: rec.at, size: JSON.stringify(rec).length });
   idx.sort((a, b) => a.at - b.at);
   const drop: string[] = [];
   let total = idx.reduce((n, e) => n + e.size, 0);
-  for (let oldest = idx[0]; oldest && oldest.k !== name; oldest = idx[0]) {
+  for (let oldest = idx[0]; oldest && !names.has(oldest.k); oldest = idx[0]) {
     if (now - oldest.at < IDEM_TTL_MS && idx.length <= MAX_ENTRIES && total <= MAX_TOTAL_CHARS) break;
     const gone = idx.shift()!;
     total -= gone.size;
     drop.push(gone.k);
   }
-  await chrome.storage.session.set({ [name]: rec, [IDEM_INDEX]: idx });
+  await chrome.storage.session.set({ ...recs, [IDEM_INDEX]: idx });
   if (drop.length) await chrome.storage.session.remove(drop);
 }
 
@@ -151,6 +156,59 @@ function current(v: unknown, now: number): IdemRecord | undefined {
   const rec = v as IdemRecord | undefined;
   if (!rec || typeof rec !== 'object' || typeof rec.steps !== 'object' || rec.steps === null) return undefined;
   return now - rec.at < IDEM_TTL_MS ? rec : undefined;
+}
+
+/**
+ * The records an extension reload carries (update-reload.ts; a reload
+ * clears chrome.storage.session): the unexpired ones, newest first, within
+ * MAX_ENTRIES and MAX_TOTAL_CHARS, by storage item name. Read after every
+ * earlier store update.
+ */
+export function recordsToCarry(now = Date.now()): Promise<Record<string, unknown>> {
+  return locked(async () => {
+    const idx = (await readIndex()).slice().sort((a, b) => b.at - a.at);
+    const got = idx.length ? await chrome.storage.session.get(idx.map((e) => e.k)) : {};
+    const out: Record<string, IdemRecord> = {};
+    let total = 0;
+    let n = 0;
+    for (const e of idx) {
+      const rec = current(got[e.k], now);
+      if (!rec) continue;
+      const size = JSON.stringify(rec).length;
+      if (n >= MAX_ENTRIES || total + size > MAX_TOTAL_CHARS) break;
+      out[e.k] = rec;
+      total += size;
+      n++;
+    }
+    return out;
+  });
+}
+
+/**
+ * Puts back the records a reload carried (recordsToCarry's result, read
+ * from chrome.storage.local: untrusted shape), so a retry of a step that
+ * finished before the reload is still answered as a repeat. Skipped: names
+ * without IDEM_PREFIX, malformed or expired records (IDEM_TTL_MS still
+ * counts from the call's first request), records from the future, and keys
+ * the store already holds (a call made since the reload). Returns how many
+ * were put back.
+ */
+export function restoreCarriedRecords(carried: unknown, now = Date.now()): Promise<number> {
+  return locked(async () => {
+    if (typeof carried !== 'object' || carried === null) return 0;
+    const valid = Object.entries(carried as Record<string, unknown>).filter(([k, v]) => {
+      if (!k.startsWith(IDEM_PREFIX) || k.length === IDEM_PREFIX.length) return false;
+      const rec = current(v, now);
+      return !!rec && typeof rec.at === 'number' && rec.at <= now + 5_000 && typeof rec.tool === 'string' && typeof rec.call === 'string';
+    });
+    if (!valid.length) return 0;
+    const have = await chrome.storage.session.get(valid.map(([k]) => k));
+    const recs: Record<string, IdemRecord> = {};
+    for (const [k, v] of valid.slice(0, MAX_ENTRIES)) if (!current(have[k], now)) recs[k] = v as IdemRecord;
+    if (!Object.keys(recs).length) return 0;
+    await saveAll(recs, now);
+    return Object.keys(recs).length;
+  });
 }
 
 /**

@@ -1,10 +1,11 @@
 // The requests of shared tabs, as chrome.webRequest observes them (never
 // blocking, no bodies): one bounded ring per shared tab, from the moment it is
-// shared. The listeners (wired at the service worker's top level) drop the
-// events of every other tab first thing, synchronously, keeping nothing; so
-// do they for the page's own service worker (tab -1). A tab's ring goes when
-// it stops being shared. Secret headers are redacted as they arrive, so
-// their values are never held.
+// shared. Chrome reports only shared tabs' requests (network-listeners.ts
+// registers the listeners per shared tab); the handlers still drop any event
+// of a tab not shared now first thing, synchronously, keeping nothing (so
+// for the page's own service worker, tab -1). A tab's ring goes when it
+// stops being shared. Secret headers are redacted as they arrive, so their
+// values are never held.
 import type { Header, NetRequest, NetworkResult } from '../protocol.gen';
 import { sharedNow } from './state';
 
@@ -152,6 +153,3 @@ export function tabsRequesting(url: string, since: number): number[] {
 export function keepRingsOf(shared: ReadonlySet<number>): void {
   for (const tab of rings.keys()) if (!shared.has(tab)) rings.delete(tab);
 }
-
-/** The webRequest listeners' filter: every URL (tabs are checked in the listener). */
-export const REQUEST_FILTER: chrome.webRequest.RequestFilter = { urls: ['<all_urls>'] };

@@ -23,7 +23,7 @@ import { onPageHooks } from './page-records';
 import { claimDocument, nextDocument } from './documents';
 import { setTabOwner, share, tabsChanged, unshare } from './shared-tabs';
 import { readState } from './state';
-import { reloadForUpdate } from './update-reload';
+import { reloadForUpdate, restoredAfterReload } from './update-reload';
 
 export function onRuntimeMessage(msg: unknown, sender: chrome.runtime.MessageSender, sendResponse: (r: unknown) => void): boolean {
   if (!isBackgroundMessage(msg) || sender.id !== chrome.runtime.id) return false;
@@ -98,7 +98,8 @@ function route(msg: BackgroundMessage, sender: chrome.runtime.MessageSender): Pr
     case 'daemon-reload':
       return reloadForUpdate(msg.frame).then(() => true);
     case 'daemon-request':
-      return runOnce(msg.request, () => handleRequest(msg.request, msg.deadline)).then(async (outcome) => {
+      // After an update's reload, the carried idempotency records are back before any request is checked against them.
+      return restoredAfterReload().then(() => runOnce(msg.request, () => handleRequest(msg.request, msg.deadline))).then(async (outcome) => {
         await tabsChanged().flushNow();
         return outcome;
       });

@@ -7,10 +7,14 @@
 // restores them once, drops the saved copy, and injects the content script
 // into the shared tabs again. The document counter continues, so a ref
 // given out before the reload names a document that is gone: stale_ref,
-// never another element. Pairing (secret, slug, label) and the profile id
-// are in chrome.storage.local already and survive the reload as they are.
+// never another element. The idempotency records (idempotency.ts, also in
+// chrome.storage.session) cross too, with their expiry, so a retry of an
+// action that finished just before the reload is answered as a repeat and
+// not run again. Pairing (secret, slug, label) and the profile id are in
+// chrome.storage.local already and survive the reload as they are.
 import type { Reload, TabOwner } from '../protocol.gen';
 import { injectTop } from './content-bridge';
+import { recordsToCarry, restoreCarriedRecords } from './idempotency';
 import { updateState, type TabState } from './state';
 
 /** The chrome.storage.local key of the saved state, present only across a reload. */
@@ -30,6 +34,8 @@ export interface Carry {
   numbers: Record<string, number>;
   recent: number[];
   owners: Record<string, TabOwner>;
+  /** The idempotency records (recordsToCarry), checked again when put back (restoreCarriedRecords). */
+  idem?: Record<string, unknown>;
 }
 
 /** The part of s that a reload carries. */
@@ -71,6 +77,7 @@ export function parseCarry(raw: unknown, now: number, live: ReadonlySet<number>)
     numbers: ints(o.numbers),
     recent: Array.isArray(o.recent) ? o.recent.filter((id): id is number => typeof id === 'number' && String(id) in shared) : [],
     owners: Object.fromEntries(Object.entries(owners).filter(([k]) => k in shared)),
+    ...(typeof o.idem === 'object' && o.idem !== null ? { idem: o.idem as Record<string, unknown> } : {}),
   };
 }
 
@@ -92,6 +99,8 @@ export async function reloadForUpdate(frame: Reload): Promise<void> {
   const m = chrome.runtime.getManifest();
   // Read inside the update queue, so no share or document numbering is lost between the save and the reload.
   const carry = await updateState((s) => carryOf(s, Date.now(), m.version_name ?? m.version));
+  // After the state: a step recorded meanwhile is carried as running (a retry is refused, never run again).
+  carry.idem = await recordsToCarry();
   await chrome.storage.local.set({ [CARRY_KEY]: carry });
   console.info(`tether: reloading to update from ${carry.from} to ${frame.versionName || frame.version}`);
   chrome.runtime.reload();
@@ -118,6 +127,7 @@ async function restore(): Promise<void> {
   const live = new Set(tabs.flatMap((t) => (t.id === undefined ? [] : [t.id])));
   const carry = parseCarry(got[CARRY_KEY], Date.now(), live);
   if (!carry) return;
+  await restoreCarriedRecords(carry.idem).catch((err: unknown) => console.error('tether: restoring the idempotency records after the update failed', err));
   await updateState((s) => applyCarry(s, carry));
   // The content scripts of these tabs belong to the extension before the reload and no longer answer.
   for (const t of tabs) {
