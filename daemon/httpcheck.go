@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tether-browser/tether/broker"
 	"github.com/tether-browser/tether/localapi"
 )
 
@@ -87,6 +88,19 @@ func hostGate(log *slog.Logger, remote []string, next http.Handler) http.Handler
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), remoteKey{}, name)))
+	})
+}
+
+// remoteExtension marks an extension socket request that hostGate let in
+// for a remote mode Host (broker.WithRemote): the broker never pairs such
+// a profile without the operator's approval, --auto-approve-profiles or
+// not (a client on the internet can forge the extension's Origin).
+func remoteExtension(b http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if remoteHost(r.Context()) != "" {
+			r = r.WithContext(broker.WithRemote(r.Context()))
+		}
+		b.ServeHTTP(w, r)
 	})
 }
 
