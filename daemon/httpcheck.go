@@ -163,7 +163,11 @@ func apiGuard(log *slog.Logger, token string, named NamedTokens, next http.Handl
 		remote := remoteHost(r.Context())
 		if subtle.ConstantTimeCompare([]byte(auth), want) == 1 {
 			if remote != "" {
-				log.Warn("request refused: the local MCP token over the remote proxy", "host", remote, "path", r.URL.Path)
+				// The machine's own secret came from another machine: say
+				// from where (hostGate trusts X-Forwarded-For from the
+				// loopback proxy alone).
+				log.Warn("request refused: the local MCP token over the remote proxy; it has leaked, run `tether token rotate`", "host", remote, "path", r.URL.Path,
+					"forwarded_for", r.Header.Get("X-Forwarded-For"))
 				http.Error(w, "forbidden: the local MCP token works only on this machine (127.0.0.1); a remote MCP client needs a named token: run `tether token add NAME` on the server and send Authorization: Bearer <that token>", http.StatusForbidden)
 				return
 			}

@@ -127,3 +127,30 @@ func TestHostGate(t *testing.T) {
 		}
 	}
 }
+
+// The local MCP token seen through the proxy means the machine's own
+// secret leaked: its refusal, like a wrong named token's, names the
+// client's address from X-Forwarded-For in the log (docs/remote.md says
+// every refused token's does).
+func TestRefusedTokensLogTheClientAddress(t *testing.T) {
+	var buf strings.Builder
+	log := slog.New(slog.NewTextHandler(&buf, nil))
+	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTeapot) })
+	h := hostGate(log, []string{"tether.example.org"}, apiGuard(log, "secret", fakeNamed{"tt_agent": "agent"}, ok))
+	for _, auth := range []string{"Bearer secret", "Bearer tt_revoked"} {
+		buf.Reset()
+		r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+		r.Host, r.RemoteAddr = "tether.example.org", "127.0.0.1:50000"
+		r.Header.Set("X-Forwarded-Proto", "https")
+		r.Header.Set("X-Forwarded-For", "198.51.100.7")
+		r.Header.Set("Authorization", auth)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != http.StatusForbidden && w.Code != http.StatusUnauthorized {
+			t.Fatalf("%s: status %d", auth, w.Code)
+		}
+		if !strings.Contains(buf.String(), "198.51.100.7") {
+			t.Errorf("%s: refusal logged without the client's address: %s", auth, buf.String())
+		}
+	}
+}
