@@ -136,6 +136,12 @@ type NamedTokens interface {
 	Lookup(secret string) (name string, ok bool)
 }
 
+// revocable is a NamedTokens that tells when a token is revoked
+// (mcptoken.Store.Revoked).
+type revocable interface {
+	Revoked(name string) <-chan struct{}
+}
+
 // tokenKey carries the name of the named token a request authenticated
 // with ("" for the local MCP token).
 type tokenKey struct{}
@@ -152,7 +158,8 @@ func TokenName(ctx context.Context) string {
 // browsers). A local request (hostGate) needs the local MCP token or a
 // named token; a remote one a named token alone: the local token (also
 // refused on the local API's control routes) is 403 there, so that a
-// machine's own secret never travels. Anything else gets 401.
+// machine's own secret never travels. Anything else gets 401. An event
+// stream (GET) opened with a named token ends when that token is revoked.
 func apiGuard(log *slog.Logger, token string, named NamedTokens, next http.Handler) http.Handler {
 	want := []byte("Bearer " + token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -176,7 +183,26 @@ func apiGuard(log *slog.Logger, token string, named NamedTokens, next http.Handl
 		}
 		if secret, ok := strings.CutPrefix(auth, "Bearer "); ok && named != nil && secret != "" {
 			if name, ok := named.Lookup(secret); ok {
-				next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), tokenKey{}, name)))
+				ctx := context.WithValue(r.Context(), tokenKey{}, name)
+				if rv, ok := named.(revocable); ok && r.Method == http.MethodGet {
+					// An event stream outlives the check above: it ends
+					// when its token is revoked. (A POST's call is left
+					// to finish: cutting an action midway would leave
+					// its outcome unknown.)
+					var stop context.CancelFunc
+					ctx, stop = context.WithCancel(ctx)
+					defer stop()
+					revoked := rv.Revoked(name)
+					go func() {
+						select {
+						case <-revoked:
+							log.Info("MCP event stream ended: its token was revoked", "token", name)
+							stop()
+						case <-ctx.Done():
+						}
+					}()
+				}
+				next.ServeHTTP(w, r.WithContext(ctx))
 				return
 			}
 		}

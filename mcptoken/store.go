@@ -83,6 +83,9 @@ type Store struct {
 	recs   []record
 	byHash map[string]int // SHA-256 hex → index in recs
 	dirty  bool           // last-use times not yet written
+	// revoked has a channel per token someone waits on (Revoked), closed
+	// when that token is revoked.
+	revoked map[string]chan struct{}
 }
 
 // Open reads dir's tokens.json (none: no tokens). A file that does not
@@ -167,7 +170,33 @@ func (s *Store) Revoke(name string) error {
 	}
 	s.recs = recs
 	s.index()
+	if c, ok := s.revoked[name]; ok {
+		close(c)
+		delete(s.revoked, name)
+	}
 	return nil
+}
+
+// Revoked returns a channel closed when the token named name is revoked
+// (at once when no token has this name): what lasts past the request that
+// authenticated, such as an MCP event stream, ends with it.
+func (s *Store) Revoked(name string) <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !slices.ContainsFunc(s.recs, func(r record) bool { return r.Name == name }) {
+		c := make(chan struct{})
+		close(c)
+		return c
+	}
+	if s.revoked == nil {
+		s.revoked = map[string]chan struct{}{}
+	}
+	c, ok := s.revoked[name]
+	if !ok {
+		c = make(chan struct{})
+		s.revoked[name] = c
+	}
+	return c
 }
 
 // List returns every token's Info, by name.
