@@ -7,10 +7,17 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"testing"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/tether-browser/tether/localapi"
 	"github.com/tether-browser/tether/localclient"
+	tmcp "github.com/tether-browser/tether/mcp"
+	"github.com/tether-browser/tether/test/mcpclient"
 )
 
 // rawStatus sends req (a whole HTTP/1.1 request, as written on the wire)
@@ -99,5 +106,45 @@ func TestRemoteModeAttacks(t *testing.T) {
 	list, err := localclient.New(p).Tokens(context.Background())
 	if err != nil || len(list) != 1 || list[0].Name != "agent" {
 		t.Errorf("tokens after the attacks: %+v %v; want agent alone", list, err)
+	}
+}
+
+// Attack: a named token over its calls-per-minute limit reads the page
+// through resources/read instead of tool calls. Resource reads count
+// against the same limit and are refused with its message.
+func TestResourceReadsCountAgainstTheRateLimit(t *testing.T) {
+	p, addr := startDaemonWith(t, func(c *Config) {
+		if err := os.MkdirAll(c.Paths.Dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(c.Paths.SettingsFile(), []byte(`{"remote": {"hosts": ["tether.example.org"], "callsPerMinute": 1}}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	})
+	issued, err := localclient.New(p).AddToken(context.Background(), "agent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.NewStreamableHttpClient("http://"+addr+PathMCP,
+		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + issued.Secret}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := mcpclient.Initialize(ctx, c, "reader"); err != nil {
+		t.Fatal(err)
+	}
+	if _, isErr, err := mcpclient.Call(ctx, c, "browser_tabs", map[string]any{"action": "list"}, nil); err != nil || isErr {
+		t.Fatalf("first call: %v %v", isErr, err)
+	}
+	req := mcpgo.ReadResourceRequest{}
+	req.Params.URI = tmcp.ResourceSnapshot
+	_, err = c.ReadResource(ctx, req)
+	if err == nil || !strings.Contains(err.Error(), "token agent is over its limit of 1 calls per minute") {
+		t.Fatalf("a resource read past the limit: %v; want the limit's refusal", err)
 	}
 }
