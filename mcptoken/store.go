@@ -103,10 +103,17 @@ func Open(p config.Paths) (*Store, error) {
 		if err := dec.Decode(&f); err != nil {
 			return nil, fmt.Errorf("token file %s is damaged (%v); Tether will not overwrite it: fix it, or move it away to drop every named token and issue new ones with tether token add", s.path, err)
 		}
+		names, hashes := map[string]bool{}, map[string]bool{}
 		for _, r := range f.Tokens {
 			if !ValidName(r.Name) || len(r.SHA256) != 64 {
 				return nil, fmt.Errorf("token file %s is damaged (entry %q); Tether will not overwrite it: fix it, or move it away and issue new tokens", s.path, r.Name)
 			}
+			// A name twice would survive its revocation (Revoke removes
+			// one entry); a hash twice is one secret under two names.
+			if names[r.Name] || hashes[r.SHA256] {
+				return nil, fmt.Errorf("token file %s is damaged (entry %q appears twice, or shares its hash with another); Tether will not overwrite it: keep one entry per token, or move the file away and issue new tokens", s.path, r.Name)
+			}
+			names[r.Name], hashes[r.SHA256] = true, true
 		}
 		s.recs = f.Tokens
 	}
