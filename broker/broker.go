@@ -59,7 +59,9 @@ type Config struct {
 	// StorePath is the JSON file the profile registry persists to; empty
 	// keeps it in memory only.
 	StorePath string
-	// AutoApprove pairs new profiles without asking the user (tests, servers).
+	// AutoApprove pairs new profiles without asking the user (tests, a
+	// server's own headless Chrome); never a socket that came through
+	// remote mode's reverse proxy (WithRemote).
 	AutoApprove bool
 	// HelloTimeout is how long a new socket may take to send hello (5 s;
 	// the extension sends it as soon as the socket opens).

@@ -25,6 +25,9 @@ type conn struct {
 	log     *slog.Logger
 	hello   protocol.Hello
 	started time.Time
+	// remote: the socket came through remote mode's reverse proxy
+	// (WithRemote); it is never auto-approved.
+	remote bool
 	// onTabs receives the extension's tabs_changed reports.
 	onTabs func(*conn, protocol.TabsChanged)
 	// onDownload receives the extension's download frames.

@@ -4,6 +4,7 @@
 package broker
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -15,6 +16,22 @@ import (
 
 	"github.com/tether-browser/tether/protocol"
 )
+
+type remoteKey struct{}
+
+// WithRemote marks the extension socket request of ctx as one that came
+// through the reverse proxy of remote mode (docs/remote.md), from another
+// machine: such a profile is never paired without the user's approval,
+// whatever Config.AutoApprove says, since anyone who reaches the proxy can
+// claim to be the extension (a WebSocket client sets any Origin).
+func WithRemote(ctx context.Context) context.Context {
+	return context.WithValue(ctx, remoteKey{}, true)
+}
+
+func isRemote(ctx context.Context) bool {
+	v, _ := ctx.Value(remoteKey{}).(bool)
+	return v
+}
 
 // ServeHTTP is the extension WebSocket route. The handshake is refused with
 // 403, before any upgrade, unless Origin is exactly chrome-extension://<id>
@@ -37,16 +54,17 @@ func (b *Broker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	paired := b.presentsSecret(r)
+	remote := isRemote(r.Context())
 	ws, err := b.upgrader.Upgrade(w, r, nil)
 	if err != nil {
 		b.log.Info("extension socket upgrade failed", "err", err)
 		return
 	}
 	if paired {
-		b.handshake(ws, true, func() bool { return true })
+		b.handshake(ws, true, remote, func() bool { return true })
 		return
 	}
-	b.handshake(ws, false, b.awaitHello(ws))
+	b.handshake(ws, false, remote, b.awaitHello(ws))
 }
 
 // presentsSecret reports whether r offers the subprotocol
@@ -111,7 +129,7 @@ func (b *Broker) awaitHello(ws *websocket.Conn) func() bool {
 // whether the handshake offered a paired profile's secret (see
 // presentsSecret); heard takes the socket off the list of silent ones (see
 // awaitHello).
-func (b *Broker) handshake(ws *websocket.Conn, presented bool, heard func() bool) {
+func (b *Broker) handshake(ws *websocket.Conn, presented, remote bool, heard func() bool) {
 	ws.SetReadLimit(1 << 20)
 	_ = ws.SetReadDeadline(time.Now().Add(b.cfg.HelloTimeout))
 	_, data, err := ws.ReadMessage()
@@ -152,6 +170,7 @@ func (b *Broker) handshake(ws *websocket.Conn, presented bool, heard func() bool
 		return
 	}
 	c := newConn(ws, &b.cfg, b.log, hello)
+	c.remote = remote
 	c.onTabs = b.setTabs
 	c.onDownload = b.download
 	adm := b.admit(c)
@@ -198,7 +217,8 @@ type admission struct {
 // approved or denied while it was out of the waiting list is paired or
 // refused (pairing_denied) at once; a new id must not
 // collide with another's (collisionLocked); fewer than MaxProfiles may be
-// connected; then it is paired at once (AutoApprove) or held for approval.
+// connected; then it is paired at once (AutoApprove, for a socket that did
+// not come through the reverse proxy: c.remote) or held for approval.
 func (b *Broker) admit(c *conn) admission {
 	h := c.hello
 	b.mu.Lock()
@@ -258,7 +278,7 @@ func (b *Broker) admit(c *conn) admission {
 		return admission{refuseCode: protocol.CodeTooManyProfiles, refuseMsg: fmt.Sprintf(
 			"Tether already has %d browser profiles connected, and a new one may join only while fewer than %d are; close Chrome in a profile you do not need, then this one connects by itself", n, MaxProfiles)}
 	}
-	if b.cfg.AutoApprove {
+	if b.cfg.AutoApprove && !c.remote {
 		rec, secret := b.createLocked(h, now)
 		ack := b.ackLocked(rec, secret)
 		b.attachLocked(rec, c, now, ack)

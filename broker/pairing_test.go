@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -599,4 +601,28 @@ func TestForgedProfileIDs(t *testing.T) {
 	if p := b.Pending(); len(p) != 1 || p[0].ID != real {
 		t.Fatalf("pending %+v, want only the real profile", p)
 	}
+}
+
+// Attack: `tether serve --auto-approve-profiles` (meant for a server's own
+// headless Chrome) runs in remote mode; anyone on the internet forges the
+// extension's Origin (a WebSocket client sets any header) and would be
+// paired at once, to be sent the agents' calls and what they type. A
+// socket that came through the reverse proxy (WithRemote) is never
+// auto-approved: it gets a pairing code for the operator; a local one
+// still pairs at once.
+func TestAutoApproveIsLocalOnly(t *testing.T) {
+	b, err := New(Config{AutoApprove: true, ExtensionIDs: []string{DefaultExtensionID}, ConnectWait: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	remote := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b.ServeHTTP(w, r.WithContext(WithRemote(r.Context())))
+	}))
+	local := httptest.NewServer(b)
+	t.Cleanup(func() { b.Close(); remote.Close(); local.Close() })
+	f := hello(t, "ws"+strings.TrimPrefix(remote.URL, "http"), "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "Forged")
+	if p := f.readPairing(); p.Code == "" {
+		t.Fatalf("a remote socket got no pairing code: %+v", p)
+	}
+	connect(t, b, "ws"+strings.TrimPrefix(local.URL, "http"), "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", "Local")
 }

@@ -263,7 +263,7 @@ func runServe(ctx context.Context, args []string) error {
 	listen := fs.String("listen", "", "127.0.0.1:PORT, the same as --port; any other interface is refused (use a TLS reverse proxy: docs/remote.md)")
 	var allow stringList
 	fs.Var(&allow, "allow-extension", "also accept the extension with this id (repeatable)")
-	autoApprove := fs.Bool("auto-approve-profiles", false, "pair new browser profiles without asking (tests and servers)")
+	autoApprove := fs.Bool("auto-approve-profiles", false, "pair new browser profiles without asking (tests and servers); never one connecting through remote mode's proxy")
 	unattended := fs.String("unattended", "deny", "what actions needing confirmation do without a UI to ask: deny, or allow (tests and trusted servers only)")
 	enableTools := fs.String("enable-tools", "", "comma-separated off-by-default tools to offer this run (browser_evaluate)")
 	if err := fs.Parse(args); err != nil {

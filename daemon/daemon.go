@@ -315,7 +315,7 @@ func Run(ctx context.Context, cfg Config) error {
 
 	started := time.Now()
 	mux := http.NewServeMux()
-	mux.Handle(PathExtension, b)
+	mux.Handle(PathExtension, remoteExtension(b))
 	go sessions.sweep(ctx, time.Minute)
 	go flushTokens(ctx, tokens, log)
 	// The drainer stands before the token check so that a bridge which has

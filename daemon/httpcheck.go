@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tether-browser/tether/broker"
 	"github.com/tether-browser/tether/localapi"
 )
 
@@ -90,6 +91,19 @@ func hostGate(log *slog.Logger, remote []string, next http.Handler) http.Handler
 	})
 }
 
+// remoteExtension marks an extension socket request that hostGate let in
+// for a remote mode Host (broker.WithRemote): the broker never pairs such
+// a profile without the operator's approval, --auto-approve-profiles or
+// not (a client on the internet can forge the extension's Origin).
+func remoteExtension(b http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if remoteHost(r.Context()) != "" {
+			r = r.WithContext(broker.WithRemote(r.Context()))
+		}
+		b.ServeHTTP(w, r)
+	})
+}
+
 // hostName is a Host header's name, lower-cased, without port or brackets.
 func hostName(host string) string {
 	if h, _, err := net.SplitHostPort(host); err == nil {
@@ -122,6 +136,12 @@ type NamedTokens interface {
 	Lookup(secret string) (name string, ok bool)
 }
 
+// revocable is a NamedTokens that tells when a token is revoked
+// (mcptoken.Store.Revoked).
+type revocable interface {
+	Revoked(name string) <-chan struct{}
+}
+
 // tokenKey carries the name of the named token a request authenticated
 // with ("" for the local MCP token).
 type tokenKey struct{}
@@ -138,7 +158,8 @@ func TokenName(ctx context.Context) string {
 // browsers). A local request (hostGate) needs the local MCP token or a
 // named token; a remote one a named token alone: the local token (also
 // refused on the local API's control routes) is 403 there, so that a
-// machine's own secret never travels. Anything else gets 401.
+// machine's own secret never travels. Anything else gets 401. An event
+// stream (GET) opened with a named token ends when that token is revoked.
 func apiGuard(log *slog.Logger, token string, named NamedTokens, next http.Handler) http.Handler {
 	want := []byte("Bearer " + token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -149,7 +170,11 @@ func apiGuard(log *slog.Logger, token string, named NamedTokens, next http.Handl
 		remote := remoteHost(r.Context())
 		if subtle.ConstantTimeCompare([]byte(auth), want) == 1 {
 			if remote != "" {
-				log.Warn("request refused: the local MCP token over the remote proxy", "host", remote, "path", r.URL.Path)
+				// The machine's own secret came from another machine: say
+				// from where (hostGate trusts X-Forwarded-For from the
+				// loopback proxy alone).
+				log.Warn("request refused: the local MCP token over the remote proxy; it has leaked, run `tether token rotate`", "host", remote, "path", r.URL.Path,
+					"forwarded_for", r.Header.Get("X-Forwarded-For"))
 				http.Error(w, "forbidden: the local MCP token works only on this machine (127.0.0.1); a remote MCP client needs a named token: run `tether token add NAME` on the server and send Authorization: Bearer <that token>", http.StatusForbidden)
 				return
 			}
@@ -158,7 +183,26 @@ func apiGuard(log *slog.Logger, token string, named NamedTokens, next http.Handl
 		}
 		if secret, ok := strings.CutPrefix(auth, "Bearer "); ok && named != nil && secret != "" {
 			if name, ok := named.Lookup(secret); ok {
-				next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), tokenKey{}, name)))
+				ctx := context.WithValue(r.Context(), tokenKey{}, name)
+				if rv, ok := named.(revocable); ok && r.Method == http.MethodGet {
+					// An event stream outlives the check above: it ends
+					// when its token is revoked. (A POST's call is left
+					// to finish: cutting an action midway would leave
+					// its outcome unknown.)
+					var stop context.CancelFunc
+					ctx, stop = context.WithCancel(ctx)
+					defer stop()
+					revoked := rv.Revoked(name)
+					go func() {
+						select {
+						case <-revoked:
+							log.Info("MCP event stream ended: its token was revoked", "token", name)
+							stop()
+						case <-ctx.Done():
+						}
+					}()
+				}
+				next.ServeHTTP(w, r.WithContext(ctx))
 				return
 			}
 		}

@@ -1,11 +1,17 @@
 package daemon
 
 import (
+	"context"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/tether-browser/tether/config"
+	"github.com/tether-browser/tether/mcptoken"
 )
 
 // fakeNamed is a NamedTokens of fixed secrets (unit tests only).
@@ -125,5 +131,90 @@ func TestHostGate(t *testing.T) {
 		if gotRemote != tc.wantRem || gotToken != tc.wantTok {
 			t.Errorf("%s: remote %q token %q, want %q %q", tc.name, gotRemote, gotToken, tc.wantRem, tc.wantTok)
 		}
+	}
+}
+
+// The local MCP token seen through the proxy means the machine's own
+// secret leaked: its refusal, like a wrong named token's, names the
+// client's address from X-Forwarded-For in the log (docs/remote.md says
+// every refused token's does).
+func TestRefusedTokensLogTheClientAddress(t *testing.T) {
+	var buf strings.Builder
+	log := slog.New(slog.NewTextHandler(&buf, nil))
+	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTeapot) })
+	h := hostGate(log, []string{"tether.example.org"}, apiGuard(log, "secret", fakeNamed{"tt_agent": "agent"}, ok))
+	for _, auth := range []string{"Bearer secret", "Bearer tt_revoked"} {
+		buf.Reset()
+		r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+		r.Host, r.RemoteAddr = "tether.example.org", "127.0.0.1:50000"
+		r.Header.Set("X-Forwarded-Proto", "https")
+		r.Header.Set("X-Forwarded-For", "198.51.100.7")
+		r.Header.Set("Authorization", auth)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != http.StatusForbidden && w.Code != http.StatusUnauthorized {
+			t.Fatalf("%s: status %d", auth, w.Code)
+		}
+		if !strings.Contains(buf.String(), "198.51.100.7") {
+			t.Errorf("%s: refusal logged without the client's address: %s", auth, buf.String())
+		}
+	}
+}
+
+// Attack: a client opens an MCP session's event stream (GET /mcp) with a
+// named token, which is then revoked: the stream must end at once, not
+// stay open (keeping the session alive and carrying its notifications)
+// until the client hangs up. Requests made with other tokens go on.
+func TestRevokingATokenEndsItsStreams(t *testing.T) {
+	store, err := mcptoken.Open(config.Paths{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad, _, err := store.Add("stolen")
+	if err != nil {
+		t.Fatal(err)
+	}
+	good, _, err := store.Add("agent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := make(chan string, 2)
+	stream := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		open <- TokenName(r.Context())
+		<-r.Context().Done()
+	})
+	srv := httptest.NewServer(hostGate(slog.New(slog.DiscardHandler), nil, apiGuard(slog.New(slog.DiscardHandler), "secret", store, stream)))
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel() // ends the streams left open, before srv.Close waits for them
+	get := func(secret string) chan error {
+		done := make(chan error, 1)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/mcp", nil)
+		req.Header.Set("Authorization", "Bearer "+secret)
+		go func() {
+			resp, err := http.DefaultClient.Do(req)
+			if err == nil {
+				_, err = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			done <- err
+		}()
+		return done
+	}
+	badDone, goodDone := get(bad), get(good)
+	<-open
+	<-open
+	if err := store.Revoke("stolen"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-badDone:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the revoked token's stream is still open 5 s after the revocation")
+	}
+	select {
+	case err := <-goodDone:
+		t.Fatalf("another token's stream ended with the revocation (%v)", err)
+	case <-time.After(100 * time.Millisecond):
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -325,5 +326,41 @@ func TestTimelineRecordsTheResolvedTarget(t *testing.T) {
 	rows, err = api.Timeline(context.Background(), apitype.TimelineFilter{Limit: 1})
 	if err != nil || len(rows) != 1 || rows[0].Outcome != string(timeline.Error) || !strings.Contains(rows[0].Error, "got string, want integer") {
 		t.Fatalf("the invalid call on the timeline: %+v, %v", rows, err)
+	}
+}
+
+// Attack: a broker in remote mode also runs with --auto-approve-profiles
+// (for its own headless Chrome). A client on the internet forges the
+// extension's Origin through the proxy: it must get a pairing code for the
+// operator, not be paired at once; a local socket still is.
+func TestAutoApproveNotThroughTheProxy(t *testing.T) {
+	_, addr := startDaemonWith(t, func(c *Config) {
+		c.AutoApproveProfiles = true
+		if err := os.MkdirAll(c.Paths.Dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(c.Paths.SettingsFile(), []byte(`{"remote": {"hosts": ["tether.example.org"]}}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	})
+	url := "ws://" + addr + PathExtension
+	ws, _, err := websocket.DefaultDialer.Dial(url, http.Header{
+		"Origin": {"chrome-extension://" + broker.DefaultExtensionID}, "Host": {"tether.example.org"},
+		"X-Forwarded-Proto": {"https"}, "X-Forwarded-For": {"203.0.113.9"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	if err := ws.WriteJSON(protocol.Hello{Type: protocol.TypeHello, Protocol: protocol.Version, ProfileID: "f0e9ed00-1", Label: "Forged", Tabs: []protocol.TabInfo{}}); err != nil {
+		t.Fatal(err)
+	}
+	var pf protocol.Pairing
+	if err := ws.ReadJSON(&pf); err != nil || pf.Type != protocol.TypePairing || pf.Code == "" {
+		t.Fatalf("a socket through the proxy got %+v (%v), want a pairing code", pf, err)
+	}
+	e, err := fakeext.Dial(url, protocol.Hello{ProfileID: "10ca1000-1", Label: "Local"})
+	if err != nil || e.Ack.Secret == "" {
+		t.Fatalf("local socket: %v %+v", err, e)
 	}
 }

@@ -224,6 +224,7 @@ func NewServer(b Browser, cfg Config) *server.MCPServer {
 		panic("mcp: " + err.Error()) // the schemas are ours and fixed; a golden test covers them
 	}
 	opts = append(opts, server.WithToolHandlerMiddleware(guardMiddleware(valid, h.disabled, newKeyStore().claimCall, h.prepare, cfg.Guard, cfg.Recorder)))
+	opts = append(opts, server.WithResourceHandlerMiddleware(resourceGuard(h.disabled, cfg.Guard, cfg.Recorder)))
 	hooks.AddAfterListTools(h.hideDisabled)
 	s := server.NewMCPServer("tether", cfg.Version, opts...)
 	for _, t := range tools {

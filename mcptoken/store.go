@@ -83,6 +83,9 @@ type Store struct {
 	recs   []record
 	byHash map[string]int // SHA-256 hex → index in recs
 	dirty  bool           // last-use times not yet written
+	// revoked has a channel per token someone waits on (Revoked), closed
+	// when that token is revoked.
+	revoked map[string]chan struct{}
 }
 
 // Open reads dir's tokens.json (none: no tokens). A file that does not
@@ -100,10 +103,17 @@ func Open(p config.Paths) (*Store, error) {
 		if err := dec.Decode(&f); err != nil {
 			return nil, fmt.Errorf("token file %s is damaged (%v); Tether will not overwrite it: fix it, or move it away to drop every named token and issue new ones with tether token add", s.path, err)
 		}
+		names, hashes := map[string]bool{}, map[string]bool{}
 		for _, r := range f.Tokens {
 			if !ValidName(r.Name) || len(r.SHA256) != 64 {
 				return nil, fmt.Errorf("token file %s is damaged (entry %q); Tether will not overwrite it: fix it, or move it away and issue new tokens", s.path, r.Name)
 			}
+			// A name twice would survive its revocation (Revoke removes
+			// one entry); a hash twice is one secret under two names.
+			if names[r.Name] || hashes[r.SHA256] {
+				return nil, fmt.Errorf("token file %s is damaged (entry %q appears twice, or shares its hash with another); Tether will not overwrite it: keep one entry per token, or move the file away and issue new tokens", s.path, r.Name)
+			}
+			names[r.Name], hashes[r.SHA256] = true, true
 		}
 		s.recs = f.Tokens
 	}
@@ -167,7 +177,33 @@ func (s *Store) Revoke(name string) error {
 	}
 	s.recs = recs
 	s.index()
+	if c, ok := s.revoked[name]; ok {
+		close(c)
+		delete(s.revoked, name)
+	}
 	return nil
+}
+
+// Revoked returns a channel closed when the token named name is revoked
+// (at once when no token has this name): what lasts past the request that
+// authenticated, such as an MCP event stream, ends with it.
+func (s *Store) Revoked(name string) <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !slices.ContainsFunc(s.recs, func(r record) bool { return r.Name == name }) {
+		c := make(chan struct{})
+		close(c)
+		return c
+	}
+	if s.revoked == nil {
+		s.revoked = map[string]chan struct{}{}
+	}
+	c, ok := s.revoked[name]
+	if !ok {
+		c = make(chan struct{})
+		s.revoked[name] = c
+	}
+	return c
 }
 
 // List returns every token's Info, by name.

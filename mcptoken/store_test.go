@@ -79,7 +79,12 @@ func TestStore(t *testing.T) {
 func TestStoreDamagedFile(t *testing.T) {
 	p := config.Paths{Dir: t.TempDir()}
 	path := filepath.Join(p.Dir, FileName)
-	for _, body := range []string{`{"tokens": [`, `{"tokens": [{"name": "x", "sha256": "short"}]}`, `{"other": 1}`} {
+	// Two entries of one name (a hand-merged file): revoking the name
+	// would remove the first and leave the second working, while saying
+	// it was revoked. Two of one hash: one secret, two names.
+	dupName := `{"tokens": [{"name": "x", "created": "2026-12-01T00:00:00Z", "sha256": "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}, {"name": "x", "created": "2026-12-01T00:00:00Z", "sha256": "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"}]}`
+	dupHash := `{"tokens": [{"name": "x", "created": "2026-12-01T00:00:00Z", "sha256": "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}, {"name": "y", "created": "2026-12-01T00:00:00Z", "sha256": "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}]}`
+	for _, body := range []string{`{"tokens": [`, `{"tokens": [{"name": "x", "sha256": "short"}]}`, `{"other": 1}`, dupName, dupHash} {
 		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
 			t.Fatal(err)
 		}
