@@ -184,7 +184,7 @@ func (b *Broker) handshake(ws *websocket.Conn, presented, remote bool, heard fun
 	}
 	for _, d := range adm.dropped {
 		b.log.Info("browser profile waiting for approval pushed out to make room; its code is kept", "profile", shortID(d.hello.ProfileID), "limit", MaxPendingPairings)
-		go letGo(d, protocol.CodePairingDisplaced, fmt.Sprintf("More than %d browsers asked Tether for approval at once (any program on this computer can ask), "+
+		go letGo(d, protocol.CodePairingDisplaced, fmt.Sprintf("More than %d browsers asked Tether for approval at once (any program that reaches Tether can ask), "+
 			"so Tether made room. This browser keeps its code, and the extension asks again within a few seconds; "+
 			"approving the code in Tether meanwhile still counts: it then pairs when it reconnects.", MaxPendingPairings))
 	}

@@ -134,6 +134,9 @@ type Services struct {
 }
 
 // Health is /health's JSON body. It holds no secrets.
+//
+// A request through the reverse proxy in remote mode (docs/remote.md) gets
+// {"name":"tether"} alone; the other fields are for this machine.
 type Health struct {
 	// Name is always "tether".
 	Name string `json:"name"`
@@ -324,6 +327,13 @@ func Run(ctx context.Context, cfg Config) error {
 	mux.Handle(PathMCP, drain.wrap(apiGuard(log, token, tokens, mcpLimits(sessions, streamable))))
 	mux.HandleFunc("GET "+PathHealth, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
+		// Through the proxy /health needs no token, so it tells the
+		// internet only that Tether answers: not its version (which names
+		// the fixes it lacks), uptime or how many browsers are connected.
+		if remoteHost(r.Context()) != "" {
+			_ = json.NewEncoder(w).Encode(map[string]string{"name": "tether"})
+			return
+		}
 		_ = json.NewEncoder(w).Encode(Health{
 			Name: "tether", Version: cfg.Version,
 			UptimeSeconds: time.Since(started).Seconds(),

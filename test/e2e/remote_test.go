@@ -81,6 +81,12 @@ func TestRemoteProxyRefusals(t *testing.T) {
 	if code != http.StatusOK || json.Unmarshal([]byte(body), &h) != nil || h.Name != "tether" {
 		t.Fatalf("GET /health through caddy: %d %s", code, body)
 	}
+	// Without a token, the internet learns only that Tether answers.
+	for _, field := range []string{"version", "uptimeSeconds", "profiles"} {
+		if strings.Contains(body, `"`+field+`"`) {
+			t.Errorf("GET /health through caddy tells %s: %s", field, body)
+		}
+	}
 	ctl, err := d.Paths.ReadControlToken()
 	if err != nil {
 		t.Fatal(err)
