@@ -127,6 +127,33 @@ describe('find', () => {
     expect(buttons.matches[0]!.ref).toBe('e1'); // the same element keeps its ref
   });
 
+  it('matches text across inline elements, names from aria-labelledby, and skips hidden text', () => {
+    document.body.innerHTML = `
+      <h2>Team</h2>
+      <p>Call <b>Ada</b> Lovelace today</p>
+      <span id="lbl">Delete account</span><button aria-labelledby="lbl">X</button>
+      <div aria-hidden="true"><button>Ada Lovelace hidden</button></div>
+      <div style="display:none"><a href="/h">Ada Lovelace gone</a></div>`;
+    const lines = (t: string, role?: string) => find(document, new RefRegistry(1), { text: t, role }).matches.map((m) => m.line);
+    expect(lines('ada lovelace')).toEqual(['- text: Call Ada Lovelace today']);
+    expect(lines('delete account', 'button')).toEqual(['- button "Delete account" [ref=e1]']);
+    expect(lines('nowhere')).toEqual([]);
+  });
+
+  it('finds text in shadow roots and by role the element around it, with its row', () => {
+    document.body.innerHTML = '<table><tr><td><a href="/1">Open item 1</a></td><td>Note 1</td></tr></table><div id="host"></div>';
+    const root = document.getElementById('host')!.attachShadow({ mode: 'open' });
+    root.innerHTML = '<h3>Card 7</h3><button>Like card 7</button>';
+    const refs = new RefRegistry(1);
+    const out = find(document, refs, { text: 'card 7' });
+    expect(out.matches.map((m) => [m.line, m.context])).toEqual([
+      ['- heading "Card 7" [level=3]', undefined],
+      ['- button "Like card 7" [ref=e1]', 'heading "Card 7" [level=3]'],
+    ]);
+    const rows = find(document, refs, { text: 'open item 1', role: 'row' });
+    expect(rows.matches.map((m) => m.line)).toEqual(["- row \"Open item 1 Note 1\""]);
+  });
+
   it('finds a control hidden until hover, marked', () => {
     document.body.innerHTML = `
       <style>.row .more { display: none; } .row:hover .more { display: inline; }</style>

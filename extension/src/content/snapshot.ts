@@ -47,7 +47,7 @@ export interface AriaNode {
 export type Item = string | AriaNode;
 
 
-const SKIPPED_TAGS = new Set([
+export const SKIPPED_TAGS = new Set([
   'SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'HEAD', 'META', 'LINK', 'TITLE', 'BASE',
 ]);
 const INTERACTIVE_ROLES = new Set([
@@ -56,7 +56,7 @@ const INTERACTIVE_ROLES = new Set([
   'listbox', 'gridcell', 'scrollbar',
 ]);
 /** Containers that get a ref too, so browser_snapshot {ref} can print just them. */
-const CONTAINER_REF_ROLES = new Set([
+export const CONTAINER_REF_ROLES = new Set([
   'main', 'navigation', 'region', 'complementary', 'banner', 'contentinfo', 'search', 'form',
   'dialog', 'alertdialog', 'table', 'grid', 'treegrid', 'article', 'iframe',
 ]);
@@ -212,6 +212,8 @@ export interface TreeOptions {
   hover?: Set<Element>;
   /** Date.now() past which the walk stops (the tree is then partial); absent: none. */
   until?: number | undefined;
+  /** root lies inside an element hidden now and shown by a :hover rule: it is walked as shown, and marked. */
+  inHover?: boolean;
 }
 
 export interface Tree {
@@ -226,7 +228,7 @@ export interface Tree {
 
 /** Walks the page (or root and its subtree) into role nodes and text runs. */
 export function buildTree(doc: Document, opts: TreeOptions = {}): Tree {
-  const walker = new Walker(opts.frameIdOf, opts.budget ?? Infinity, opts.hover, opts.until ?? Infinity);
+  const walker = new Walker(opts.frameIdOf, opts.budget ?? Infinity, opts.hover, opts.until ?? Infinity, opts.inHover ? 1 : 0);
   const items: Item[] = [];
   if (opts.root) walker.visit(opts.root, items, true);
   else {
@@ -282,7 +284,7 @@ class Walker {
   private readonly frameURLs = new Map<string, number>();
 
   /** How many hover-hidden elements the walk is inside (their subtrees print as shown). */
-  private inHover = 0;
+  private inHover: number;
   /** Shadow roots whose style sheets were scanned for :hover rules. */
   private shadowScans = 0;
 
@@ -291,7 +293,10 @@ class Walker {
     private readonly budget: number,
     private readonly hover: Set<Element> | undefined,
     private readonly until: number,
-  ) {}
+    inHover = 0,
+  ) {
+    this.inHover = inHover;
+  }
 
   /** The rank of a frame showing url among those met so far (0 for the first); counts it. */
   private frameRank(url: string): number {
@@ -549,7 +554,7 @@ export function textLine(text: string): string {
  * display:contents elements and for the options of a drop-down <select>, so
  * those skip it.
  */
-function visibleNow(el: Element, style?: CSSStyleDeclaration): boolean {
+export function visibleNow(el: Element, style?: CSSStyleDeclaration): boolean {
   if (style?.display === 'contents' || el.tagName === 'OPTION' || el.tagName === 'OPTGROUP') return true;
   return typeof el.checkVisibility !== 'function' || el.checkVisibility();
 }
