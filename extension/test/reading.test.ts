@@ -48,6 +48,7 @@ describe('snapshot cap, subtree and depth', () => {
   it('search stops at its deadline and says it is partial', () => {
     document.body.innerHTML = '<ul>' + Array.from({ length: 600 }, (_, i) => `<li><a href="/p/${i}">Link ${i}</a></li>`).join('') + '</ul>';
     expect(find(document, new RefRegistry(1), { text: 'Link 599', until: Date.now() - 1 }).partial).toBe(true);
+    expect(find(document, new RefRegistry(1), { role: 'link', until: Date.now() - 1 }).partial).toBe(true);
     const whole = find(document, new RefRegistry(1), { text: 'Link 599' });
     expect(whole.partial).toBeUndefined();
     expect(whole.matches.map((m) => m.line)).toEqual([expect.stringContaining('link "Link 599"')]);

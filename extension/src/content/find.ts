@@ -51,7 +51,9 @@ function searchTree(doc: Document, refs: RefRegistry, role: string, q: FindQuery
   const tree = buildTree(doc, { frameIdOf: q.frameIdOf, hover: hoverRevealed(doc), until: q.until });
   const out: FindOutput = { matches: [], frames: [] };
   if (tree.late) out.partial = true;
-  new Matcher(refs, '', role, out).walk(tree.items, false);
+  const m = new Matcher(refs, '', role, out, q.until);
+  m.walk(tree.items, false);
+  if (m.late) out.partial = true;
   return out;
 }
 
@@ -69,12 +71,16 @@ class Matcher {
   private readonly rowKeys = new Map<Element, string>();
   /** Elements reported for text inside them (one line each). */
   private readonly reported = new Set<Element>();
+  /** The walk stopped at the deadline. */
+  late = false;
+  private tick = 0;
 
   constructor(
     private readonly refs: RefRegistry,
     private readonly needle: string,
     private readonly role: string,
     private readonly out: FindOutput,
+    private readonly until = Infinity,
   ) {}
 
   private context(): string | undefined {
@@ -89,6 +95,7 @@ class Matcher {
   walk(list: Item[], parentMatched: boolean, parent?: AriaNode): void {
     const { needle, role, refs, out } = this;
     for (const item of list) {
+      if (this.late || (++this.tick % 64 === 0 && Date.now() > this.until && (this.late = true))) return;
       if (typeof item === 'string') {
         if (!role && needle && !parentMatched && normalizeSpace(item).toLowerCase().includes(needle)) {
           const ctx = this.context();
@@ -152,7 +159,7 @@ function searchText(doc: Document, refs: RefRegistry, needle: string, role: stri
     const key = frames.keyOf(f.el, f.inner, shown(f.el, hover) !== undefined);
     if (key !== undefined) out.frames.push(key);
   }
-  const matcher = new Matcher(refs, needle, role, out);
+  const matcher = new Matcher(refs, needle, role, out, until);
   const headings = new Headings(scan.headings);
   /** The subtrees walked so far, last first out: a later candidate inside one is already covered. */
   const done: Array<{ root: Element; at: number }> = [];
@@ -181,7 +188,7 @@ function searchText(doc: Document, refs: RefRegistry, needle: string, role: stri
     matcher.walk(tree.items, false, parent);
     done.push({ root, at });
   }
-  if (late) out.partial = true;
+  if (late || matcher.late) out.partial = true;
   return out;
 }
 
