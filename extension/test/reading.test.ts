@@ -151,6 +151,12 @@ describe('find', () => {
       ['- heading "Card 7" [level=3]', undefined],
       ['- button "Like card 7" [ref=e1]', 'heading "Card 7" [level=3]'],
     ]);
+    // Light-DOM text slotted into a button of a shadow tree names that button.
+    const host = document.createElement('div');
+    host.textContent = 'Log in';
+    document.body.append(host);
+    host.attachShadow({ mode: 'open' }).innerHTML = '<button><slot></slot></button>';
+    expect(find(document, refs, { text: 'log in', role: 'button' }).matches.map((m) => m.line)).toEqual([expect.stringMatching(/^- button "Log in" \[ref=e\d+\]$/)]);
     const rows = find(document, refs, { text: 'open item 1', role: 'row' });
     expect(rows.matches.map((m) => m.line)).toEqual(["- row \"Open item 1 Note 1\""]);
   });

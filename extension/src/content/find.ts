@@ -228,6 +228,8 @@ class Scanner {
   /** How much of a run's end is kept to find a match across its text nodes. */
   private readonly tailLength: number;
   private readonly selector: string;
+  /** The elements the pass is in, in the composed tree (a slotted node's parent is its slot). */
+  private readonly open: Element[] = [];
   /** The needle is ASCII: the per-tree querySelectorAll found the attribute matches. */
   private readonly ascii: boolean;
 
@@ -304,6 +306,17 @@ class Scanner {
     if (HEADING_TAGS.has(tag) && !marked) this.headings.push({ el, pos });
     const inline = INLINE_TAGS.has(tag);
     if (!inline) this.breakRun();
+    this.open.push(el);
+    try {
+      this.inside(el, tag);
+    } finally {
+      this.open.pop();
+    }
+    if (!inline) this.breakRun();
+  }
+
+  /** Scans what el holds: its frame's document, its shadow tree, its slot's assigned nodes, or its children. */
+  private inside(el: Element, tag: string): void {
     if (tag === 'IFRAME' || tag === 'FRAME') {
       let inner: Document | null = null;
       try {
@@ -326,7 +339,6 @@ class Scanner {
     } else {
       this.children(el);
     }
-    if (!inline) this.breakRun();
   }
 
   private breakRun(): void {
@@ -338,12 +350,12 @@ class Scanner {
 
   private text(t: Text): void {
     const data = t.data;
+    const parent = this.open[this.open.length - 1] ?? t.parentElement;
     if (this.re.test(data)) {
-      const el = t.parentElement;
-      if (el) this.candidate(el);
+      if (parent) this.candidate(parent);
     } else if (this.runTail && this.crosses(data)) {
       // Across text nodes of one run (`Open <b>row</b> 5`): the element around them.
-      let el: Element | null = t.parentElement;
+      let el: Element | null = parent;
       for (const n of this.runNodes) el = el && commonAncestor(n.node, el);
       if (el) this.candidate(el);
     }
