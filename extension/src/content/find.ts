@@ -81,6 +81,8 @@ class Matcher {
     private readonly role: string,
     private readonly out: FindOutput,
     private readonly until = Infinity,
+    /** Whether cross-origin frames met in the tree are listed in out.frames (a text search lists them from its scan). */
+    private readonly listFrames = true,
   ) {}
 
   private context(): string | undefined {
@@ -116,7 +118,7 @@ class Matcher {
         }
         continue;
       }
-      if (item.frame !== undefined) out.frames.push(item.frame);
+      if (item.frame !== undefined && this.listFrames) out.frames.push(item.frame);
       let matched = false;
       if (!role || item.role === role) {
         if (!needle) matched = true;
@@ -159,7 +161,7 @@ function searchText(doc: Document, refs: RefRegistry, needle: string, role: stri
     const key = frames.keyOf(f.el, f.inner, shown(f.el, hover) !== undefined);
     if (key !== undefined) out.frames.push(key);
   }
-  const matcher = new Matcher(refs, needle, role, out, until);
+  const matcher = new Matcher(refs, needle, role, out, until, false);
   const headings = new Headings(scan.headings);
   /** The subtrees walked so far, last first out: a later candidate inside one is already covered. */
   const done: Array<{ root: Element; at: number }> = [];
