@@ -50,6 +50,10 @@ if (scope[GUARD]) {
       const msg: BackgroundMessage = { target: 'background', kind: 'reading' };
       await chrome.runtime.sendMessage(msg);
     },
+    async (on) => {
+      const msg: BackgroundMessage = { target: 'background', kind: 'preparing', on };
+      await chrome.runtime.sendMessage(msg);
+    },
   );
   // The one listener: the agent dispatches every content message.
   chrome.runtime.onMessage.addListener((msg, _sender, sendResponse) => {

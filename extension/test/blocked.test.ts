@@ -89,6 +89,29 @@ describe('a page counts as blocked only on a confirmed miss', () => {
     expect(await got).toBe('answered');
   });
 
+  it("an action's page busy with the action's own hit test is not blocked; busy with nothing of ours, it is", async () => {
+    for (const ours of [true, false]) {
+      let bridge: typeof import('../src/background/content-bridge') | undefined;
+      const free = Date.now() + 3000;
+      fakeChrome((msg) => {
+        if (msg.kind === 'click') {
+          // The content script's own layout work before the dispatch takes 3 s; the reply follows.
+          if (ours) bridge!.markPreparing(7, true);
+          setTimeout(() => ours && bridge!.markPreparing(7, false), 3000);
+          return new Promise((r) => setTimeout(() => r({ ok: true, page: { url: 'https://example.com/', title: '', snapshot: '' } }), 3100));
+        }
+        return new Promise((r) => setTimeout(() => r({ ok: true, pong: true }), Math.max(0, free - Date.now())));
+      });
+      const th = await load();
+      bridge = await import('../src/background/content-bridge');
+      const msg = { target: 'content', kind: 'click', ref: 'e1', docsIssued: 1 } as ContentMessage;
+      const reply = th.actionOrBlocked(7, bridge.callContent(7, msg, Date.now() + 30_000));
+      const outcome = ours ? expect(reply).resolves.toMatchObject({ ok: true }) : expect(reply).rejects.toMatchObject({ code: 'dialog_open' });
+      await vi.advanceTimersByTimeAsync(4000);
+      await outcome;
+    }
+  });
+
   it('a frame without the content script says so at once', async () => {
     fakeChrome(async () => {
       throw new Error('Could not establish connection. Receiving end does not exist.');

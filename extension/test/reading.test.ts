@@ -48,6 +48,7 @@ describe('snapshot cap, subtree and depth', () => {
   it('search stops at its deadline and says it is partial', () => {
     document.body.innerHTML = '<ul>' + Array.from({ length: 600 }, (_, i) => `<li><a href="/p/${i}">Link ${i}</a></li>`).join('') + '</ul>';
     expect(find(document, new RefRegistry(1), { text: 'Link 599', until: Date.now() - 1 }).partial).toBe(true);
+    expect(find(document, new RefRegistry(1), { role: 'link', until: Date.now() - 1 }).partial).toBe(true);
     const whole = find(document, new RefRegistry(1), { text: 'Link 599' });
     expect(whole.partial).toBeUndefined();
     expect(whole.matches.map((m) => m.line)).toEqual([expect.stringContaining('link "Link 599"')]);
@@ -125,6 +126,39 @@ describe('find', () => {
     const buttons = find(document, refs, { role: 'button' });
     expect(buttons.matches).toHaveLength(2);
     expect(buttons.matches[0]!.ref).toBe('e1'); // the same element keeps its ref
+  });
+
+  it('matches text across inline elements, names from aria-labelledby, and skips hidden text', () => {
+    document.body.innerHTML = `
+      <h2>Team</h2>
+      <p>Call <b>Ada</b> Lovelace today</p>
+      <span id="lbl">Delete account</span><button aria-labelledby="lbl">X</button>
+      <div aria-hidden="true"><button>Ada Lovelace hidden</button></div>
+      <div style="display:none"><a href="/h">Ada Lovelace gone</a></div>`;
+    const lines = (t: string, role?: string) => find(document, new RefRegistry(1), { text: t, role }).matches.map((m) => m.line);
+    expect(lines('ada lovelace')).toEqual(['- text: Call Ada Lovelace today']);
+    expect(lines('delete account', 'button')).toEqual(['- button "Delete account" [ref=e1]']);
+    expect(lines('nowhere')).toEqual([]);
+  });
+
+  it('finds text in shadow roots and by role the element around it, with its row', () => {
+    document.body.innerHTML = '<table><tr><td><a href="/1">Open item 1</a></td><td>Note 1</td></tr></table><div id="host"></div>';
+    const root = document.getElementById('host')!.attachShadow({ mode: 'open' });
+    root.innerHTML = '<h3>Card 7</h3><button>Like card 7</button>';
+    const refs = new RefRegistry(1);
+    const out = find(document, refs, { text: 'card 7' });
+    expect(out.matches.map((m) => [m.line, m.context])).toEqual([
+      ['- heading "Card 7" [level=3]', undefined],
+      ['- button "Like card 7" [ref=e1]', 'heading "Card 7" [level=3]'],
+    ]);
+    // Light-DOM text slotted into a button of a shadow tree names that button.
+    const host = document.createElement('div');
+    host.textContent = 'Log in';
+    document.body.append(host);
+    host.attachShadow({ mode: 'open' }).innerHTML = '<button><slot></slot></button>';
+    expect(find(document, refs, { text: 'log in', role: 'button' }).matches.map((m) => m.line)).toEqual([expect.stringMatching(/^- button "Log in" \[ref=e\d+\]$/)]);
+    const rows = find(document, refs, { text: 'open item 1', role: 'row' });
+    expect(rows.matches.map((m) => m.line)).toEqual(["- row \"Open item 1 Note 1\""]);
   });
 
   it('finds a control hidden until hover, marked', () => {

@@ -28,9 +28,32 @@ const LONG_READS: ReadonlySet<string> = new Set(['snapshot', 'find', 'read']);
 // 'reading'), until the action's reply arrives.
 const reading = new Set<number>();
 
-/** True while a long read of ours runs in the tab (the page may be busy with it). */
-export function busyWithUs(tabId: number): boolean {
-  return (inFlight.get(tabId) ?? 0) > 0 || reading.has(tabId);
+// Tabs whose content script does its own work before an action's dispatch
+// (the hit test's layout), and when each such stretch last ended (Date.now()).
+const preparing = new Set<number>();
+const preparedAt = new Map<number, number>();
+
+/**
+ * True while a long read of ours runs in the tab, or an action's own work
+ * before its dispatch (the page may be busy with it); since: also when that
+ * work ended at or after this Date.now() value (a ping sent then met a page
+ * busy with us).
+ */
+export function busyWithUs(tabId: number, since?: number): boolean {
+  if ((inFlight.get(tabId) ?? 0) > 0 || reading.has(tabId) || preparing.has(tabId)) return true;
+  return since !== undefined && (preparedAt.get(tabId) ?? -Infinity) >= since;
+}
+
+/**
+ * Marks tabId's action as doing its own work before the dispatch (on), or
+ * done with it; counts only while a content call is in flight there.
+ */
+export function markPreparing(tabId: number, on: boolean): void {
+  if (on) {
+    if (calls.has(tabId)) preparing.add(tabId);
+  } else if (preparing.delete(tabId)) {
+    preparedAt.set(tabId, Date.now());
+  }
 }
 
 /**
@@ -94,6 +117,8 @@ export async function callContent(tabId: number, msg: ContentMessage, deadline: 
     else {
       calls.delete(tabId);
       reading.delete(tabId);
+      preparing.delete(tabId);
+      preparedAt.delete(tabId);
     }
     if (long) {
       const n = (inFlight.get(tabId) ?? 1) - 1;

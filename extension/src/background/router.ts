@@ -15,7 +15,7 @@ import {
 import { popupTabList } from '../shared/popup-tabs';
 import { actingUntil } from './acting';
 import { loadDaemonConfig, record } from './config';
-import { markReading } from './content-bridge';
+import { markPreparing, markReading } from './content-bridge';
 import { runOnce } from './idempotency';
 import { handleRequest } from './methods/handlers';
 import { ensureOffscreen } from './offscreen-doc';
@@ -60,6 +60,12 @@ function route(msg: BackgroundMessage, sender: chrome.runtime.MessageSender): Pr
     const tabId = sender.tab?.id;
     if (tabId === undefined) return undefined;
     markReading(tabId);
+    return Promise.resolve(true);
+  }
+  if (msg.kind === 'preparing') {
+    const tabId = sender.tab?.id;
+    if (tabId === undefined) return undefined;
+    markPreparing(tabId, msg.on === true);
     return Promise.resolve(true);
   }
   if (msg.kind === 'page-hooks') {

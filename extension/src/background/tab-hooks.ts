@@ -296,10 +296,11 @@ async function untilBlocked<T>(tabId: number, work: Promise<T>, opts: { misses: 
       const open = await openDialog(tabId);
       if (open && !stopped) throw dialogOpen(number, open, opts.after);
       if (opts.when && !opts.when()) continue;
+      const asked = Date.now();
       const answer = await answerWithin(tabId, { target: 'content', kind: 'ping' }, BLOCKED_AFTER_MS).catch((): Answer => 'answered');
       // The hooks may have got in meanwhile: then the miss was a busy page.
       const counts = !opts.when || opts.when();
-      missed = answer === 'timeout' && counts && !busyWithUs(tabId) ? missed + 1 : 0;
+      missed = answer === 'timeout' && counts && !busyWithUs(tabId, asked) ? missed + 1 : 0;
       if (missed >= opts.misses && !stopped) throw pageBlocked(number, opts.after);
     }
   })();

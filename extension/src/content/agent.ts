@@ -7,7 +7,7 @@ import { TetherError, toWireError } from '../shared/errors';
 import { parseKey } from '../shared/keys';
 import type { ContentMessage, ContentReply, PageSnapshot, SnapshotShape } from '../shared/messages';
 import type { PageControl } from '../shared/page-hooks';
-import { DEFAULT_SETTLE, click, clickAt, hover, hoverAt, selectOption, settle, typeFocused, typeText, viewportPoint, type SettleOptions } from './actions';
+import { DEFAULT_SETTLE, click, clickAt, clickablePoint, hover, hoverAt, selectOption, settle, typeFocused, typeText, viewportPoint, type SettleOptions } from './actions';
 import { drag, dragPoints } from './dnd';
 import { find } from './find';
 import { pressKey } from './keys';
@@ -49,6 +49,12 @@ export class ContentAgent {
      * busy from here to the reply is busy with our read, not blocked.
      */
     private readonly reading: () => Promise<void> = async () => undefined,
+    /**
+     * Tells the service worker that this script's own work before an
+     * action's dispatch starts (on) or ends (off): a page busy then is busy
+     * with us (a large page's layout for the hit test), not blocked.
+     */
+    private readonly preparing: (on: boolean) => Promise<void> = async () => undefined,
   ) {}
 
   /**
@@ -110,7 +116,7 @@ export class ContentAgent {
         case 'click': {
           const opts = { button: msg.button, count: msg.count, modifiers: msg.modifiers };
           const el = msg.at ? undefined : await this.resolve(msg.ref, msg.docsIssued);
-          return await this.act(() => (el ? click(el, opts) : clickAt(this.doc, msg.at!, opts)));
+          return await this.act(() => (el ? click(el, opts) : clickAt(this.doc, msg.at!, opts)), el);
         }
         case 'hit': {
           // Where a point of this frame's viewport lands: here, or in a cross-origin frame (its frameId and the point there).
@@ -131,20 +137,20 @@ export class ContentAgent {
           const refs = await this.registry();
           if (msg.at) {
             const at = msg.at;
-            return await this.act(() => hoverAt(this.doc, at));
+            return await this.act(() => hoverAt(this.doc, at), null);
           }
           const el = refs.resolve(msg.ref, msg.docsIssued);
-          return await this.act(() => hover(el));
+          return await this.act(() => hover(el), el);
         }
         case 'drag': {
           const refs = await this.registry();
           if (msg.from && msg.to) {
             const { from, to } = msg;
-            return await this.act(() => dragPoints(this.doc, from, to));
+            return await this.act(() => dragPoints(this.doc, from, to), null);
           }
           const from = refs.resolve(msg.ref, msg.docsIssued);
           const to = refs.resolve(msg.toRef, msg.docsIssued);
-          return await this.act(() => drag(from, to));
+          return await this.act(() => drag(from, to), from);
         }
         case 'press_key': {
           await this.registry();
@@ -192,10 +198,34 @@ export class ContentAgent {
   }
 
   /** Runs action once the page's settling is watched, then answers with the page. */
-  private async act(action: () => void): Promise<ContentReply> {
+  /**
+   * Runs action and answers with the page once it settled. aim: the element
+   * the action hits (null: a point of the viewport); its hit test is done
+   * first while the service worker knows the page is busy with us.
+   */
+  private async act(action: () => void, aim?: Element | null): Promise<ContentReply> {
+    if (aim !== undefined) await this.aimFirst(aim);
     const settled = settle(this.doc, this.settleOptions);
     action();
     return this.afterAction(await settled);
+  }
+
+  /**
+   * Brings the page's layout up to date for the hit test of an action (el
+   * scrolled into view, as the action will): after a change, a large page
+   * can take seconds, during which it does not answer pings. Then the action's
+   * own hit test finds it clean. Errors are the action's to report.
+   */
+  private async aimFirst(el: Element | null): Promise<void> {
+    await this.preparing(true).catch(() => undefined);
+    try {
+      if (el) clickablePoint(el);
+      else this.doc.elementFromPoint(0, 0);
+    } catch {
+      // The action throws it again.
+    } finally {
+      await this.preparing(false).catch(() => undefined);
+    }
   }
 
   /** The element of a ref of this document (throws stale_ref / unknown_ref). */

@@ -47,7 +47,7 @@ export interface AriaNode {
 export type Item = string | AriaNode;
 
 
-const SKIPPED_TAGS = new Set([
+export const SKIPPED_TAGS = new Set([
   'SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'HEAD', 'META', 'LINK', 'TITLE', 'BASE',
 ]);
 const INTERACTIVE_ROLES = new Set([
@@ -56,7 +56,7 @@ const INTERACTIVE_ROLES = new Set([
   'listbox', 'gridcell', 'scrollbar',
 ]);
 /** Containers that get a ref too, so browser_snapshot {ref} can print just them. */
-const CONTAINER_REF_ROLES = new Set([
+export const CONTAINER_REF_ROLES = new Set([
   'main', 'navigation', 'region', 'complementary', 'banner', 'contentinfo', 'search', 'form',
   'dialog', 'alertdialog', 'table', 'grid', 'treegrid', 'article', 'iframe',
 ]);
@@ -143,13 +143,18 @@ export function snapshotPage(doc: Document, refs: RefRegistry, opts: SnapshotOpt
 }
 
 // The read cache: while a snapshot or a search runs, each element's computed
-// style (and its pseudo-elements') and its box are read once. The page does
-// not change during one synchronous snapshot, so a cached value is current.
-let styles: Map<Element, CSSStyleDeclaration> | undefined;
-let pseudoStyles: Map<string, Map<Element, CSSStyleDeclaration>> | undefined;
+// style (and its pseudo-elements') and its box are read once, and so is each
+// property of a style. The page does not change during one synchronous
+// snapshot, so a cached value is current.
+let styles: Map<Element, Style> | undefined;
+let pseudoStyles: Map<string, Map<Element, Style>> | undefined;
 let boxes: Map<Element, DOMRect> | undefined;
 /** The <label>s of each control, by tree (document or shadow root), collected once per tree. */
 let labelTrees: Map<Node, Map<Element, HTMLLabelElement[]>> | undefined;
+/** Per tree (document or shadow root): whether no style rule of it can give an element ::before or ::after content. */
+let pseudoFreeTrees: Map<Node, boolean> | undefined;
+/** Per tree: what its style sheets say of ::before/::after (sheetScan). */
+let sheetScans: Map<Node, 'free' | 'used' | 'part'> | undefined;
 
 /** Runs fn with the read cache on (nested calls share it); it is dropped when the outermost call returns. */
 export function withReadCache<T>(fn: () => T): T {
@@ -158,12 +163,49 @@ export function withReadCache<T>(fn: () => T): T {
   pseudoStyles = new Map();
   boxes = new Map();
   labelTrees = new Map();
+  pseudoFreeTrees = new Map();
+  sheetScans = new Map();
   try {
     return fn();
   } finally {
-    styles = pseudoStyles = boxes = labelTrees = undefined;
+    styles = pseudoStyles = boxes = labelTrees = pseudoFreeTrees = sheetScans = undefined;
   }
 }
+
+/** The computed-style properties the snapshot reads (each read once per element through Style). */
+export interface StyleFacts {
+  readonly display: string;
+  readonly visibility: string;
+  readonly opacity: string;
+  readonly content: string;
+  getPropertyValue(property: string): string;
+}
+
+/** A computed style whose properties are read from the page once each (a read crosses into the engine). */
+class Style implements StyleFacts {
+  private readonly values = new Map<string, string>();
+  constructor(private readonly style: Pick<CSSStyleDeclaration, 'getPropertyValue'>) {}
+  getPropertyValue(property: string): string {
+    let v = this.values.get(property);
+    if (v === undefined) this.values.set(property, (v = this.style.getPropertyValue(property)));
+    return v;
+  }
+  get display(): string {
+    return this.getPropertyValue('display');
+  }
+  get visibility(): string {
+    return this.getPropertyValue('visibility');
+  }
+  get opacity(): string {
+    return this.getPropertyValue('opacity');
+  }
+  get content(): string {
+    return this.getPropertyValue('content');
+  }
+}
+
+/** What a pseudo-element no rule styles computes to (CSS: content 'normal' on ::before/::after computes to 'none'). */
+const NO_PSEUDO: StyleFacts = new Style({ getPropertyValue: (p: string) => (p === 'content' ? 'none' : p === 'display' ? 'inline' : '') });
 
 /**
  * el's <label>s, as el.labels lists them, from a per-tree index when the read
@@ -185,14 +227,92 @@ export function labelsOf(el: Element): HTMLLabelElement[] {
   return byControl.get(el) ?? [];
 }
 
-/** el's computed style (of pseudo, e.g. "::before"), from the read cache when it is on. */
-export function styleOf(el: Element, pseudo?: string | null): CSSStyleDeclaration {
+/**
+ * el's computed style (of pseudo, e.g. "::before"), from the read cache when
+ * it is on. A ::before or ::after of an element in a tree no style rule gives
+ * them to (pseudoFree) is not computed: it has no content.
+ */
+export function styleOf(el: Element, pseudo?: string | null): StyleFacts {
   const view = el.ownerDocument.defaultView ?? window;
-  if (!styles) return view.getComputedStyle(el, pseudo);
+  if (!styles) return new Style(view.getComputedStyle(el, pseudo));
+  if (pseudo && (pseudo === '::before' || pseudo === '::after') && el.tagName !== 'Q' && pseudoFree(el)) return NO_PSEUDO;
   const cache = pseudo ? (pseudoStyles!.get(pseudo) ?? pseudoStyles!.set(pseudo, new Map()).get(pseudo)!) : styles;
   let style = cache.get(el);
-  if (!style) cache.set(el, (style = view.getComputedStyle(el, pseudo)));
+  if (!style) cache.set(el, (style = new Style(view.getComputedStyle(el, pseudo))));
   return style;
+}
+
+/** Style rules looked at per tree for ::before/::after, at most; past it the tree counts as using them. */
+const MAX_PSEUDO_RULES = 20_000;
+const PSEUDO_SELECTOR = /:(?::)?(before|after)\b/i;
+
+/**
+ * Whether no style rule of el's tree (its document or shadow root) can give
+ * el a ::before or ::after: every sheet is readable (not cross-origin) and
+ * no selector names them. The user agent's own only give them to <q>.
+ * A shadow tree also needs its document free of ::part() rules naming them.
+ */
+function pseudoFree(el: Element): boolean {
+  const root = el.getRootNode();
+  let free = pseudoFreeTrees!.get(root);
+  if (free === undefined) {
+    const scan = sheetScan(root as Document | ShadowRoot);
+    free = scan === 'free';
+    if (free && root.nodeType === 11 /* DOCUMENT_FRAGMENT_NODE */) free = sheetScan(el.ownerDocument) !== 'part';
+    pseudoFreeTrees!.set(root, free);
+  }
+  return free;
+}
+
+/** free: no rule names ::before/::after; part: one does through ::part(); used: some does (or a sheet cannot be read). */
+function sheetScan(root: Document | ShadowRoot): 'free' | 'used' | 'part' {
+  // Within one read cache only: the page's sheets change between snapshots.
+  const known = sheetScans!.get(root);
+  if (known) return known;
+  let seen = 0;
+  let result: 'free' | 'used' | 'part' = 'free';
+  const scan = (rules: CSSRuleList): boolean => {
+    for (let i = 0; i < rules.length; i++) {
+      const rule = rules[i]!;
+      if (++seen > MAX_PSEUDO_RULES) return false;
+      const selector = (rule as CSSStyleRule).selectorText;
+      if (typeof selector === 'string') {
+        if (PSEUDO_SELECTOR.test(selector)) {
+          if (!/::part\(/i.test(selector) && result === 'free') result = 'used';
+          else if (/::part\(/i.test(selector)) result = 'part';
+          if (result === 'part') return false;
+        }
+        // Nested rules (CSS nesting) are in cssRules too.
+        const nested = (rule as CSSStyleRule).cssRules;
+        if (nested && nested.length > 0 && !scan(nested)) return false;
+      } else if ((rule as CSSImportRule).styleSheet !== undefined && (rule as CSSImportRule).styleSheet !== null) {
+        try {
+          if (!scan((rule as CSSImportRule).styleSheet!.cssRules)) return false;
+        } catch {
+          result = 'used';
+          return false;
+        }
+      } else if ('cssRules' in rule) {
+        if (!scan((rule as CSSGroupingRule).cssRules)) return false;
+      }
+    }
+    return true;
+  };
+  for (const sheet of [...Array.from(root.styleSheets ?? []), ...(root.adoptedStyleSheets ?? [])]) {
+    let rules: CSSRuleList;
+    try {
+      rules = sheet.cssRules;
+    } catch {
+      result = 'used'; // A cross-origin style sheet: its rules cannot be read.
+      break;
+    }
+    if (!scan(rules)) {
+      if (result === 'free') result = 'used';
+      break;
+    }
+  }
+  sheetScans!.set(root, result);
+  return result;
 }
 
 /** el's border box (getBoundingClientRect), from the read cache when it is on. */
@@ -212,6 +332,8 @@ export interface TreeOptions {
   hover?: Set<Element>;
   /** Date.now() past which the walk stops (the tree is then partial); absent: none. */
   until?: number | undefined;
+  /** root lies inside an element hidden now and shown by a :hover rule: it is walked as shown, and marked. */
+  inHover?: boolean;
 }
 
 export interface Tree {
@@ -226,7 +348,7 @@ export interface Tree {
 
 /** Walks the page (or root and its subtree) into role nodes and text runs. */
 export function buildTree(doc: Document, opts: TreeOptions = {}): Tree {
-  const walker = new Walker(opts.frameIdOf, opts.budget ?? Infinity, opts.hover, opts.until ?? Infinity);
+  const walker = new Walker(opts.frameIdOf, opts.budget ?? Infinity, opts.hover, opts.until ?? Infinity, opts.inHover ? 1 : 0);
   const items: Item[] = [];
   if (opts.root) walker.visit(opts.root, items, true);
   else {
@@ -282,7 +404,7 @@ class Walker {
   private readonly frameURLs = new Map<string, number>();
 
   /** How many hover-hidden elements the walk is inside (their subtrees print as shown). */
-  private inHover = 0;
+  private inHover: number;
   /** Shadow roots whose style sheets were scanned for :hover rules. */
   private shadowScans = 0;
 
@@ -291,7 +413,10 @@ class Walker {
     private readonly budget: number,
     private readonly hover: Set<Element> | undefined,
     private readonly until: number,
-  ) {}
+    inHover = 0,
+  ) {
+    this.inHover = inHover;
+  }
 
   /** The rank of a frame showing url among those met so far (0 for the first); counts it. */
   private frameRank(url: string): number {
@@ -361,7 +486,7 @@ class Walker {
     this.walkElement(el, style, out, this.inHover > 0 || (style.visibility !== 'hidden' && style.visibility !== 'collapse'));
   }
 
-  private walkElement(el: Element, style: CSSStyleDeclaration, out: Item[], selfVisible: boolean): void {
+  private walkElement(el: Element, style: StyleFacts, out: Item[], selfVisible: boolean): void {
     const role = selfVisible ? roleOf(el) : null;
     const interactive = selfVisible && isInteractive(el, role);
 
@@ -549,7 +674,7 @@ export function textLine(text: string): string {
  * display:contents elements and for the options of a drop-down <select>, so
  * those skip it.
  */
-function visibleNow(el: Element, style?: CSSStyleDeclaration): boolean {
+export function visibleNow(el: Element, style?: StyleFacts): boolean {
   if (style?.display === 'contents' || el.tagName === 'OPTION' || el.tagName === 'OPTGROUP') return true;
   return typeof el.checkVisibility !== 'function' || el.checkVisibility();
 }
@@ -720,7 +845,8 @@ function valueOf(el: Element): string | undefined {
 const HIDDEN_STYLE = { getPropertyValue: (p: string) => (p === 'display' ? 'none' : '') } as CSSStyleDeclaration;
 function nameStyle(el: Element, pseudo?: string | null): CSSStyleDeclaration {
   if (el.tagName === 'NOSCRIPT') return HIDDEN_STYLE;
-  return styleOf(el, pseudo);
+  // dom-accessibility-api reads only getPropertyValue.
+  return styleOf(el, pseudo) as unknown as CSSStyleDeclaration;
 }
 
 /** el's accessible name; hidden: also from hidden content (an element hidden until hover). */
@@ -733,7 +859,7 @@ export function safeName(el: Element, hidden = false): string {
     if (label) return label;
   }
   if (!hidden) {
-    const text = ownTextName(el);
+    const text = contentName(el) ?? ownTextName(el);
     if (text) return text;
   }
   // dom-accessibility-api reads el.labels: the index answers instead, through
@@ -787,6 +913,53 @@ function ownTextName(el: Element): string {
     if (content && content !== 'none' && content !== 'normal') return '';
   }
   return text;
+}
+
+/** Elements that, inside a name made of content, add only their own content (no role, label or control of theirs). */
+const PLAIN_TAGS = new Set(['SPAN', 'B', 'I', 'EM', 'STRONG', 'SMALL', 'CODE', 'MARK', 'SUB', 'SUP', 'U', 'S', 'TIME', 'A', 'DIV', 'P']);
+/** Attributes that make an element's part of a name more than its content. */
+const NAMING_ATTRS = ['aria-label', 'aria-labelledby', 'aria-hidden', 'aria-owns', 'hidden', 'role', 'title'];
+
+/**
+ * The name of a shown link, button, cell or heading made of its content, as
+ * dom-accessibility-api computes it (accname 2F: each child's text
+ * alternative, a space around those that are not inline, trimmed at each
+ * level), without its walk, when that content is only text and plain
+ * elements (PLAIN_TAGS, no NAMING_ATTRS), all shown, in a tree no style rule
+ * gives ::before or ::after. undefined when the shortcut does not apply (or
+ * the name is empty: the title may then name it).
+ */
+function contentName(el: Element): string | undefined {
+  if (!styles || !TEXT_NAMED_TAGS.has(el.tagName) || el.hasAttribute('aria-labelledby') || el.hasAttribute('aria-owns')) return undefined;
+  const role = el.getAttribute('role');
+  if (role !== null && role.trim() !== '') return undefined;
+  if (el.tagName === 'A' && !el.hasAttribute('href')) return undefined;
+  if (shadowRootOf(el) || !pseudoFree(el)) return undefined;
+  if (el.tagName === 'BUTTON' && labelsOf(el).length > 0) return undefined;
+  const text = plainContent(el);
+  if (text === undefined) return undefined;
+  return text.trim().replace(/\s\s+/g, ' ') || undefined;
+}
+
+function plainContent(el: Element): string | undefined {
+  let acc = '';
+  for (let c = el.firstChild; c; c = c.nextSibling) {
+    if (c.nodeType === 3 /* TEXT_NODE */) {
+      acc += (c as Text).data;
+      continue;
+    }
+    if (c.nodeType !== 1 /* ELEMENT_NODE */) continue;
+    const e = c as Element;
+    if (!PLAIN_TAGS.has(e.tagName) || shadowRootOf(e)) return undefined;
+    if (e.hasAttributes() && NAMING_ATTRS.some((a) => e.hasAttribute(a))) return undefined;
+    const style = styleOf(e);
+    if (style.display === 'none' || style.visibility === 'hidden' || style.visibility === 'collapse') return undefined;
+    const inner = plainContent(e);
+    if (inner === undefined) return undefined;
+    const sep = style.display !== 'inline' ? ' ' : '';
+    acc += sep + inner + sep;
+  }
+  return acc.trim();
 }
 
 /** Merges adjacent text runs, collapses white space and drops empty runs. */

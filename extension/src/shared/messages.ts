@@ -133,6 +133,8 @@ export type BackgroundMessage =
   | { target: 'background'; kind: 'page-hooks'; batch: HookBatch }
   // An action's follow-up read starts in the sending frame: until the reply, the page may be busy with it.
   | { target: 'background'; kind: 'reading' }
+  // The sending frame's own work before an action's dispatch starts (on) or ends: the page may be busy with it.
+  | { target: 'background'; kind: 'preparing'; on: boolean }
   | { target: 'background'; kind: 'popup-tabs' }
   | { target: 'background'; kind: 'popup-share'; tabId: number; shared: boolean }
   | { target: 'background'; kind: 'popup-take-back'; tabId: number }
