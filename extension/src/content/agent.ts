@@ -223,9 +223,13 @@ export class ContentAgent {
       else this.doc.elementFromPoint(0, 0);
     } catch {
       // The action throws it again.
-    } finally {
-      await this.preparing(false).catch(() => undefined);
     }
+    // Not awaited: the action must run in this same task, right after its
+    // hit test, before an animation frame can redraw what was scrolled into
+    // view (a virtual list replaces its rows then, and the click would hit a
+    // removed element). The message is sent before the action runs, so pings
+    // during the action's dispatch count again.
+    void this.preparing(false).catch(() => undefined);
   }
 
   /** The element of a ref of this document (throws stale_ref / unknown_ref). */
