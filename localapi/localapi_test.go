@@ -350,9 +350,11 @@ func TestSlowSubscriberNeverBlocks(t *testing.T) {
 	if d := time.Since(began); d > 10*time.Second {
 		t.Fatalf("publishing took %s with a stalled subscriber", d)
 	}
-	// The calls' events reach the hub on the forwarding goroutine.
+	// The calls' events reach the hub on the forwarding goroutine. The
+	// deadline only bounds a hang: CI's loaded 2 cores once left the last 6
+	// events unforwarded after 5 s (speed is the bench's, not this test's).
 	want := start + notices + 2*notices
-	for deadline := time.Now().Add(5 * time.Second); f.seq() < want; time.Sleep(time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); f.seq() < want; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("hub at seq %d; want %d", f.seq(), want)
 		}
