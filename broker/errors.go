@@ -21,7 +21,7 @@ var (
 	// ErrDisconnected: the extension's socket closed while the call was in flight.
 	// Call adds what the agent should do next: retry (nothing was sent, or
 	// the call only read), or look before retrying (an action may have run).
-	ErrDisconnected = errors.New("the browser extension disconnected during the call (Chrome closed, the extension reloaded, or its offscreen document died)")
+	ErrDisconnected = errors.New("the browser extension disconnected during the call (Chrome closed, the extension reloaded, its offscreen document died, or the network link to this Tether dropped)")
 	// ErrTimeout: the extension did not answer in time (Call adds, as for
 	// ErrDisconnected, whether an action may have run).
 	ErrTimeout = errors.New("the browser extension did not answer in time")
