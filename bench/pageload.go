@@ -9,6 +9,9 @@ package main
 // per-frame cost) and one making 200 requests (the cost of webRequest:
 // the extension registers its listeners per shared tab, filtered by tabId,
 // so with nothing shared it should have none, and Chrome dispatches nothing).
+// A third browser holds the extension minus webRequest, for
+// what the permission itself costs (Chromium proxies every request of a
+// profile whose extensions hold it).
 // Before measuring, the bench lists, over CDP in the extension's service
 // worker, the webRequest events that have a listener, and reports them.
 // `go run ./bench pageload`.
@@ -38,6 +41,8 @@ import (
 
 	"github.com/tether-browser/tether/broker"
 	"github.com/tether-browser/tether/config"
+	"github.com/tether-browser/tether/extension"
+	"github.com/tether-browser/tether/launcher"
 	"github.com/tether-browser/tether/test/e2e"
 )
 
@@ -53,6 +58,10 @@ type pageLoadResult struct {
 	Frames map[string]int // frames per page
 	Plain  map[string][]loadSample
 	Tether map[string][]loadSample
+	// Unproxied is Chromium with Tether's extension without the
+	// permission that makes Chromium proxy the profile's requests
+	// (webRequest): Tether − Unproxied is what that permission costs.
+	Unproxied map[string][]loadSample
 	// Listeners are the webRequest events with a listener in the Tether
 	// browser's service worker, nothing being shared (none expected).
 	Listeners []string
@@ -93,6 +102,58 @@ func runPageLoad(args []string) int {
 	}
 	writePageLoad(os.Stdout, r)
 	return 0
+}
+
+// unproxiedPermissions are the manifest permissions the bench's third
+// browser goes without. With any of webRequest, webRequestBlocking,
+// declarativeNetRequest(WithHostAccess), declarativeWebRequest or webview
+// loaded, Chromium routes every request of the profile through its
+// extensions' proxying URLLoaderFactory, listeners or not
+// (extensions/browser/api/web_request/web_request_api.cc:
+// HasAnyWebRequestPermissions, MayHaveProxies); Tether holds webRequest
+// (its service worker runs without it: no network records).
+var unproxiedPermissions = []string{"webRequest"}
+
+// writeExtensionWithout writes Tether's extension into dir, paired with the
+// daemon on port, with the manifest's permissions minus drop.
+func writeExtensionWithout(dir string, port int, drop []string) error {
+	if err := launcher.WriteExtension(extension.Dist(), dir, launcher.ExtensionConfig{Port: port, Label: "Tether without webRequest"}); err != nil {
+		return err
+	}
+	path := filepath.Join(dir, "manifest.json")
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return err
+	}
+	perms, _ := m["permissions"].([]any)
+	kept := perms[:0]
+	for _, p := range perms {
+		if s, _ := p.(string); !slices.Contains(drop, s) {
+			kept = append(kept, p)
+		}
+	}
+	if len(kept) != len(perms)-len(drop) {
+		return fmt.Errorf("the extension's manifest lacks one of %v: the bench's unproxied browser would be the same as Tether's", drop)
+	}
+	m["permissions"] = kept
+	out, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, out, 0o644)
+}
+
+// daemonPort reads the running daemon's port from its record in cfg.
+func daemonPort(cfg string) (int, error) {
+	rec, err := config.Paths{Dir: cfg}.ReadDaemonRecord()
+	if err != nil {
+		return 0, fmt.Errorf("read the daemon's record: %w", err)
+	}
+	return rec.Port, nil
 }
 
 // framesPage is a page with 20 iframes, for the per-frame cost.
@@ -169,7 +230,8 @@ func measurePageLoad(ctx context.Context, bin, corpus string, n, rounds int) (*p
 		return nil, err
 	}
 	defer stopGroup(tb)
-	if _, _, err := log.WaitFor(from, 60*time.Second, "extension connected"); err != nil {
+	_, first, err := log.WaitFor(from, 60*time.Second, "extension connected")
+	if err != nil {
 		return nil, err
 	}
 	// Chromium without the extension, same flags.
@@ -181,8 +243,32 @@ func measurePageLoad(ctx context.Context, bin, corpus string, n, rounds int) (*p
 		return nil, err
 	}
 	defer stopGroup(pb)
+	// Chromium with the extension minus webRequest, paired
+	// with the same daemon, launched with the same flags as `tether browser`.
+	port, err := daemonPort(cfg)
+	if err != nil {
+		return nil, err
+	}
+	udir := filepath.Join(tmp, "unproxied-chrome")
+	uext := filepath.Join(tmp, "unproxied-extension")
+	if err := writeExtensionWithout(uext, port, unproxiedPermissions); err != nil {
+		return nil, err
+	}
+	ub := exec.Command(chromiumPath, launcher.Args(launcher.Options{UserDataDir: udir, ExtensionDir: uext, Headless: true, ExtraArgs: append(slices.Clone(chromiumFlags), "--remote-debugging-port=0")})...)
+	ub.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := ub.Start(); err != nil {
+		return nil, err
+	}
+	defer stopGroup(ub)
+	if _, _, err := log.WaitFor(first+1, 60*time.Second, "extension connected"); err != nil {
+		return nil, fmt.Errorf("the browser without %s: %w; the daemon's log:\n%s", strings.Join(unproxiedPermissions, " and "), err, log.String())
+	}
 
 	plainTab, err := devtoolsTab(ctx, pdir)
+	if err != nil {
+		return nil, err
+	}
+	unproxiedTab, err := devtoolsTab(ctx, udir)
 	if err != nil {
 		return nil, err
 	}
@@ -195,7 +281,7 @@ func measurePageLoad(ctx context.Context, bin, corpus string, n, rounds int) (*p
 		return nil, err
 	}
 	logf("webRequest listeners registered in the Tether browser, nothing shared: %s", listedOrNone(listeners))
-	r := &pageLoadResult{Pages: len(urls), Rounds: rounds, Frames: map[string]int{}, Plain: map[string][]loadSample{}, Tether: map[string][]loadSample{}, Listeners: listeners}
+	r := &pageLoadResult{Pages: len(urls), Rounds: rounds, Frames: map[string]int{}, Plain: map[string][]loadSample{}, Tether: map[string][]loadSample{}, Unproxied: map[string][]loadSample{}, Listeners: listeners}
 	names := make([]string, 0, len(urls))
 	for name := range urls {
 		names = append(names, name)
@@ -204,13 +290,14 @@ func measurePageLoad(ctx context.Context, bin, corpus string, n, rounds int) (*p
 	for round := range rounds {
 		logf("page load, round %d of %d", round+1, rounds)
 		for i, name := range names {
-			// Interleaved, and which browser goes first alternates.
-			order := []bool{(i+round)%2 == 0, (i+round)%2 != 0}
-			for _, tether := range order {
-				tab, into := plainTab, r.Plain
-				if tether {
-					tab, into = tetherTab, r.Tether
-				}
+			// Interleaved, and which browser goes first rotates.
+			browsers := []struct {
+				tab  context.Context
+				into map[string][]loadSample
+			}{{plainTab, r.Plain}, {tetherTab, r.Tether}, {unproxiedTab, r.Unproxied}}
+			for j := range browsers {
+				b := browsers[(i+round+j)%len(browsers)]
+				tab, into := b.tab, b.into
 				s, frames, err := loadOnce(ctx, tab, urls[name])
 				if err != nil {
 					logf("%s: %v", name, err)
@@ -332,8 +419,25 @@ func pick(s []loadSample, f func(loadSample) float64) []float64 {
 	return out
 }
 
+// loadMS is the median load time of samples.
+func loadMS(samples []loadSample) float64 {
+	return median(pick(samples, func(s loadSample) float64 { return s.LoadMS }))
+}
+
+// loadDiffs is, for each page of names loaded in both, the median load
+// time in b minus that in a (ms).
+func loadDiffs(names []string, a, b map[string][]loadSample) []float64 {
+	var out []float64
+	for _, n := range names {
+		if len(a[n]) > 0 && len(b[n]) > 0 {
+			out = append(out, loadMS(b[n])-loadMS(a[n]))
+		}
+	}
+	return out
+}
+
 func writePageLoad(w io.Writer, r *pageLoadResult) {
-	var loadDiff, loadRatio, scriptDiff, heapPerFrame []float64
+	var loadRatio, scriptDiff, heapPerFrame []float64
 	var within int
 	names := make([]string, 0, len(r.Plain))
 	for n := range r.Plain {
@@ -342,10 +446,12 @@ func writePageLoad(w io.Writer, r *pageLoadResult) {
 		}
 	}
 	slices.Sort(names)
+	loadDiff := loadDiffs(names, r.Plain, r.Tether)
+	unproxiedDiff := loadDiffs(names, r.Plain, r.Unproxied)
+	permissionDiff := loadDiffs(names, r.Unproxied, r.Tether)
 	for _, n := range names {
 		p, t := r.Plain[n], r.Tether[n]
-		pl, tl := median(pick(p, func(s loadSample) float64 { return s.LoadMS })), median(pick(t, func(s loadSample) float64 { return s.LoadMS }))
-		loadDiff = append(loadDiff, tl-pl)
+		pl, tl := loadMS(p), loadMS(t)
 		if pl > 0 {
 			loadRatio = append(loadRatio, tl/pl)
 		}
@@ -365,12 +471,16 @@ func writePageLoad(w io.Writer, r *pageLoadResult) {
 		return s[int(p*float64(len(s)-1))]
 	}
 	fmt.Fprintf(w, "### Page-load cost in unshared tabs (%d pages, %d loads each, interleaved)\n\n", len(names), r.Rounds)
-	fmt.Fprintf(w, "Chromium without the extension against Chromium with Tether's extension, paired and connected to a running daemon, the tab not shared. Per page, the median of its loads in each browser; the table gives the spread over pages (p10 / median / p90). Load time is the navigation's loadEventEnd; script time and JS heap come from CDP Performance.getMetrics (ScriptDuration, JSHeapUsedSize). The pages are the readability corpus's first pages plus one page with 20 iframes and one making %d image requests (no-store), for webRequest: the extension registers its listeners per shared tab (filtered by tabId in the browser process), so an unshared tab's requests reach none. webRequest listeners registered in the Tether browser's service worker, nothing shared (checked over CDP before measuring): %s.\n", requestsPageCount, listedOrNone(r.Listeners))
+	fmt.Fprintf(w, "Chromium without the extension against Chromium with Tether's extension (`tether browser`), paired and connected to a running daemon, the tab not shared; and a third browser with Tether's extension minus the %s permission, launched with `tether browser`'s flags and paired with the same daemon. Holding webRequest makes Chromium route every request of the profile through its extensions' proxying URL loader factory whether or not a listener exists (extensions/browser/api/web_request/web_request_api.cc, MayHaveProxies), so the third browser separates that cost from the rest of Tether's. Per page, the median of its loads in each browser; the table gives the spread over pages (p10 / median / p90). Load time is the navigation's loadEventEnd; script time and JS heap come from CDP Performance.getMetrics (ScriptDuration, JSHeapUsedSize). The pages are the readability corpus's first pages plus one page with 20 iframes and one making %d image requests (no-store), for webRequest: the extension registers its listeners per shared tab (filtered by tabId in the browser process), so an unshared tab's requests reach none. webRequest listeners registered in the Tether browser's service worker, nothing shared (checked over CDP before measuring): %s.\n", strings.Join(unproxiedPermissions, " and "), requestsPageCount, listedOrNone(r.Listeners))
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| metric | p10 | median | p90 | target |")
 	fmt.Fprintln(w, "|---|---|---|---|---|")
 	fmt.Fprintf(w, "| load time, Tether − without (ms) | %.1f | %.1f | %.1f | median ≤ max(2 %%, 3 ms) |\n", q(loadDiff, 0.1), q(loadDiff, 0.5), q(loadDiff, 0.9))
 	fmt.Fprintf(w, "| load time ratio, Tether / without | %.3f | %.3f | %.3f | |\n", q(loadRatio, 0.1), q(loadRatio, 0.5), q(loadRatio, 0.9))
+	if len(unproxiedDiff) > 0 {
+		fmt.Fprintf(w, "| load time, Tether without %s − without (ms) | %.1f | %.1f | %.1f | |\n", strings.Join(unproxiedPermissions, " and "), q(unproxiedDiff, 0.1), q(unproxiedDiff, 0.5), q(unproxiedDiff, 0.9))
+		fmt.Fprintf(w, "| load time, Tether − Tether without %s (ms): the permission's cost | %.1f | %.1f | %.1f | |\n", strings.Join(unproxiedPermissions, " and "), q(permissionDiff, 0.1), q(permissionDiff, 0.5), q(permissionDiff, 0.9))
+	}
 	fmt.Fprintf(w, "| script time, Tether − without (ms) | %.2f | %.2f | %.2f | |\n", q(scriptDiff, 0.1), q(scriptDiff, 0.5), q(scriptDiff, 0.9))
 	fmt.Fprintf(w, "| JS heap per frame, Tether − without (MB) | %.3f | %.3f | %.3f | ≤ 0.05 |\n", q(heapPerFrame, 0.1), q(heapPerFrame, 0.5), q(heapPerFrame, 0.9))
 	fmt.Fprintf(w, "\nPages within max(2 %%, 3 ms): %d of %d.", within, len(names))
@@ -381,8 +491,8 @@ func writePageLoad(w io.Writer, r *pageLoadResult) {
 	}
 	many := fmt.Sprintf("%d-requests", requestsPageCount)
 	if s, ok := r.Tether[many]; ok && len(r.Plain[many]) > 0 {
-		fmt.Fprintf(w, " The %d-request page: load %.1f ms with Tether, %.1f ms without; script %.2f ms with, %.2f ms without.",
-			requestsPageCount, median(pick(s, func(x loadSample) float64 { return x.LoadMS })), median(pick(r.Plain[many], func(x loadSample) float64 { return x.LoadMS })),
+		fmt.Fprintf(w, " The %d-request page: load %.1f ms with Tether, %.1f ms without, %.1f ms with Tether minus %s; script %.2f ms with, %.2f ms without.",
+			requestsPageCount, loadMS(s), loadMS(r.Plain[many]), loadMS(r.Unproxied[many]), strings.Join(unproxiedPermissions, " and "),
 			median(pick(s, func(x loadSample) float64 { return x.ScriptMS })), median(pick(r.Plain[many], func(x loadSample) float64 { return x.ScriptMS })))
 	}
 	fmt.Fprintln(w)
