@@ -323,7 +323,7 @@ func Run(ctx context.Context, cfg Config) error {
 	go flushTokens(ctx, tokens, log)
 	// The drainer stands before the token check so that a bridge which has
 	// already read a rotated token is told "restarting" (503), not 401.
-	drain := &drainer{}
+	drain := &drainer{trimmer: newIdleTrimmer(IdleTrimDelay)}
 	mux.Handle(PathMCP, drain.wrap(apiGuard(log, token, tokens, mcpLimits(sessions, streamable))))
 	mux.HandleFunc("GET "+PathHealth, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")

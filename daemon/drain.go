@@ -24,6 +24,8 @@ type drainer struct {
 	mu       sync.Mutex
 	inflight int
 	idle     chan struct{} // closed when inflight reaches 0 while draining
+	// trimmer, when set, hears when calls start and when none is left.
+	trimmer *idleTrimmer
 }
 
 // wrap returns next behind the drainer.
@@ -51,6 +53,9 @@ func (d *drainer) enter() bool {
 		return false
 	}
 	d.inflight++
+	if d.inflight == 1 && d.trimmer != nil {
+		d.trimmer.busy()
+	}
 	return true
 }
 
@@ -61,6 +66,9 @@ func (d *drainer) leave() {
 	if d.inflight == 0 && d.idle != nil {
 		close(d.idle)
 		d.idle = nil
+	}
+	if d.inflight == 0 && d.trimmer != nil {
+		d.trimmer.idle()
 	}
 }
 
