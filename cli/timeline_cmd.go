@@ -106,7 +106,8 @@ func runTimeline(ctx context.Context, args []string) error {
 		if e.Error != "" {
 			outc += ": " + e.Error
 		} else if e.Outcome != string(timeline.OK) && e.Decision != "" {
-			outc += ": " + e.Decision
+			// A decision may already start with its outcome ("refused: …").
+			outc += ": " + strings.TrimPrefix(e.Decision, e.Outcome+": ")
 		}
 		took := time.Duration(e.DurationMs * float64(time.Millisecond))
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", time.UnixMilli(e.TimeMs).Local().Format(time.DateTime), clientWithToken(e.Client, e.Token), profileWithRTT(e.Profile, e.RTTMs), tab,
