@@ -2,7 +2,7 @@
 // Markdown (BENCHMARKS.md). It is not part of `make test`.
 //
 //	go run ./bench all [-bin bin/tether] [-smoke]   the whole BENCHMARKS.md on stdout
-//	go run ./bench concurrency [-profiles 32 -tabs 8 -calls 10000 -workers 32]
+//	go run ./bench concurrency [-profiles 32 -tabs 8 -calls 10000 -workers 32] [-cpuprofile FILE]
 //	go run ./bench pageload [-pages 30 -rounds 5]   page-load cost in unshared tabs (also in `all`)
 //	go run ./bench pagesize [-bin bin/tether] [-rounds 3] [-peers] [-smoke]   snapshots of 1k–100k-element pages (also in `all`; -smoke: 1k and 5k)
 //	go run ./bench flood [-duration 20s]            an unauthenticated flood: what it leaves behind (also in `all`)
@@ -35,10 +35,11 @@ func main() {
 		tabs := fs.Int("tabs", 8, "shared tabs per profile")
 		calls := fs.Int("calls", 10000, "tool calls in all")
 		workers := fs.Int("workers", 32, "concurrent MCP sessions")
+		cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the calls (the daemon, clients and fake extensions: one process) to this file")
 		_ = fs.Parse(os.Args[2:])
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
-		r, err := runConcurrency(ctx, *profiles, *tabs, *calls, *workers)
+		r, err := runConcurrency(ctx, *profiles, *tabs, *calls, *workers, *cpuprofile)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
