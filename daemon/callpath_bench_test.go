@@ -1,11 +1,18 @@
+//go:build unix
+
 package daemon
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"log/slog"
 	"path/filepath"
+	"runtime"
 	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -26,9 +33,32 @@ import (
 // The client's work is in the profile too; the daemon's is what the
 // packages tether/* and mcp-go/server account for.
 
-// benchDaemon runs the daemon with one profile of tabs fake tabs, each
-// answering every request with a small page, and returns its config.
-func benchDaemon(b *testing.B, tabs int) (config.Paths, string) {
+// cpuTime is this process's user + system CPU time so far.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// measureCPU reports the process's CPU time per op (cpu-µs/op: the
+// daemon's, the client's and the fake extensions'), the figure that noise
+// on a shared machine moves least; call the returned func after the loop.
+func measureCPU(b *testing.B) (stop func()) {
+	b.ReportAllocs()
+	b.ResetTimer()
+	t0 := cpuTime(b)
+	return func() {
+		b.StopTimer()
+		b.ReportMetric(float64((cpuTime(b)-t0).Microseconds())/float64(b.N), "cpu-µs/op")
+	}
+}
+
+// benchDaemon runs the daemon with profiles profiles of tabs fake tabs
+// each, every tab answering every request with a small page, and returns
+// its config.
+func benchDaemon(b *testing.B, profiles, tabs int) (config.Paths, string) {
 	b.Helper()
 	p := config.Paths{Dir: filepath.Join(b.TempDir(), "cfg")}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -54,15 +84,20 @@ func benchDaemon(b *testing.B, tabs int) (config.Paths, string) {
 	for i := range list {
 		list[i] = protocol.TabInfo{Tab: i + 1, URL: "https://example.com/", Title: "Example", Current: i == 0, Active: i == 0}
 	}
-	e, err := fakeext.Dial("ws://"+addr+PathExtension, protocol.Hello{ProfileID: "bench-00-0000-4000-8000-000000000000", Label: "P00", Tabs: list})
-	if err != nil {
-		b.Fatal(err)
+	for i := range profiles {
+		e, err := fakeext.Dial("ws://"+addr+PathExtension, protocol.Hello{
+			ProfileID: fmt.Sprintf("bench-%02d-0000-4000-8000-000000000000", i), Label: fmt.Sprintf("P%02d", i), Tabs: list})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { e.Close() })
+		go e.Serve(func(req protocol.Request) (any, *protocol.Error) {
+			var p protocol.TabParams
+			_ = json.Unmarshal(req.Params, &p)
+			return protocol.PageResult{Tab: p.Tab, URL: "https://example.com/", Title: "Example",
+				Snapshot: "- heading \"Example\" [level=1]\n- link \"More\" [ref=e1]\n- textbox \"Search\" [ref=e2]"}, nil
+		})
 	}
-	b.Cleanup(func() { e.Close() })
-	go e.Serve(func(req protocol.Request) (any, *protocol.Error) {
-		return protocol.PageResult{Tab: 1, URL: "https://example.com/", Title: "Example",
-			Snapshot: "- heading \"Example\" [level=1]\n- link \"More\" [ref=e1]\n- textbox \"Search\" [ref=e2]"}, nil
-	})
 	return p, addr
 }
 
@@ -106,37 +141,45 @@ func benchCall(b *testing.B, c *client.Client, tool string, args map[string]any)
 func BenchmarkCallPathNoop(b *testing.B) {
 	for _, v := range []string{mcp.LATEST_PROTOCOL_VERSION, mcp.ProtocolVersion20251125} {
 		b.Run(v, func(b *testing.B) {
-			p, addr := benchDaemon(b, 8)
+			p, addr := benchDaemon(b, 1, 8)
 			c := benchClient(b, p, addr, v)
 			args := map[string]any{"action": "list"}
-			b.ReportAllocs()
-			b.ResetTimer()
+			stop := measureCPU(b)
 			for range b.N {
 				benchCall(b, c, "browser_tabs", args)
 			}
+			stop()
 		})
 	}
 }
 
-// BenchmarkCallPathParallel is the concurrency bench's mix in miniature:
-// 32 MCP sessions calling browser_snapshot on the fake tabs at once.
+// BenchmarkCallPathParallel is the concurrency bench's setup (32
+// profiles × 8 tabs, 32 MCP sessions calling at once) and mix of calls
+// (half browser_snapshot, the rest browser_click and browser_type).
 func BenchmarkCallPathParallel(b *testing.B) {
-	p, addr := benchDaemon(b, 8)
+	p, addr := benchDaemon(b, 32, 8)
 	const sessions = 32
 	clients := make([]*client.Client, sessions)
 	for i := range clients {
 		clients[i] = benchClient(b, p, addr, mcp.LATEST_PROTOCOL_VERSION)
 	}
 	var next atomic.Int64
-	b.ReportAllocs()
-	b.SetParallelism((sessions + 1) / 2)
-	b.ResetTimer()
+	b.SetParallelism(max(1, sessions/runtime.GOMAXPROCS(0)))
+	stop := measureCPU(b)
 	b.RunParallel(func(pb *testing.PB) {
 		i := int(next.Add(1)) - 1
 		c := clients[i%sessions]
-		args := map[string]any{"profile": "p00", "tab": 1 + i%8}
-		for pb.Next() {
-			benchCall(b, c, "browser_snapshot", args)
+		for n := 0; pb.Next(); n++ {
+			args := map[string]any{"profile": fmt.Sprintf("p%02d", (i+n)%32), "tab": 1 + n%8}
+			tool := "browser_snapshot"
+			switch n % 10 {
+			case 5, 6, 7:
+				tool, args["ref"] = "browser_click", "e1"
+			case 8, 9:
+				tool, args["ref"], args["text"] = "browser_type", "e2", "hello"
+			}
+			benchCall(b, c, tool, args)
 		}
 	})
+	stop()
 }
