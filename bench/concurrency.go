@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -100,7 +101,9 @@ func fakeHandler(req protocol.Request) (any, *protocol.Error) {
 // runConcurrency: profiles fake profiles × tabs tabs receive calls mixed
 // calls (snapshot, click, type) through the MCP endpoint from workers
 // concurrent MCP sessions.
-func runConcurrency(ctx context.Context, profiles, tabs, calls, workers int) (ConcurrencyResult, error) {
+// A non-empty cpuprofile names the file that gets a Go CPU profile of the
+// calls (from the first to the last, the bare round trips left out).
+func runConcurrency(ctx context.Context, profiles, tabs, calls, workers int, cpuprofile string) (ConcurrencyResult, error) {
 	res := ConcurrencyResult{Profiles: profiles, Tabs: tabs, Calls: calls, Workers: workers}
 	dir, err := os.MkdirTemp("", "tether-bench-")
 	if err != nil {
@@ -208,6 +211,16 @@ func runConcurrency(ctx context.Context, profiles, tabs, calls, workers int) (Co
 	var wg sync.WaitGroup
 	var appCalls, appErrs, crossings atomic.Int64
 	appDone := make(chan struct{})
+	if cpuprofile != "" {
+		f, err := os.Create(cpuprofile)
+		if err != nil {
+			return res, err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return res, err
+		}
+	}
 	cpu0, cpuErr := cpuSeconds(os.Getpid())
 	start := time.Now()
 	var apps sync.WaitGroup
@@ -281,6 +294,9 @@ func runConcurrency(ctx context.Context, profiles, tabs, calls, workers int) (Co
 	res.AppCalls, res.AppErrors, res.Crossings = int(appCalls.Load()), int(appErrs.Load()), int(crossings.Load())
 	if cpu1, err := cpuSeconds(os.Getpid()); err == nil && cpuErr == nil {
 		res.CPUSeconds = cpu1 - cpu0
+	}
+	if cpuprofile != "" {
+		pprof.StopCPUProfile()
 	}
 	res.Errors = int(errs.Load())
 	res.MCP = percentiles(lat)

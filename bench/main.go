@@ -2,7 +2,8 @@
 // Markdown (BENCHMARKS.md). It is not part of `make test`.
 //
 //	go run ./bench all [-bin bin/tether] [-smoke]   the whole BENCHMARKS.md on stdout
-//	go run ./bench concurrency [-profiles 32 -tabs 8 -calls 10000 -workers 32]
+//	go run ./bench concurrency [-profiles 32 -tabs 8 -calls 10000 -workers 32] [-cpuprofile FILE]
+//	go run ./bench noop [-bins bin/tether,OTHER] [-calls 200 -rounds 3] [-peers]   the no-op call alone, binaries in turn (before/after)
 //	go run ./bench pageload [-pages 30 -rounds 5]   page-load cost in unshared tabs (also in `all`)
 //	go run ./bench pagesize [-bin bin/tether] [-rounds 3] [-peers] [-smoke]   snapshots of 1k–100k-element pages (also in `all`; -smoke: 1k and 5k)
 //	go run ./bench flood [-duration 20s]            an unauthenticated flood: what it leaves behind (also in `all`)
@@ -35,10 +36,11 @@ func main() {
 		tabs := fs.Int("tabs", 8, "shared tabs per profile")
 		calls := fs.Int("calls", 10000, "tool calls in all")
 		workers := fs.Int("workers", 32, "concurrent MCP sessions")
+		cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the calls (the daemon, clients and fake extensions: one process) to this file")
 		_ = fs.Parse(os.Args[2:])
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
-		r, err := runConcurrency(ctx, *profiles, *tabs, *calls, *workers)
+		r, err := runConcurrency(ctx, *profiles, *tabs, *calls, *workers, *cpuprofile)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
@@ -49,6 +51,8 @@ func main() {
 		}
 	case "all":
 		os.Exit(runAll(os.Args[2:]))
+	case "noop":
+		os.Exit(runNoop(os.Args[2:]))
 	case "pageload":
 		os.Exit(runPageLoad(os.Args[2:]))
 	case "flood":
@@ -63,7 +67,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: bench all [-bin bin/tether] [-smoke] | bench concurrency [flags] | bench pageload [flags] | bench pagesize [flags] | bench flood [flags] | bench desktop [-bin bin/tether] [-idle 60s] [-smoke]")
+	fmt.Fprintln(os.Stderr, "usage: bench all [-bin bin/tether] [-smoke] | bench concurrency [flags] | bench noop [flags] | bench pageload [flags] | bench pagesize [flags] | bench flood [flags] | bench desktop [-bin bin/tether] [-idle 60s] [-smoke]")
 	os.Exit(2)
 }
 

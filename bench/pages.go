@@ -282,7 +282,7 @@ func runBench(ctx context.Context, o options) (*benchResult, error) {
 	r.Desktop = runDesktop(ctx, bin, tmp, o.idle, !o.smoke)
 
 	logf("concurrency: 32 profiles × 8 tabs, %d calls", o.concurrencyCalls)
-	c, err := runConcurrency(ctx, 32, 8, o.concurrencyCalls, 32)
+	c, err := runConcurrency(ctx, 32, 8, o.concurrencyCalls, 32, "")
 	if err != nil {
 		r.ConcurrencyErr = err.Error()
 	}

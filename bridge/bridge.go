@@ -29,9 +29,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"mime"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -408,18 +410,26 @@ func (b *Bridge) learnTools(answer []byte) {
 // withIdempotencyKey returns the tools/call msg with a new random key in
 // params._meta[protocol.MetaIdempotencyKey], unless the client set one
 // (then msg is returned as is and own is false); replace replaces a key the
-// bridge set before. A message it cannot parse is returned unchanged.
+// bridge set before. A message it cannot parse, or whose params or _meta is
+// not an object (none, or a null _meta, is taken for empty), is returned
+// unchanged: the daemon answers it with the protocol's error.
+//
+// It runs before every tools/call is sent: the message is decoded once per
+// level and written back around the values as they came (objectJSON), never
+// encoded again value by value.
 func withIdempotencyKey(msg []byte, replace bool) (out []byte, own bool) {
 	var top map[string]json.RawMessage
-	if json.Unmarshal(msg, &top) != nil {
+	if json.Unmarshal(msg, &top) != nil || top == nil {
 		return msg, false
 	}
-	params := map[string]json.RawMessage{}
-	if raw, ok := top["params"]; ok && json.Unmarshal(raw, &params) != nil {
-		return msg, false
+	var params map[string]json.RawMessage
+	if raw, ok := top["params"]; ok {
+		if json.Unmarshal(raw, &params) != nil || params == nil {
+			return msg, false
+		}
 	}
-	meta := map[string]json.RawMessage{}
-	if raw, ok := params["_meta"]; ok && string(raw) != "null" && json.Unmarshal(raw, &meta) != nil {
+	var meta map[string]json.RawMessage
+	if raw, ok := params["_meta"]; ok && json.Unmarshal(raw, &meta) != nil {
 		return msg, false
 	}
 	if _, ok := meta[protocol.MetaIdempotencyKey]; ok && !replace {
@@ -427,14 +437,54 @@ func withIdempotencyKey(msg []byte, replace bool) (out []byte, own bool) {
 	}
 	key := make([]byte, 16)
 	_, _ = rand.Read(key)
-	meta[protocol.MetaIdempotencyKey], _ = json.Marshal("tmcp-" + hex.EncodeToString(key))
-	params["_meta"], _ = json.Marshal(meta)
-	top["params"], _ = json.Marshal(params)
-	out, err := json.Marshal(top)
-	if err != nil {
-		return msg, false
+	if meta == nil {
+		meta = map[string]json.RawMessage{}
 	}
-	return out, true
+	if params == nil {
+		params = map[string]json.RawMessage{}
+	}
+	meta[protocol.MetaIdempotencyKey] = json.RawMessage(`"tmcp-` + hex.EncodeToString(key) + `"`)
+	params["_meta"] = objectJSON(meta)
+	top["params"] = objectJSON(params)
+	return objectJSON(top), true
+}
+
+// objectJSON writes m as a JSON object, its keys sorted (as encoding/json
+// does) and its values as they are: each is valid JSON, decoded from a
+// message or written here.
+func objectJSON(m map[string]json.RawMessage) json.RawMessage {
+	keys := slices.Sorted(maps.Keys(m))
+	n := 2
+	for _, k := range keys {
+		n += len(k) + len(m[k]) + 4
+	}
+	b := make([]byte, 0, n+8)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if plainKey(k) {
+			b = append(append(append(b, '"'), k...), '"')
+		} else {
+			q, _ := json.Marshal(k) // a string always encodes
+			b = append(b, q...)
+		}
+		b = append(b, ':')
+		b = append(b, m[k]...)
+	}
+	return append(b, '}')
+}
+
+// plainKey reports whether k needs no escaping in a JSON string: printable
+// ASCII other than the quote and the backslash (MCP's keys all are).
+func plainKey(k string) bool {
+	for i := 0; i < len(k); i++ {
+		if c := k[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 func (b *Bridge) generation() int {

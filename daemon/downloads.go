@@ -64,6 +64,7 @@ type downloads struct {
 
 	mu     sync.Mutex
 	calls  map[tabKey]*lastCall
+	swept  time.Time           // when callEnded last forgot idle tabs
 	notes  map[string][]string // session → notes for its next result
 	judged map[tabKey]judged   // by profile and download id (tab = download id)
 }
@@ -72,6 +73,14 @@ func newDownloads(guard *policy.Guard, tl *timeline.Store, decide func(ctx conte
 	return &downloads{guard: guard, timeline: tl, decide: decide, log: log, now: time.Now,
 		calls: map[tabKey]*lastCall{}, notes: map[string][]string{}, judged: map[tabKey]judged{}}
 }
+
+// forgetAfter is how long a tab without a call is remembered; callEnded
+// looks for such tabs at most every forgetSweep (a sweep walks every tab
+// known: never on each call).
+const (
+	forgetAfter = time.Minute
+	forgetSweep = 10 * time.Second
+)
 
 // callStarted and callEnded track the tool calls on each tab.
 func (d *downloads) callStarted(profile string, tab int, client, session string) {
@@ -96,15 +105,20 @@ func (d *downloads) callEnded(profile string, tab int) {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	now := d.now()
 	if c := d.calls[tabKey{profile, tab}]; c != nil {
 		if c.running > 0 {
 			c.running--
 		}
-		c.ended = d.now()
+		c.ended = now
+	}
+	if now.Sub(d.swept) < forgetSweep {
+		return
 	}
 	// Forget tabs idle for long.
+	d.swept = now
 	for k, c := range d.calls {
-		if c.running == 0 && d.now().Sub(c.ended) > time.Minute {
+		if c.running == 0 && now.Sub(c.ended) > forgetAfter {
 			delete(d.calls, k)
 		}
 	}

@@ -143,3 +143,40 @@ func TestDownloadConfirm(t *testing.T) {
 		t.Fatalf("answer note %q", n)
 	}
 }
+
+// TestDownloadsForgetIdleTabs: a tab without a call for forgetAfter is
+// forgotten by the next sweep, which callEnded runs at most every
+// forgetSweep; a tab with a call running is kept however old.
+func TestDownloadsForgetIdleTabs(t *testing.T) {
+	d, _, _, _ := newDownloadsRig(t, nil)
+	t0 := time.Now()
+	d.now = func() time.Time { return t0 }
+	d.callStarted("work", 1, "app", "s1")
+	d.callEnded("work", 1)
+	d.callStarted("work", 2, "app", "s1") // still running
+	d.now = func() time.Time { return t0.Add(forgetAfter + time.Second) }
+	d.callStarted("work", 3, "app", "s1")
+	d.callEnded("work", 3) // sweeps: more than forgetSweep since the last
+	if _, ok := d.calls[tabKey{"work", 1}]; ok {
+		t.Error("tab 1, idle for over a minute, is still tracked")
+	}
+	if _, ok := d.calls[tabKey{"work", 2}]; !ok {
+		t.Error("tab 2, whose call still runs, was forgotten")
+	}
+	// Tabs 3 and 4 go idle for over a minute: the next sweep due forgets
+	// them.
+	d.now = func() time.Time { return t0.Add(forgetAfter + forgetSweep/2) }
+	d.callStarted("work", 4, "app", "s1")
+	d.callEnded("work", 4)
+	d.now = func() time.Time { return t0.Add(2*forgetAfter + 2*forgetSweep) }
+	d.callStarted("work", 5, "app", "s1")
+	d.callEnded("work", 5)
+	for _, tab := range []int{3, 4} {
+		if _, ok := d.calls[tabKey{"work", tab}]; ok {
+			t.Errorf("tab %d, idle for over a minute, is still tracked", tab)
+		}
+	}
+	if _, ok := d.calls[tabKey{"work", 5}]; !ok {
+		t.Error("tab 5, whose call just ended, was forgotten")
+	}
+}

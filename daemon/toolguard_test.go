@@ -18,6 +18,7 @@ import (
 
 	"github.com/tether-browser/tether/apitype"
 	"github.com/tether-browser/tether/broker"
+	"github.com/tether-browser/tether/localclient"
 	tmcp "github.com/tether-browser/tether/mcp"
 	"github.com/tether-browser/tether/policy"
 	"github.com/tether-browser/tether/protocol"
@@ -447,14 +448,11 @@ func TestPauseThroughTheControlAPI(t *testing.T) {
 	if err := Control(ctx, p, http.MethodPost, apitype.PathPause, map[string]string{}, nil); err == nil {
 		t.Fatal("a body without paused was accepted")
 	}
-	// Both calls are on the persisted timeline, with the client's name.
-	tl, err := timeline.Open(p.Timeline(), timeline.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tl.Close()
-	rows, err := tl.Query(ctx, timeline.Filter{Client: "integration"})
-	if err != nil || len(rows) != 2 || rows[0].Outcome != timeline.OK || rows[1].Outcome != timeline.Paused {
+	// Both calls are on the timeline, with the client's name, as `tether
+	// timeline` reads it from the running daemon (the local API: its
+	// queries see every row recorded before them, stored or queued).
+	rows, err := localclient.New(p).Timeline(ctx, apitype.TimelineFilter{Client: "integration"})
+	if err != nil || len(rows) != 2 || rows[0].Outcome != string(timeline.OK) || rows[1].Outcome != string(timeline.Paused) {
 		t.Fatalf("timeline: %v %+v", err, rows)
 	}
 }

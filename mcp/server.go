@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -228,10 +229,26 @@ func NewServer(b Browser, cfg Config) *server.MCPServer {
 	hooks.AddAfterListTools(h.hideDisabled)
 	s := server.NewMCPServer("tether", cfg.Version, opts...)
 	for _, t := range tools {
-		s.AddTool(t.Def, t.handler)
+		s.AddTool(rawSchema(t.Def), t.handler)
 	}
 	h.addResources(s)
 	return s
+}
+
+// rawSchema returns def with its input schema as JSON (RawInputSchema),
+// which tools/list sends unchanged. mcp-go reads a tool's schema on every
+// call (the x-mcp-header check of MCP 2026-07-28, SEP-2243): from JSON it
+// only parses it, from InputSchema it first encodes it again, map by map.
+func rawSchema(def mcpgo.Tool) mcpgo.Tool {
+	if len(def.RawInputSchema) > 0 {
+		return def
+	}
+	raw, err := json.Marshal(def.InputSchema)
+	if err != nil {
+		panic("mcp: tool " + def.Name + ": " + err.Error()) // the schemas are ours and fixed; a golden test covers them
+	}
+	def.RawInputSchema, def.InputSchema = raw, mcpgo.ToolInputSchema{}
+	return def
 }
 
 // prepare runs the tool's Tool.prepare, if it has one.

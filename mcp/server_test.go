@@ -231,3 +231,26 @@ func TestFenceIsRandomPerServer(t *testing.T) {
 		t.Fatalf("fences %q and %q", a, b)
 	}
 }
+
+// TestRawSchemaSendsTheSameJSON: a tool registered with its schema as
+// JSON (rawSchema, for mcp-go's per-call header check) is the same on
+// the wire, byte for byte, as the tool it was made from.
+func TestRawSchemaSendsTheSameJSON(t *testing.T) {
+	for _, tool := range Tools() {
+		want, err := json.Marshal(tool.Def)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw := rawSchema(tool.Def)
+		if len(raw.RawInputSchema) == 0 || raw.InputSchema.Type != "" {
+			t.Fatalf("%s: not registered with a raw schema", tool.Name())
+		}
+		got, err := json.Marshal(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Errorf("%s on the wire:\n got %s\nwant %s", tool.Name(), got, want)
+		}
+	}
+}

@@ -64,13 +64,18 @@ func (v *argValidator) check(req mcpgo.CallToolRequest) string {
 	if s == nil {
 		return ""
 	}
-	raw := req.Params.Arguments
-	if raw == nil {
-		raw = map[string]any{}
-	}
-	b, err := json.Marshal(raw)
-	if err != nil {
-		return argError(req.Params.Name, err.Error())
+	// The arguments as sent (mcp-go keeps them: RawArguments) when they are
+	// an object; else, e.g. none or null, as decoded ({} for none).
+	b := bytes.TrimSpace(req.Params.RawArguments)
+	if len(b) == 0 || b[0] != '{' {
+		raw := req.Params.Arguments
+		if raw == nil {
+			raw = map[string]any{}
+		}
+		var err error
+		if b, err = json.Marshal(raw); err != nil {
+			return argError(req.Params.Name, err.Error())
+		}
 	}
 	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
 	if err != nil {

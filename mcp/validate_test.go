@@ -1,9 +1,12 @@
 package mcp
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
 )
 
 func TestArgumentsAreValidated(t *testing.T) {
@@ -42,5 +45,36 @@ func TestIntegerRangeAndErrorCap(t *testing.T) {
 	}
 	if got := argError("browser_x", strings.Repeat("é", 2000)); len(got) > maxArgErrorLen || !strings.HasSuffix(got, "…. Fix them to match the tool's input schema and call again.") || !utf8.ValidString(got) {
 		t.Errorf("argError not cut cleanly: %d bytes, %q…", len(got), got[:61])
+	}
+}
+
+// TestValidatorReadsTheArgumentsAsSent: the check reads the arguments'
+// JSON as the client sent it when it is an object, else (no arguments,
+// null, a request built in process) the decoded arguments, none being {}.
+func TestValidatorReadsTheArgumentsAsSent(t *testing.T) {
+	v, err := newArgValidator(Tools())
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := func(raw string, args any) mcpgo.CallToolRequest {
+		r := mcpgo.CallToolRequest{}
+		r.Params.Name, r.Params.RawArguments, r.Params.Arguments = "browser_snapshot", json.RawMessage(raw), args
+		return r
+	}
+	for _, tc := range []struct {
+		req  mcpgo.CallToolRequest
+		want string // "" valid, else in the error
+	}{
+		{req(` {"tab": "2"}`, nil), "tab: got string, want integer"},
+		{req(`{"tab": 9007199254740993}`, nil), "tab: must be an integer between"},
+		{req(`{"tab": 2}`, nil), ""},
+		{req(`null`, nil), ""},
+		{req(``, nil), ""},
+		{req(``, map[string]any{"bogus": true}), "additional properties 'bogus' not allowed"},
+	} {
+		got := v.check(tc.req)
+		if tc.want == "" && got != "" || tc.want != "" && !strings.Contains(got, tc.want) {
+			t.Errorf("%q %v: %q; want %q", tc.req.Params.RawArguments, tc.req.Params.Arguments, got, tc.want)
+		}
 	}
 }

@@ -36,6 +36,11 @@ type op struct {
 // pruneEvery is how many rows the writer stores between prunes.
 const pruneEvery = 100
 
+// DefaultLinger is Options.Linger's default: short next to what a person
+// notices in the window (which gets the live events before the row is
+// stored anyway), long next to a no-op call (under a millisecond).
+const DefaultLinger = 10 * time.Millisecond
+
 const insertRow = `INSERT INTO calls
 	(id, time_us, client, profile, tab, tool, args, class, site, decision, duration_us, outcome, error, call_id, token, rtt_us)
 	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
@@ -66,14 +71,17 @@ func (s *Store) enqueue(e Entry) (Entry, error) {
 }
 
 // write is the writer goroutine: it takes the first row waiting, then
-// every row already queued up to Options.BatchSize, and stores them in
-// one transaction; until Close closes the queue.
+// every row queued up to Options.BatchSize, waiting up to Options.Linger
+// for more once the queue is empty (unless a Flush waits), and stores
+// them in one transaction; until Close closes the queue.
 func (s *Store) write() {
 	defer close(s.done)
 	batch := make([]Entry, 0, s.opts.BatchSize)
+	linger := time.NewTimer(time.Hour)
+	linger.Stop()
 	for o := range s.q {
 		batch = batch[:0]
-		open := true
+		open, lingering := true, false
 	collect:
 		for {
 			if o.run != nil {
@@ -89,9 +97,30 @@ func (s *Store) write() {
 				if !open {
 					break collect
 				}
+				continue
 			default:
+			}
+			if len(batch) == 0 || s.opts.Linger < 0 {
+				break
+			}
+			if !lingering {
+				linger.Reset(s.opts.Linger)
+				lingering = true
+			}
+			select {
+			case o, open = <-s.q:
+				if !open {
+					break collect
+				}
+			case <-linger.C:
+				lingering = false
+				break collect
+			case <-s.flushNow:
 				break collect
 			}
+		}
+		if lingering {
+			linger.Stop() // since Go 1.23 no stale tick can follow
 		}
 		// Caught up (or stopping): the calls that found the queue full are
 		// told of, after the rows that were queued before them.
@@ -169,10 +198,9 @@ func (s *Store) insert(rows []Entry) error {
 		return err
 	}
 	defer tx.Rollback()
-	stmt, err := tx.PrepareContext(ctx, insertRow)
-	if err != nil {
-		return err
-	}
+	// The statement is prepared once on each connection the writer uses
+	// (database/sql keeps it), not once per transaction.
+	stmt := tx.StmtContext(ctx, s.insertStmt)
 	defer stmt.Close()
 	for _, e := range rows {
 		if _, err := stmt.ExecContext(ctx, e.ID, e.Time.UnixMicro(), e.Client, e.Profile, e.Tab, e.Tool, e.Args, e.Class,
@@ -222,6 +250,10 @@ func (s *Store) Flush(ctx context.Context) error {
 		s.pmu.Unlock()
 		if reached {
 			return nil
+		}
+		select {
+		case s.flushNow <- struct{}{}: // the writer commits without lingering
+		default: // a nudge is already pending
 		}
 		select {
 		case <-progress:

@@ -340,3 +340,56 @@ func TestRowsThatCannotBeStoredAreCounted(t *testing.T) {
 		t.Fatalf("rows %+v", rows)
 	}
 }
+
+// TestWriterLingersForMoreRows: rows recorded one after another while the
+// writer waits (Options.Linger) share one transaction; a Flush (so any
+// query) ends the wait at once, as does Close; without either, the batch
+// is stored once the wait is over.
+func TestWriterLingersForMoreRows(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	path := filepath.Join(t.TempDir(), "timeline.db")
+	s, err := Open(path, Options{Linger: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if _, err := s.Record(ctx, entry(i, "c", "p", OK, time.Now())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Flush(ctx); err != nil {
+		t.Fatalf("Flush waited out the linger: %v", err)
+	}
+	if st := s.Stats(); st.Batches != 1 || st.Written != 3 {
+		t.Fatalf("stats %+v; want 3 rows in 1 batch", st)
+	}
+	for i := range 2 {
+		if _, err := s.Record(ctx, entry(i, "c", "p", OK, time.Now())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if st := s.Stats(); st.Batches != 2 || st.Written != 5 {
+		t.Fatalf("stats after Close %+v; want 5 rows in 2 batches", st)
+	}
+
+	// A short linger: the rows are stored when it is over, no Flush asked.
+	s = open(t, path, Options{Linger: time.Millisecond})
+	s.pmu.Lock()
+	progress := s.progress
+	s.pmu.Unlock()
+	if _, err := s.Record(ctx, entry(9, "c", "p", OK, time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-progress:
+	case <-ctx.Done():
+		t.Fatal("the row was not stored after the linger")
+	}
+	if st := s.Stats(); st.Written != 1 {
+		t.Fatalf("stats %+v; want the row written", st)
+	}
+}
