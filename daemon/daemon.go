@@ -324,7 +324,7 @@ func Run(ctx context.Context, cfg Config) error {
 	// The drainer stands before the token check so that a bridge which has
 	// already read a rotated token is told "restarting" (503), not 401.
 	drain := &drainer{trimmer: newIdleTrimmer(IdleTrimDelay)}
-	mux.Handle(PathMCP, drain.wrap(apiGuard(log, token, tokens, mcpLimits(sessions, streamable))))
+	mux.Handle(PathMCP, drain.wrap(apiGuard(log, token, tokens, mcpLimits(sessions, namedTokenMessages(log, tg.limits, tokens, streamable)))))
 	mux.HandleFunc("GET "+PathHealth, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		// Through the proxy /health needs no token, so it tells the

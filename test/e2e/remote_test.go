@@ -137,20 +137,31 @@ func TestRemoteProxyRefusals(t *testing.T) {
 // https://tether.test:<port>/mcp through c, with bearer token secret.
 func remoteMCP(t *testing.T, ctx context.Context, c *Caddy, secret string) *client.Client {
 	t.Helper()
+	mc, err := tryRemoteMCP(ctx, c, secret)
+	if err != nil {
+		t.Fatalf("initialize through caddy: %v", err)
+	}
+	t.Cleanup(func() { mc.Close() })
+	return mc
+}
+
+// tryRemoteMCP is remoteMCP returning its error; the caller closes the
+// client.
+func tryRemoteMCP(ctx context.Context, c *Caddy, secret string) (*client.Client, error) {
 	mc, err := client.NewStreamableHttpClient(c.URL("/mcp"),
 		transport.WithHTTPBasicClient(c.HTTPClient()),
 		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + secret}))
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	if err := mc.Start(ctx); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	t.Cleanup(func() { mc.Close() })
 	if _, err := mcpclient.InitializeVersion(ctx, mc, "remote-agent", mcp.ProtocolVersion20251125); err != nil {
-		t.Fatalf("initialize through caddy: %v", err)
+		mc.Close()
+		return nil, err
 	}
-	return mc
+	return mc, nil
 }
 
 // callText calls tool with args and returns its text and whether it was
@@ -178,7 +189,7 @@ func callText(t *testing.T, ctx context.Context, mc *client.Client, tool string,
 // the token is revoked the next request gets 401.
 func TestRemoteNamedToken(t *testing.T) {
 	RequireCaddy(t)
-	d, c := startRemote(t, `{"hosts": ["`+RemoteHost+`"], "callsPerMinute": 3}`)
+	d, c := startRemote(t, `{"hosts": ["`+RemoteHost+`"], "callsPerMinute": 4}`)
 	ctx := Context(t, 2*time.Minute)
 
 	cmd := exec.Command(d.Bin, "token", "add", "ci-agent")
@@ -200,7 +211,8 @@ func TestRemoteNamedToken(t *testing.T) {
 	if err != nil || len(tools.Tools) < 5 {
 		t.Fatalf("tools/list through caddy: %v (%d tools)", err, len(tools.Tools))
 	}
-	// The limit is 3 calls a minute, with a burst of 3.
+	// The limit is 4 a minute, with a burst of 4: initialize took one
+	// (each starts a session), 3 tool calls are left.
 	for i := range 3 {
 		text, isErr, err := callText(t, ctx, mc, "browser_tabs", map[string]any{"action": "list"})
 		if err != nil {
@@ -217,8 +229,15 @@ func TestRemoteNamedToken(t *testing.T) {
 		}
 	}
 	text, isErr, err := callText(t, ctx, mc, "browser_tabs", map[string]any{"action": "list"})
-	if err != nil || !isErr || !strings.Contains(text, "token ci-agent is over its limit of 3 calls per minute; wait ") {
+	if err != nil || !isErr || !strings.Contains(text, "token ci-agent is over its limit of 4 calls per minute; wait ") {
 		t.Fatalf("the 4th call in a minute: %v, error %v, %q; want the limit named", err, isErr, text)
+	}
+	// A new session is over the limit too.
+	if again, err := tryRemoteMCP(ctx, c, secret); err == nil || !strings.Contains(err.Error(), "over its limit") {
+		if again != nil {
+			again.Close()
+		}
+		t.Fatalf("initialize over the limit: %v; want it refused naming the limit", err)
 	}
 
 	tl := tetherCLI(t, d, "timeline", "--limit", "10")
