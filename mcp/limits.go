@@ -26,14 +26,21 @@ const (
 // formatting characters (Unicode TR9 §2; U+202E would flip a timeline row)
 // become spaces, runs of spaces one, and the result is cut to
 // MaxClientNameChars characters. The same rule as the broker's profile
-// labels. "" stays "" (unknown client).
+// labels. Square brackets become parentheses: Tether marks a name with its
+// token in brackets ("agent [token ci]"), and a client must not forge that
+// mark. "" stays "" (unknown client).
 func CleanClientName(name string) string {
 	if len(name) > 8*MaxClientNameChars {
 		name = name[:8*MaxClientNameChars] // no need to look further: at most 4 bytes a rune
 	}
 	name = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) || r == unicode.ReplacementChar {
+		switch {
+		case unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) || r == unicode.ReplacementChar:
 			return ' '
+		case r == '[':
+			return '('
+		case r == ']':
+			return ')'
 		}
 		return r
 	}, strings.ToValidUTF8(name, " "))

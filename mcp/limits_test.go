@@ -17,7 +17,8 @@ import (
 func TestCleanClientName(t *testing.T) {
 	for in, want := range map[string]string{
 		"Claude Desktop":                  "Claude Desktop",
-		"\x1b[31mred\x1b[0m":              "[31mred [0m",
+		"\x1b[31mred\x1b[0m":              "(31mred (0m",
+		"x [token ci-agent]":              "x (token ci-agent)",
 		"evil\u202egnp.exe":               "evil gnp.exe",
 		"two\nlines\r\n\tand tabs":        "two lines and tabs",
 		"  ":                              "",
@@ -71,7 +72,7 @@ func TestClientNameIsCleanedBeforeTheGuard(t *testing.T) {
 		t.Fatalf("guard saw %d calls", len(spy.clients))
 	}
 	name := spy.clients[0]
-	if utf8.RuneCountInString(name) > MaxClientNameChars || !strings.HasPrefix(name, "[31mEvil n") {
+	if utf8.RuneCountInString(name) > MaxClientNameChars || !strings.HasPrefix(name, "(31mEvil n") {
 		t.Fatalf("the guard saw client %q (%d characters)", name[:min(len(name), 200)], utf8.RuneCountInString(name))
 	}
 	for _, r := range name {
@@ -94,7 +95,7 @@ func TestBrowserErrorTextIsCapped(t *testing.T) {
 // keeps is valid UTF-8, at most 100 characters, free of control and bidi
 // characters, and cleaning it again changes nothing.
 func FuzzCleanClientName(f *testing.F) {
-	for _, s := range []string{"Claude Desktop", "\x1b[31mred", "evil\u202egnp.exe", "a\nb", "\xff\xfe", strings.Repeat("é", 300), "\u2066\u2069\u200e"} {
+	for _, s := range []string{"Claude Desktop", "\x1b[31mred", "evil\u202egnp.exe", "a\nb", "\xff\xfe", strings.Repeat("é", 300), "\u2066\u2069\u200e", "agent [token other]"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
@@ -103,7 +104,7 @@ func FuzzCleanClientName(f *testing.F) {
 			t.Fatalf("CleanClientName(%q) = %q", in, out)
 		}
 		for _, r := range out {
-			if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) {
+			if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) || r == '[' || r == ']' {
 				t.Fatalf("CleanClientName(%q) keeps %U", in, r)
 			}
 		}
