@@ -33,14 +33,23 @@ const reading = new Set<number>();
 const preparing = new Set<number>();
 const preparedAt = new Map<number, number>();
 
+// Tabs whose page answered an action before drawing its change (a page that
+// redraws slowly: content/actions.ts settle), and when (Date.now()), until
+// the page next answers.
+const redrawing = new Map<number, number>();
+/** How long after such an answer a page that does not answer counts as busy drawing our action's change, in ms. */
+const REDRAW_GRACE_MS = 10_000;
+
 /**
  * True while a long read of ours runs in the tab, or an action's own work
- * before its dispatch (the page may be busy with it); since: also when that
- * work ended at or after this Date.now() value (a ping sent then met a page
- * busy with us).
+ * before its dispatch (the page may be busy with it), or for REDRAW_GRACE_MS
+ * after an action answered before the page drew its change, until the page
+ * answers again; since: also when that work ended at or after this
+ * Date.now() value (a ping sent then met a page busy with us).
  */
 export function busyWithUs(tabId: number, since?: number): boolean {
   if ((inFlight.get(tabId) ?? 0) > 0 || reading.has(tabId) || preparing.has(tabId)) return true;
+  if (Date.now() - (redrawing.get(tabId) ?? -Infinity) < REDRAW_GRACE_MS) return true;
   return since !== undefined && (preparedAt.get(tabId) ?? -Infinity) >= since;
 }
 
@@ -54,6 +63,16 @@ export function markPreparing(tabId: number, on: boolean): void {
   } else if (preparing.delete(tabId)) {
     preparedAt.set(tabId, Date.now());
   }
+}
+
+/** Marks tabId's page as drawing the change of an action that already answered (see busyWithUs). */
+export function markRedrawing(tabId: number): void {
+  redrawing.set(tabId, Date.now());
+}
+
+/** The tab's page answered: it is no longer busy drawing an action's change. */
+export function answeredAgain(tabId: number): void {
+  redrawing.delete(tabId);
 }
 
 /**

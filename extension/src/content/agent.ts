@@ -7,7 +7,7 @@ import { TetherError, toWireError } from '../shared/errors';
 import { parseKey } from '../shared/keys';
 import type { ContentMessage, ContentReply, PageSnapshot, SnapshotShape } from '../shared/messages';
 import type { PageControl } from '../shared/page-hooks';
-import { DEFAULT_SETTLE, click, clickAt, clickablePoint, hover, hoverAt, selectOption, settle, typeFocused, typeText, viewportPoint, type SettleOptions } from './actions';
+import { DEFAULT_SETTLE, click, clickAt, clickablePoint, hover, hoverAt, selectOption, settle, typeFocused, typeText, viewportPoint, type SettleOptions, type SettleResult } from './actions';
 import { drag, dragPoints } from './dnd';
 import { find } from './find';
 import { pressKey } from './keys';
@@ -197,7 +197,6 @@ export class ContentAgent {
     }
   }
 
-  /** Runs action once the page's settling is watched, then answers with the page. */
   /**
    * Runs action and answers with the page once it settled. aim: the element
    * the action hits (null: a point of the viewport); its hit test is done
@@ -205,9 +204,7 @@ export class ContentAgent {
    */
   private async act(action: () => void, aim?: Element | null): Promise<ContentReply> {
     if (aim !== undefined) await this.aimFirst(aim);
-    const settled = settle(this.doc, this.settleOptions);
-    action();
-    return this.afterAction(await settled);
+    return this.afterAction(await settle(this.doc, action, this.settleOptions));
   }
 
   /**
@@ -237,11 +234,17 @@ export class ContentAgent {
     return (await this.registry()).resolve(ref, docsIssued);
   }
 
-  private async afterAction(settled: { navigating: boolean }): Promise<ContentReply> {
+  private async afterAction(settled: SettleResult): Promise<ContentReply> {
     // While a navigation replaces this document, a snapshot of it is useless:
-    // the service worker waits for the new page and snapshots that.
-    await this.reading().catch(() => undefined);
-    return { ok: true, page: await this.page(), navigating: settled.navigating };
+    // the service worker waits for the new page and snapshots that. Otherwise
+    // the message is sent at once and its answer not awaited: on a page that
+    // redraws slowly, awaiting it would let the redraw of the action's
+    // change run first (settle's early end would be lost).
+    const told = this.reading().catch(() => undefined);
+    if (settled.navigating) await told;
+    const reply: ContentReply = { ok: true, page: await this.page(), navigating: settled.navigating };
+    if (settled.redrawing) reply.redrawing = true;
+    return reply;
   }
 
   /** The page's snapshot, shaped by the request's snapshot options (docsIssued: for a subtree ref). */

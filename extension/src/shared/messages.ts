@@ -257,11 +257,13 @@ export interface ViewportInfo {
 
 /**
  * A content script's answer. navigating: the action started a navigation of
- * the page. doc: the number of the document that answered, once it has one
+ * the page. redrawing: the action's page was snapshotted before the browser
+ * drew its change (content/actions.ts settle), and may be busy drawing it
+ * for a while after this answer. doc: the number of the document that answered, once it has one
  * (the service worker then knows the frame shows it: see claimDocument).
  */
 export type ContentReply = (
-  | { ok: true; page: PageSnapshot; navigating?: boolean }
+  | { ok: true; page: PageSnapshot; navigating?: boolean; redrawing?: boolean }
   | { ok: true; pong: true }
   | { ok: true; found: FindMatch[]; frames: Array<number | string>; url: string; title: string; partial?: boolean }
   | { ok: true; html: string; url: string; title: string }
