@@ -54,6 +54,10 @@ if (scope[GUARD]) {
       const msg: BackgroundMessage = { target: 'background', kind: 'preparing', on };
       await chrome.runtime.sendMessage(msg);
     },
+    async (ms) => {
+      const msg: BackgroundMessage = { target: 'background', kind: 'delay', ms };
+      await chrome.runtime.sendMessage(msg);
+    },
   );
   // The one listener: the agent dispatches every content message.
   chrome.runtime.onMessage.addListener((msg, _sender, sendResponse) => {

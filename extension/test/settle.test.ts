@@ -151,4 +151,35 @@ describe('settle', () => {
     ).toThrow('boom');
     expect(vi.getTimerCount()).toBe(0);
   });
+
+  it('times a hidden page’s quiet window with the delay it is given, and its own timers when that fails', async () => {
+    Object.defineProperty(document, 'visibilityState', { value: 'hidden', configurable: true });
+    try {
+      const asked: number[] = [];
+      const delay = (ms: number) => (asked.push(ms), new Promise<void>((r) => setTimeout(r, ms)));
+      let done = false;
+      void settle(document, () => void (status().textContent = 'saved'), opts, { delay }).then(() => (done = true));
+      await vi.advanceTimersByTimeAsync(99);
+      expect(done).toBe(false);
+      await vi.advanceTimersByTimeAsync(2);
+      expect(done).toBe(true);
+      expect(asked).toEqual([100]);
+
+      done = false;
+      void settle(document, () => void (status().textContent = 'again'), opts, { delay: () => Promise.reject(new Error('no worker')) }).then(() => (done = true));
+      await vi.advanceTimersByTimeAsync(101);
+      expect(done).toBe(true);
+    } finally {
+      delete (document as unknown as Record<string, unknown>).visibilityState;
+    }
+  });
+
+  it('leaves a shown page’s quiet window to its own timers', async () => {
+    const delay = vi.fn((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+    let done = false;
+    void settle(document, () => void (status().textContent = 'saved'), opts, { delay }).then(() => (done = true));
+    await vi.advanceTimersByTimeAsync(101);
+    expect(done).toBe(true);
+    expect(delay).not.toHaveBeenCalled();
+  });
 });

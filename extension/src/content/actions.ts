@@ -386,12 +386,17 @@ const FORMATS: Record<string, string> = {
  * promises and the 0-ms timers it set); a change after that turn starts the
  * quiet window as everywhere else. Layout reads (the snapshot's) stay cheap
  * before the redraw; only hit tests and drawing pay it. Where rAF does not
- * run (a background tab), the quiet window applies. The action runs exactly
+ * run (a background tab), the quiet window applies.
+ *
+ * A hidden page (a background tab: Chrome draws nothing there) has its
+ * timers aligned to whole seconds (https://developer.chrome.com/blog/timer-throttling-in-chrome-88),
+ * which stretched a 100 ms quiet window to anywhere up to a second; there
+ * the window is timed by more.delay (the service worker's timer). The action runs exactly
  * once either way; its errors are thrown after the watchers are removed.
  */
-export function settle(doc: Document, action: () => void, opts: SettleOptions = DEFAULT_SETTLE): Promise<SettleResult> {
+export function settle(doc: Document, action: () => void, opts: SettleOptions = DEFAULT_SETTLE, more: SettleMore = {}): Promise<SettleResult> {
   const view = doc.defaultView!;
-  let quiet: ReturnType<typeof setTimeout>;
+  const now = () => view.performance.now();
   let resolveIt!: (r: SettleResult) => void;
   const done = new Promise<SettleResult>((resolve) => (resolveIt = resolve));
   let finished = false;
@@ -399,8 +404,6 @@ export function settle(doc: Document, action: () => void, opts: SettleOptions = 
   const finish = (navigating: boolean, redrawing = false) => {
     if (finished) return;
     finished = true;
-    clearTimeout(quiet);
-    clearTimeout(cap);
     if (frame !== undefined) view.cancelAnimationFrame(frame);
     observer.disconnect();
     slow.disconnect();
@@ -408,18 +411,18 @@ export function settle(doc: Document, action: () => void, opts: SettleOptions = 
     view.removeEventListener('pagehide', onPageHide);
     resolveIt(redrawing ? { navigating, redrawing } : { navigating });
   };
+  const start = now();
+  /** When the DOM last changed (the start until it does). */
+  let last = start;
   /** The action's turn: its task, its microtasks and the 0-ms timers it set (they run before this one's marker). */
   let ownTurn = true;
   /** Changes seen after the action's turn. */
   let changedAfter = false;
   const observer = new view.MutationObserver(() => {
     if (!ownTurn) changedAfter = true;
-    clearTimeout(quiet);
-    quiet = setTimeout(() => finish(false), opts.quietMs);
+    last = now();
   });
   observer.observe(doc, { subtree: true, childList: true, attributes: true, characterData: true });
-  quiet = setTimeout(() => finish(false), opts.quietMs);
-  const cap = setTimeout(() => finish(false), opts.maxMs);
   // The Navigation API (Chromium) reports navigations the page starts.
   const nav = (view as unknown as { navigation?: EventTarget }).navigation;
   const onNavigate = (e: Event) => {
@@ -438,16 +441,10 @@ export function settle(doc: Document, action: () => void, opts: SettleOptions = 
   }
   if (finished) return done;
   // The action's own changes, made in its task, restart the quiet window.
-  if (observer.takeRecords().length > 0) {
-    clearTimeout(quiet);
-    quiet = setTimeout(() => finish(false), opts.quietMs);
-  }
+  if (observer.takeRecords().length > 0) last = now();
   setTimeout(() => {
     // Changes made up to now (records not yet delivered included) are the action's own.
-    if (observer.takeRecords().length > 0) {
-      clearTimeout(quiet);
-      quiet = setTimeout(() => finish(false), opts.quietMs);
-    }
+    if (observer.takeRecords().length > 0) last = now();
     ownTurn = false;
   }, 0);
   if (typeof view.requestAnimationFrame === 'function') {
@@ -455,10 +452,34 @@ export function settle(doc: Document, action: () => void, opts: SettleOptions = 
       frame = undefined;
       // Changes not yet delivered to the observer count as well.
       if (!ownTurn && observer.takeRecords().length > 0) changedAfter = true;
-      if (!changedAfter && slow.slow()) finish(false, true);
+      if (!changedAfter && (more.slowHint || slow.slow())) finish(false, true);
     });
   }
+  // A hidden page's timers fire on whole seconds (Chrome's background
+  // throttling): there the quiet window is timed by more.delay.
+  const timer = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+  const delay = more.delay;
+  const sleep = delay && doc.visibilityState === 'hidden' ? (ms: number) => delay(ms).catch(() => timer(ms)) : timer;
+  void (async () => {
+    while (!finished) {
+      const t = now();
+      if (t - last >= opts.quietMs || t - start >= opts.maxMs) return finish(false);
+      await sleep(Math.max(1, Math.min(last + opts.quietMs, start + opts.maxMs) - t));
+    }
+  })();
   return done;
+}
+
+/** settle's other inputs. */
+export interface SettleMore {
+  /** The caller saw the page slow to bring its rendering up to date (the action's hit test took quietMs or more): a slow redraw too. */
+  slowHint?: boolean;
+  /**
+   * Resolves after ms, timed where the page's throttling does not reach
+   * (content.ts: by the service worker); used while the page is hidden.
+   * A rejection falls back to the page's own timer.
+   */
+  delay?: (ms: number) => Promise<void>;
 }
 
 /**

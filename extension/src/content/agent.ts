@@ -55,6 +55,8 @@ export class ContentAgent {
      * with us (a large page's layout for the hit test), not blocked.
      */
     private readonly preparing: (on: boolean) => Promise<void> = async () => undefined,
+    /** Resolves after ms, timed by the service worker (a hidden page's own timers fire on whole seconds). */
+    private readonly delay?: (ms: number) => Promise<void>,
   ) {}
 
   /**
@@ -203,18 +205,21 @@ export class ContentAgent {
    * first while the service worker knows the page is busy with us.
    */
   private async act(action: () => void, aim?: Element | null): Promise<ContentReply> {
-    if (aim !== undefined) await this.aimFirst(aim);
-    return this.afterAction(await settle(this.doc, action, this.settleOptions));
+    // A hit test that brought a stale rendering up to date slowly: the redraw of the action's change will be slow too.
+    const aimMs = aim !== undefined ? await this.aimFirst(aim) : 0;
+    return this.afterAction(await settle(this.doc, action, this.settleOptions, { slowHint: aimMs >= this.settleOptions.quietMs, delay: this.delay }));
   }
 
   /**
    * Brings the page's layout up to date for the hit test of an action (el
    * scrolled into view, as the action will): after a change, a large page
    * can take seconds, during which it does not answer pings. Then the action's
-   * own hit test finds it clean. Errors are the action's to report.
+   * own hit test finds it clean. Errors are the action's to report. Returns
+   * how long the hit test took (ms).
    */
-  private async aimFirst(el: Element | null): Promise<void> {
+  private async aimFirst(el: Element | null): Promise<number> {
     await this.preparing(true).catch(() => undefined);
+    const start = performance.now();
     try {
       if (el) clickablePoint(el);
       else this.doc.elementFromPoint(0, 0);
@@ -227,6 +232,7 @@ export class ContentAgent {
     // removed element). The message is sent before the action runs, so pings
     // during the action's dispatch count again.
     void this.preparing(false).catch(() => undefined);
+    return performance.now() - start;
   }
 
   /** The element of a ref of this document (throws stale_ref / unknown_ref). */

@@ -135,6 +135,8 @@ export type BackgroundMessage =
   | { target: 'background'; kind: 'reading' }
   // The sending frame's own work before an action's dispatch starts (on) or ends: the page may be busy with it.
   | { target: 'background'; kind: 'preparing'; on: boolean }
+  // Answered after ms (at most DELAY_MAX_MS): a hidden page's settle times its quiet window by it (its own timers fire on whole seconds).
+  | { target: 'background'; kind: 'delay'; ms: number }
   | { target: 'background'; kind: 'popup-tabs' }
   | { target: 'background'; kind: 'popup-share'; tabId: number; shared: boolean }
   | { target: 'background'; kind: 'popup-take-back'; tabId: number }
@@ -254,6 +256,9 @@ export interface ViewportInfo {
   /** The element's box in the viewport, when a ref was given. */
   box?: { x: number; y: number; width: number; height: number };
 }
+
+/** The longest delay a content script may ask the service worker for, in ms. */
+export const DELAY_MAX_MS = 2000;
 
 /**
  * A content script's answer. navigating: the action started a navigation of
