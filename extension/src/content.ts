@@ -47,6 +47,8 @@ if (scope[GUARD]) {
       if (control.unhook === true) relay.stop();
     },
     async () => {
+      // The action's console and dialog records go first, so its result's readers find them.
+      relay.flush();
       const msg: BackgroundMessage = { target: 'background', kind: 'reading' };
       await chrome.runtime.sendMessage(msg);
     },
