@@ -37,7 +37,9 @@ const preparedAt = new Map<number, number>();
 // answered, and when it answered (Date.now()), until the page next answers:
 // an action answered before the browser drew its change (a page that redraws
 // slowly: content/actions.ts settle), or a long read took LONG_READ_MS or
-// more (its walk leaves the page's garbage collector work on the whole DOM).
+// more (on the 100k-element bench page, the call after a 2 s find met a page
+// that did not answer its ping for over a second; likely the collection of
+// what the walk allocated, not verified).
 const aftermath = new Map<number, number>();
 /** How long after such an answer a page that does not answer counts as busy with our work, in ms. */
 const AFTERMATH_GRACE_MS = 10_000;
@@ -46,10 +48,11 @@ const LONG_READ_MS = 500;
 
 /**
  * True while a long read of ours runs in the tab, or an action's own work
- * before its dispatch (the page may be busy with it), or for AFTERMATH_GRACE_MS
- * after an action answered before the page drew its change or a long read
- * answered, until the page answers again; since: also when that work ended at or after this
- * Date.now() value (a ping sent then met a page busy with us).
+ * before its dispatch (the page may be busy with it), or for
+ * AFTERMATH_GRACE_MS after an action answered before the page drew its
+ * change or a long read answered, until the page answers again; since: also
+ * when that work ended at or after this Date.now() value (a ping sent then
+ * met a page busy with us).
  */
 export function busyWithUs(tabId: number, since?: number): boolean {
   if ((inFlight.get(tabId) ?? 0) > 0 || reading.has(tabId) || preparing.has(tabId)) return true;
