@@ -40,6 +40,7 @@ type sizeServer struct {
 	Name    string
 	Sizes   []sizeSample
 	Find    []time.Duration // browser_find on the largest page (Tether only)
+	FindBy  []findRow       // other browser_find queries on the largest page (Tether only)
 	Click   []time.Duration // click + fresh snapshot on the largest page
 	LargeN  int             // the page Find and Click ran on
 	LargeEr string          // why Find or Click failed
@@ -80,6 +81,23 @@ func sizePage(n int) string {
 // link near the end of the table.
 func sizeFindText(n int) string { return fmt.Sprintf("Open row %d", n*6/10/3-7) }
 
+// findRow is one browser_find query's timings on the largest page.
+type findRow struct {
+	Query string
+	Times []time.Duration
+}
+
+// sizeFindQueries are the other queries an agent makes on the n-element
+// page: text with a role, a role alone (tens of thousands of matches, of
+// which browser_find shows its limit) and a rarer role alone.
+func sizeFindQueries(n int) []map[string]any {
+	return []map[string]any{
+		{"text": sizeFindText(n), "role": "link"},
+		{"role": "button"},
+		{"role": "heading"},
+	}
+}
+
 // sizeServerMux serves /size/<n>.html (each page generated once).
 func sizeServerMux() *http.ServeMux {
 	var mu sync.Mutex
@@ -110,10 +128,14 @@ func runPageSize(args []string) int {
 	peers := fs.Bool("peers", true, "also run Playwright MCP (npm install at run time)")
 	rounds := fs.Int("rounds", 3, "snapshots per size and server")
 	smoke := fs.Bool("smoke", false, "the smoke run's sizes only (1k, 5k), one round, no peer")
+	large := fs.Bool("large", false, "only the largest page with Tether's default cap: its snapshots, browser_find and click + fresh snapshot (no peer)")
 	_ = fs.Parse(args)
 	sizes := pageSizes
 	if *smoke {
 		sizes, *rounds, *peers = pageSizes[:2], 1, false
+	}
+	if *large {
+		sizes, *peers = pageSizes[len(pageSizes)-1:], false
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
 	defer cancel()
@@ -138,7 +160,7 @@ func runPageSize(args []string) int {
 			return 1
 		}
 	}
-	r := measurePageSize(ctx, abs, tmp, peerDir, sizes, *rounds)
+	r := measurePageSize(ctx, abs, tmp, peerDir, sizes, *rounds, *large)
 	writePageSize(os.Stdout, r)
 	if r.errors() > 0 {
 		return 1
@@ -166,7 +188,7 @@ func (r *pageSizeResult) errors() int {
 // measurePageSize runs the series: each server in turn (Tether with its
 // default cap, Tether uncapped, Playwright MCP when peerDir holds it), every
 // size in order; a server that fails at one size skips the larger ones.
-func measurePageSize(ctx context.Context, bin, tmp, peerDir string, sizes []int, rounds int) *pageSizeResult {
+func measurePageSize(ctx context.Context, bin, tmp, peerDir string, sizes []int, rounds int, large bool) *pageSizeResult {
 	srv := httptest.NewServer(sizeServerMux())
 	defer srv.Close()
 	r := &pageSizeResult{Rounds: rounds}
@@ -183,13 +205,15 @@ func measurePageSize(ctx context.Context, bin, tmp, peerDir string, sizes []int,
 			}
 			return &t.server, func() { t.s.Close(); t.stop() }, nil
 		}},
-		{"Tether, uncapped", func() (*server, func(), error) {
+	}
+	if !large {
+		entries = append(entries, entry{"Tether, uncapped", func() (*server, func(), error) {
 			t, err := startTetherCapped(ctx, bin, filepath.Join(tmp, "uncapped"), 10_000_000)
 			if err != nil {
 				return nil, nil, err
 			}
 			return &t.server, func() { t.s.Close(); t.stop() }, nil
-		}},
+		}})
 	}
 	if peerDir != "" {
 		entries = append(entries, entry{"Playwright MCP", func() (*server, func(), error) {
@@ -225,6 +249,15 @@ func measurePageSize(ctx context.Context, bin, tmp, peerDir string, sizes []int,
 			if _, _, err := s.do(ctx, s.navigate(fmt.Sprintf("%s/size/%d.html", srv.URL, n)), &dialogs); err != nil {
 				z.NavErr = err.Error()
 				logf("%s: %d: navigate: %s", e.name, n, clip(z.NavErr, 300))
+				if large {
+					// Alone, the largest page is the browser's first: wait
+					// until it answers a snapshot (up to 3 min), then measure.
+					for start := time.Now(); time.Since(start) < 3*time.Minute; {
+						if _, _, err := s.do(ctx, s.snapshot, &dialogs); err == nil {
+							break
+						}
+					}
+				}
 			}
 			for range rounds {
 				if z.Err != "" {
@@ -252,7 +285,7 @@ func measurePageSize(ctx context.Context, bin, tmp, peerDir string, sizes []int,
 		// the server has by default (the uncapped Tether is skipped).
 		if !failed && e.name != "Tether, uncapped" {
 			res.LargeN = largest
-			res.Find, res.Click, res.LargeEr = largePage(ctx, s, largest, rounds)
+			res.Find, res.FindBy, res.Click, res.LargeEr = largePage(ctx, s, largest, rounds)
 			if res.LargeEr != "" {
 				logf("%s: largest page: %s", e.name, clip(res.LargeEr, 300))
 			}
@@ -264,27 +297,56 @@ func measurePageSize(ctx context.Context, bin, tmp, peerDir string, sizes []int,
 
 // largePage times browser_find (a server that has it) and click + fresh
 // snapshot on the n-element page, already loaded.
-func largePage(ctx context.Context, s *server, n, rounds int) (find, click []time.Duration, failed string) {
+func largePage(ctx context.Context, s *server, n, rounds int) (find []time.Duration, by []findRow, click []time.Duration, failed string) {
 	var dialogs int
 	snap, _, err := s.do(ctx, s.snapshot, &dialogs)
 	if err != nil {
-		return nil, nil, err.Error()
+		return nil, nil, nil, err.Error()
 	}
 	if s.name == "Tether" {
 		want := sizeFindText(n)
 		for range rounds {
 			text, d, err := s.s.call(ctx, "browser_find", map[string]any{"text": want})
 			if err != nil {
-				return find, nil, err.Error()
+				return find, nil, nil, err.Error()
 			}
 			if !strings.Contains(text, want) {
-				return find, nil, fmt.Sprintf("browser_find %q did not find it:\n%s", want, clip(text, 500))
+				return find, nil, nil, fmt.Sprintf("browser_find %q did not find it:\n%s", want, clip(text, 500))
 			}
 			find = append(find, d)
 		}
+		logf("browser_find text=%q: %v", want, find)
+		for _, q := range sizeFindQueries(n) {
+			row := findRow{Query: queryText(q)}
+			for range rounds {
+				text, d, err := s.s.call(ctx, "browser_find", q)
+				if err != nil {
+					return find, by, nil, err.Error()
+				}
+				if !strings.Contains(text, "match(es)") {
+					return find, by, nil, fmt.Sprintf("browser_find %s found nothing:\n%s", row.Query, clip(text, 500))
+				}
+				row.Times = append(row.Times, d)
+			}
+			logf("browser_find %s: %v", row.Query, row.Times)
+			by = append(by, row)
+		}
 	}
 	click, _, failed = pressClicks(ctx, s, snap, rounds)
-	return find, click, failed
+	logf("%s: click + fresh snapshot: %v", s.name, click)
+	return find, by, click, failed
+}
+
+// queryText is a browser_find query as the table shows it: `text="…" role=…`.
+func queryText(q map[string]any) string {
+	var parts []string
+	if t, ok := q["text"]; ok {
+		parts = append(parts, fmt.Sprintf("text=%q", t))
+	}
+	if r, ok := q["role"]; ok {
+		parts = append(parts, fmt.Sprintf("role=%s", r))
+	}
+	return strings.Join(parts, " ")
 }
 
 // perElement is the slope of median snapshot latency over the sizes from
@@ -367,6 +429,9 @@ func writePageSize(w io.Writer, r *pageSizeResult) {
 		}
 		if len(s.Find) > 0 {
 			p("- %s, `browser_find` on the %dk page, median of %d: %s\n", s.Name, s.LargeN/1000, len(s.Find), ms(quantile(s.Find, 0.5)))
+		}
+		for _, q := range s.FindBy {
+			p("- %s, `browser_find` `%s` on the %dk page, median of %d: %s\n", s.Name, q.Query, s.LargeN/1000, len(q.Times), ms(quantile(q.Times, 0.5)))
 		}
 		p("- %s, click + fresh snapshot on the %dk page, median of %d: %s\n", s.Name, s.LargeN/1000, len(s.Click), ms(quantile(s.Click, 0.5)))
 	}

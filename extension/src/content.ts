@@ -47,11 +47,17 @@ if (scope[GUARD]) {
       if (control.unhook === true) relay.stop();
     },
     async () => {
+      // The action's console and dialog records go first, so its result's readers find them.
+      relay.flush();
       const msg: BackgroundMessage = { target: 'background', kind: 'reading' };
       await chrome.runtime.sendMessage(msg);
     },
     async (on) => {
       const msg: BackgroundMessage = { target: 'background', kind: 'preparing', on };
+      await chrome.runtime.sendMessage(msg);
+    },
+    async (ms) => {
+      const msg: BackgroundMessage = { target: 'background', kind: 'delay', ms };
       await chrome.runtime.sendMessage(msg);
     },
   );

@@ -174,6 +174,24 @@ describe('hook relay', () => {
     await vi.advanceTimersByTimeAsync(60);
     expect(batches[1]).toEqual({ dialogs: [], console: [{ level: 'error', text: 'c', time: 3 }] });
   });
+
+  it('sends what it batched at once when flushed, and nothing when there is nothing or it is stopped', async () => {
+    vi.useFakeTimers();
+    const target = new EventTarget() as unknown as Window;
+    const batches: HookBatch[] = [];
+    const relay = relayPageHooks(target, (b) => batches.push(b));
+    const fire = (rec: object) => target.dispatchEvent(new CustomEvent(HOOK_EVENT, { detail: JSON.stringify(rec) }));
+    fire({ type: 'console', level: 'log', text: 'clicked', time: 1 });
+    relay.flush();
+    expect(batches).toEqual([{ dialogs: [], console: [{ level: 'log', text: 'clicked', time: 1 }] }]);
+    relay.flush();
+    await vi.advanceTimersByTimeAsync(60);
+    expect(batches).toHaveLength(1);
+    fire({ type: 'console', level: 'log', text: 'late', time: 2 });
+    relay.stop();
+    relay.flush();
+    expect(batches).toHaveLength(1);
+  });
 });
 
 describe('hook relay limits and stopping', () => {

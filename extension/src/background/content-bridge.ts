@@ -33,14 +33,30 @@ const reading = new Set<number>();
 const preparing = new Set<number>();
 const preparedAt = new Map<number, number>();
 
+// Tabs whose page may stay busy with the aftermath of our work after it
+// answered, and when it answered (Date.now()), until the page next answers:
+// an action answered before the browser drew its change (a page that redraws
+// slowly: content/actions.ts settle), or a long read took LONG_READ_MS or
+// more (on the 100k-element bench page, the call after a 2 s find met a page
+// that did not answer its ping for over a second; likely the collection of
+// what the walk allocated, not verified).
+const aftermath = new Map<number, number>();
+/** How long after such an answer a page that does not answer counts as busy with our work, in ms. */
+const AFTERMATH_GRACE_MS = 10_000;
+/** A read this long (ms) leaves an aftermath. */
+const LONG_READ_MS = 500;
+
 /**
  * True while a long read of ours runs in the tab, or an action's own work
- * before its dispatch (the page may be busy with it); since: also when that
- * work ended at or after this Date.now() value (a ping sent then met a page
- * busy with us).
+ * before its dispatch (the page may be busy with it), or for
+ * AFTERMATH_GRACE_MS after an action answered before the page drew its
+ * change or a long read answered, until the page answers again; since: also
+ * when that work ended at or after this Date.now() value (a ping sent then
+ * met a page busy with us).
  */
 export function busyWithUs(tabId: number, since?: number): boolean {
   if ((inFlight.get(tabId) ?? 0) > 0 || reading.has(tabId) || preparing.has(tabId)) return true;
+  if (Date.now() - (aftermath.get(tabId) ?? -Infinity) < AFTERMATH_GRACE_MS) return true;
   return since !== undefined && (preparedAt.get(tabId) ?? -Infinity) >= since;
 }
 
@@ -54,6 +70,16 @@ export function markPreparing(tabId: number, on: boolean): void {
   } else if (preparing.delete(tabId)) {
     preparedAt.set(tabId, Date.now());
   }
+}
+
+/** Marks tabId's page as drawing the change of an action that already answered (see busyWithUs). */
+export function markRedrawing(tabId: number): void {
+  aftermath.set(tabId, Date.now());
+}
+
+/** The tab's page answered: it is no longer busy with the aftermath of our work. */
+export function answeredAgain(tabId: number): void {
+  aftermath.delete(tabId);
 }
 
 /**
@@ -83,6 +109,7 @@ export async function callContent(tabId: number, msg: ContentMessage, deadline: 
   const url = tab.url || tab.pendingUrl || '';
   if (isRestrictedUrl(url)) throw restrictedPage(url);
   const long = LONG_READS.has(msg.kind);
+  const started = Date.now();
   if (long) inFlight.set(tabId, (inFlight.get(tabId) ?? 0) + 1);
   calls.set(tabId, (calls.get(tabId) ?? 0) + 1);
   // A read that would run past the deadline stops there and answers with what it has (partial).
@@ -121,6 +148,7 @@ export async function callContent(tabId: number, msg: ContentMessage, deadline: 
       preparedAt.delete(tabId);
     }
     if (long) {
+      if (Date.now() - started >= LONG_READ_MS) aftermath.set(tabId, Date.now());
       const n = (inFlight.get(tabId) ?? 1) - 1;
       if (n > 0) inFlight.set(tabId, n);
       else inFlight.delete(tabId);

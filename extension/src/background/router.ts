@@ -5,6 +5,7 @@
 import type { HelloAck } from '../protocol.gen';
 import { BROKER_PROFILES_KEY, BROKER_SECRETS_KEY, BROKER_URL_KEY, parseBrokerUrl, type BrokerProfile } from '../shared/broker';
 import {
+  DELAY_MAX_MS,
   isBackgroundMessage,
   type BackgroundMessage,
   type ConnectionStatus,
@@ -61,6 +62,12 @@ function route(msg: BackgroundMessage, sender: chrome.runtime.MessageSender): Pr
     if (tabId === undefined) return undefined;
     markReading(tabId);
     return Promise.resolve(true);
+  }
+  if (msg.kind === 'delay') {
+    if (sender.tab?.id === undefined) return undefined;
+    // Only content scripts ask (settle of a hidden page); bounded, so no sender holds the worker long.
+    const ms = Math.min(Math.max(Number(msg.ms) || 0, 0), DELAY_MAX_MS);
+    return new Promise((resolve) => setTimeout(() => resolve(true), ms));
   }
   if (msg.kind === 'preparing') {
     const tabId = sender.tab?.id;

@@ -13,7 +13,7 @@ import { TetherError } from '../shared/errors';
 import type { ContentMessage } from '../shared/messages';
 import type { PageControl } from '../shared/page-hooks';
 import { ACT_GRACE_MS, actingUntil, setActingUntil, stopActing } from './acting';
-import { busyWithUs, injectScripts, injectTop, isNoReceiver, isRestrictedUrl } from './content-bridge';
+import { answeredAgain, busyWithUs, injectScripts, injectTop, isNoReceiver, isRestrictedUrl } from './content-bridge';
 import type { NavigationWatcher } from './navigation';
 import { readState, updateState, type OpenDialog } from './state';
 
@@ -157,6 +157,7 @@ async function within(p: Promise<Answer>, ms: number): Promise<Answer> {
 export async function answerWithin(tabId: number, msg: ContentMessage, ms: number, frameId = 0): Promise<Answer> {
   const first = ask(tabId, msg, frameId);
   const answer = await within(first, ms);
+  if (answer === 'answered' && frameId === 0) answeredAgain(tabId);
   if (answer !== 'timeout') return answer;
   const again = ask(tabId, { target: 'content', kind: 'ping' }, frameId);
   // Any other end of either now (the document went away meanwhile) is no dialog either.

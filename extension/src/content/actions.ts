@@ -24,6 +24,8 @@ export const DEFAULT_SETTLE: SettleOptions = { quietMs: 100, maxMs: 1500 };
 export interface SettleResult {
   /** A cross-document navigation started: the page is being replaced. */
   navigating: boolean;
+  /** The wait ended before the browser drew the action's change (a page that redraws slowly): it draws it next. */
+  redrawing?: boolean;
 }
 
 /**
@@ -371,36 +373,153 @@ const FORMATS: Record<string, string> = {
 };
 
 /**
- * Waits until the DOM has not changed for quietMs (at most maxMs), or until a
- * cross-document navigation starts.
+ * Runs action, then waits until the DOM has not changed for quietMs (at most
+ * maxMs), or until a cross-document navigation starts.
+ *
+ * On a page that redraws slowly (its last long animation frame, within the
+ * last minute, spent at least quietMs rendering, as the Long Animation
+ * Frames API reports it; Chrome 123+), waiting out quietMs means waiting for
+ * a whole redraw: the browser draws the action's change before any timer
+ * fires, and on a 100 000-element page that takes most of a second. There
+ * the wait ends at the first animation frame after the action, before it is
+ * drawn, when nothing changed after the action's own turn (its task, its
+ * promises and the 0-ms timers it set); a change after that turn starts the
+ * quiet window as everywhere else. Layout reads (the snapshot's) stay cheap
+ * before the redraw; only hit tests and drawing pay it. Where rAF does not
+ * run (a background tab), the quiet window applies.
+ *
+ * A hidden page (a background tab: Chrome draws nothing there) has its
+ * timers aligned to whole seconds (https://developer.chrome.com/blog/timer-throttling-in-chrome-88),
+ * which stretched a 100 ms quiet window to anywhere up to a second; there
+ * the window is timed by more.delay (the service worker's timer). The action runs exactly
+ * once either way; its errors are thrown after the watchers are removed.
  */
-export function settle(doc: Document, opts: SettleOptions = DEFAULT_SETTLE): Promise<SettleResult> {
+export function settle(doc: Document, action: () => void, opts: SettleOptions = DEFAULT_SETTLE, more: SettleMore = {}): Promise<SettleResult> {
   const view = doc.defaultView!;
-  return new Promise((resolve) => {
-    let quiet: ReturnType<typeof setTimeout>;
-    const finish = (navigating: boolean) => {
-      clearTimeout(quiet);
-      clearTimeout(cap);
-      observer.disconnect();
-      nav?.removeEventListener('navigate', onNavigate);
-      view.removeEventListener('pagehide', onPageHide);
-      resolve({ navigating });
-    };
-    const observer = new view.MutationObserver(() => {
-      clearTimeout(quiet);
-      quiet = setTimeout(() => finish(false), opts.quietMs);
-    });
-    observer.observe(doc, { subtree: true, childList: true, attributes: true, characterData: true });
-    quiet = setTimeout(() => finish(false), opts.quietMs);
-    const cap = setTimeout(() => finish(false), opts.maxMs);
-    // The Navigation API (Chromium) reports navigations the page starts.
-    const nav = (view as unknown as { navigation?: EventTarget }).navigation;
-    const onNavigate = (e: Event) => {
-      const ne = e as Event & { destination?: { sameDocument?: boolean }; hashChange?: boolean };
-      if (ne.destination?.sameDocument === false) finish(true);
-    };
-    const onPageHide = () => finish(true);
-    nav?.addEventListener('navigate', onNavigate);
-    view.addEventListener('pagehide', onPageHide);
+  const now = () => view.performance.now();
+  let resolveIt!: (r: SettleResult) => void;
+  const done = new Promise<SettleResult>((resolve) => (resolveIt = resolve));
+  let finished = false;
+  const slow = slowRendering(view, opts.quietMs);
+  const finish = (navigating: boolean, redrawing = false) => {
+    if (finished) return;
+    finished = true;
+    if (frame !== undefined) view.cancelAnimationFrame(frame);
+    observer.disconnect();
+    slow.disconnect();
+    nav?.removeEventListener('navigate', onNavigate);
+    view.removeEventListener('pagehide', onPageHide);
+    resolveIt(redrawing ? { navigating, redrawing } : { navigating });
+  };
+  const start = now();
+  /** When the DOM last changed (the start until it does). */
+  let last = start;
+  /** The action's turn: its task, its microtasks and the 0-ms timers it set (they run before this one's marker). */
+  let ownTurn = true;
+  /** Changes seen after the action's turn. */
+  let changedAfter = false;
+  const observer = new view.MutationObserver(() => {
+    if (!ownTurn) changedAfter = true;
+    last = now();
   });
+  observer.observe(doc, { subtree: true, childList: true, attributes: true, characterData: true });
+  // The Navigation API (Chromium) reports navigations the page starts.
+  const nav = (view as unknown as { navigation?: EventTarget }).navigation;
+  const onNavigate = (e: Event) => {
+    const ne = e as Event & { destination?: { sameDocument?: boolean }; hashChange?: boolean };
+    if (ne.destination?.sameDocument === false) finish(true);
+  };
+  const onPageHide = () => finish(true);
+  nav?.addEventListener('navigate', onNavigate);
+  view.addEventListener('pagehide', onPageHide);
+  let frame: number | undefined;
+  try {
+    action();
+  } catch (err) {
+    finish(false);
+    throw err;
+  }
+  if (finished) return done;
+  // The action's own changes, made in its task, restart the quiet window.
+  if (observer.takeRecords().length > 0) last = now();
+  setTimeout(() => {
+    // Changes made up to now (records not yet delivered included) are the action's own.
+    if (observer.takeRecords().length > 0) last = now();
+    ownTurn = false;
+  }, 0);
+  if (typeof view.requestAnimationFrame === 'function') {
+    frame = view.requestAnimationFrame(() => {
+      frame = undefined;
+      // Changes not yet delivered to the observer count as well.
+      if (!ownTurn && observer.takeRecords().length > 0) changedAfter = true;
+      if (!changedAfter && (more.slowHint || slow.slow())) finish(false, true);
+    });
+  }
+  // A hidden page's timers fire on whole seconds (Chrome's background
+  // throttling): there the quiet window is timed by more.delay.
+  const timer = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+  const delay = more.delay;
+  const sleep = delay && doc.visibilityState === 'hidden' ? (ms: number) => delay(ms).catch(() => timer(ms)) : timer;
+  void (async () => {
+    while (!finished) {
+      const t = now();
+      if (t - last >= opts.quietMs || t - start >= opts.maxMs) return finish(false);
+      await sleep(Math.max(1, Math.min(last + opts.quietMs, start + opts.maxMs) - t));
+    }
+  })();
+  return done;
+}
+
+/** settle's other inputs. */
+export interface SettleMore {
+  /** The caller saw the page slow to bring its rendering up to date (the action's hit test took quietMs or more): a slow redraw too. */
+  slowHint?: boolean;
+  /**
+   * Resolves after ms, timed where the page's throttling does not reach
+   * (content.ts: by the service worker); used while the page is hidden.
+   * A rejection falls back to the page's own timer.
+   */
+  delay?: (ms: number) => Promise<void>;
+}
+
+/**
+ * How long a slow redraw is evidence that the page redraws slowly, in ms:
+ * frames under 50 ms leave no entry, so a page that became fast again is
+ * only known by the absence of slow ones.
+ */
+const SLOW_RENDER_MEMORY_MS = 60_000;
+
+/** A Long Animation Frames API entry: the fields read here. */
+interface LongFrame {
+  startTime: number;
+  duration: number;
+  /** When the frame's rendering began (0: the frame did not render). */
+  renderStart: number;
+}
+
+/**
+ * Watches the page's long animation frames (those the browser has buffered
+ * included; https://w3c.github.io/long-animation-frames/): slow() tells
+ * whether the last one that rendered spent at least ms rendering (from its
+ * renderStart to its end: style, layout, pre-paint and paint), less than
+ * SLOW_RENDER_MEMORY_MS ago. False where the API is missing.
+ */
+function slowRendering(view: Window, ms: number): { slow(): boolean; disconnect(): void } {
+  const PO = (view as unknown as { PerformanceObserver?: typeof PerformanceObserver }).PerformanceObserver;
+  if (!PO || !PO.supportedEntryTypes?.includes('long-animation-frame')) return { slow: () => false, disconnect: () => undefined };
+  let last: LongFrame | undefined;
+  const note = (entries: PerformanceEntryList) => {
+    for (const e of entries as unknown as LongFrame[]) if (e.renderStart > 0 && (!last || e.startTime >= last.startTime)) last = e;
+  };
+  const po = new PO((list) => note(list.getEntries()));
+  po.observe({ type: 'long-animation-frame', buffered: true });
+  return {
+    slow: () => {
+      note(po.takeRecords());
+      if (!last) return false;
+      const end = last.startTime + last.duration;
+      return end - last.renderStart >= ms && view.performance.now() - end <= SLOW_RENDER_MEMORY_MS;
+    },
+    disconnect: () => po.disconnect(),
+  };
 }

@@ -7,7 +7,7 @@ import { TetherError, toWireError } from '../shared/errors';
 import { parseKey } from '../shared/keys';
 import type { ContentMessage, ContentReply, PageSnapshot, SnapshotShape } from '../shared/messages';
 import type { PageControl } from '../shared/page-hooks';
-import { DEFAULT_SETTLE, click, clickAt, clickablePoint, hover, hoverAt, selectOption, settle, typeFocused, typeText, viewportPoint, type SettleOptions } from './actions';
+import { DEFAULT_SETTLE, click, clickAt, clickablePoint, hover, hoverAt, selectOption, settle, typeFocused, typeText, viewportPoint, type SettleOptions, type SettleResult } from './actions';
 import { drag, dragPoints } from './dnd';
 import { find } from './find';
 import { pressKey } from './keys';
@@ -55,6 +55,8 @@ export class ContentAgent {
      * with us (a large page's layout for the hit test), not blocked.
      */
     private readonly preparing: (on: boolean) => Promise<void> = async () => undefined,
+    /** Resolves after ms, timed by the service worker (a hidden page's own timers fire on whole seconds). */
+    private readonly delay?: (ms: number) => Promise<void>,
   ) {}
 
   /**
@@ -197,27 +199,27 @@ export class ContentAgent {
     }
   }
 
-  /** Runs action once the page's settling is watched, then answers with the page. */
   /**
    * Runs action and answers with the page once it settled. aim: the element
    * the action hits (null: a point of the viewport); its hit test is done
    * first while the service worker knows the page is busy with us.
    */
   private async act(action: () => void, aim?: Element | null): Promise<ContentReply> {
-    if (aim !== undefined) await this.aimFirst(aim);
-    const settled = settle(this.doc, this.settleOptions);
-    action();
-    return this.afterAction(await settled);
+    // A hit test that brought a stale rendering up to date slowly: the redraw of the action's change will be slow too.
+    const aimMs = aim !== undefined ? await this.aimFirst(aim) : 0;
+    return this.afterAction(await settle(this.doc, action, this.settleOptions, { slowHint: aimMs >= this.settleOptions.quietMs, delay: this.delay }));
   }
 
   /**
    * Brings the page's layout up to date for the hit test of an action (el
    * scrolled into view, as the action will): after a change, a large page
    * can take seconds, during which it does not answer pings. Then the action's
-   * own hit test finds it clean. Errors are the action's to report.
+   * own hit test finds it clean. Errors are the action's to report. Returns
+   * how long the hit test took (ms).
    */
-  private async aimFirst(el: Element | null): Promise<void> {
+  private async aimFirst(el: Element | null): Promise<number> {
     await this.preparing(true).catch(() => undefined);
+    const start = performance.now();
     try {
       if (el) clickablePoint(el);
       else this.doc.elementFromPoint(0, 0);
@@ -230,6 +232,7 @@ export class ContentAgent {
     // removed element). The message is sent before the action runs, so pings
     // during the action's dispatch count again.
     void this.preparing(false).catch(() => undefined);
+    return performance.now() - start;
   }
 
   /** The element of a ref of this document (throws stale_ref / unknown_ref). */
@@ -237,11 +240,17 @@ export class ContentAgent {
     return (await this.registry()).resolve(ref, docsIssued);
   }
 
-  private async afterAction(settled: { navigating: boolean }): Promise<ContentReply> {
+  private async afterAction(settled: SettleResult): Promise<ContentReply> {
     // While a navigation replaces this document, a snapshot of it is useless:
-    // the service worker waits for the new page and snapshots that.
-    await this.reading().catch(() => undefined);
-    return { ok: true, page: await this.page(), navigating: settled.navigating };
+    // the service worker waits for the new page and snapshots that. Otherwise
+    // the message is sent at once and its answer not awaited: on a page that
+    // redraws slowly, awaiting it would let the redraw of the action's
+    // change run first (settle's early end would be lost).
+    const told = this.reading().catch(() => undefined);
+    if (settled.navigating) await told;
+    const reply: ContentReply = { ok: true, page: await this.page(), navigating: settled.navigating };
+    if (settled.redrawing) reply.redrawing = true;
+    return reply;
   }
 
   /** The page's snapshot, shaped by the request's snapshot options (docsIssued: for a subtree ref). */

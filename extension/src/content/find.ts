@@ -199,8 +199,6 @@ const INLINE_TAGS = new Set([
   'A', 'ABBR', 'B', 'BDI', 'BDO', 'CITE', 'CODE', 'DATA', 'DFN', 'EM', 'FONT', 'I', 'KBD', 'LABEL', 'MARK', 'Q', 'S', 'SAMP',
   'SMALL', 'SPAN', 'STRONG', 'SUB', 'SUP', 'TIME', 'U', 'VAR',
 ]);
-/** Tags that can be a <label>'s control (HTML: labelable elements). */
-const LABELABLE_TAGS = new Set(['INPUT', 'SELECT', 'TEXTAREA', 'BUTTON', 'METER', 'OUTPUT', 'PROGRESS']);
 /** How many nodes are scanned between two looks at the clock. */
 const CLOCK_EVERY = 512;
 
@@ -215,18 +213,25 @@ class Scanner {
   private tick = CLOCK_EVERY;
   late = false;
   private readonly found = new Map<Element, number>();
-  /** Labelable elements met, by position (a <label>'s control may come before or after it). */
-  private readonly labelable = new Map<Element, number>();
-  private readonly controls: Element[] = [];
+  /**
+   * The controls of <label>s whose text matched, each with a position next
+   * to its label's: just before it when the control comes first in the
+   * document, else just after (no position is kept for every field met).
+   */
+  private readonly controls: Array<{ el: Element; pos: number }> = [];
   readonly headings: Array<{ el: Element; pos: number }> = [];
   readonly frames: Array<{ el: Element; inner: boolean }> = [];
   /** Elements of every tree entered that one querySelectorAll per tree picked: hidden, headings by role, attribute matches. */
   private readonly marked = new Set<Element>();
   /** The needle, white space matching any run of it, case folded. */
   private readonly re: RegExp;
-  /** The end of the current run of text (inline elements do not end it): its last text nodes. */
-  private runNodes: Array<{ node: Text; length: number }> = [];
-  private runTail = '';
+  /**
+   * The end of the current run of text (inline elements do not end it): its
+   * last text nodes, those that reach into its last tailLength characters,
+   * and their length. Kept without joining their text: most runs are one node.
+   */
+  private readonly runNodes: Text[] = [];
+  private runLength = 0;
   /** How much of a run's end is kept to find a match across its text nodes. */
   private readonly tailLength: number;
   private readonly selector: string;
@@ -253,10 +258,7 @@ class Scanner {
 
   /** The candidates in document order, with their positions. */
   candidates(): Array<{ el: Element; pos: number }> {
-    for (const c of this.controls) {
-      const pos = this.labelable.get(c);
-      if (pos !== undefined && !this.found.has(c)) this.found.set(c, pos);
-    }
+    for (const { el, pos } of this.controls) if (!this.found.has(el)) this.found.set(el, pos);
     return [...this.found].map(([el, pos]) => ({ el, pos })).sort((a, b) => a.pos - b.pos);
   }
 
@@ -292,12 +294,11 @@ class Scanner {
     }
     const pos = ++this.pos;
     if (tag === 'BR') return this.breakRun();
-    if (LABELABLE_TAGS.has(tag)) {
-      if (tag === 'INPUT' && (el as HTMLInputElement).type === 'hidden') return;
-      this.labelable.set(el, pos);
-      if ((tag === 'INPUT' || tag === 'TEXTAREA') && (el as HTMLInputElement).type !== 'password' && this.re.test((el as HTMLInputElement).value)) {
-        this.found.set(el, pos);
-      }
+    if (tag === 'INPUT' || tag === 'TEXTAREA') {
+      // A field's typed value names it; a hidden input is never shown.
+      const type = (el as HTMLInputElement).type;
+      if (type === 'hidden') return;
+      if (type !== 'password' && this.re.test((el as HTMLInputElement).value)) this.found.set(el, pos);
     }
     if (marked) {
       if (el.hasAttribute('aria-labelledby') || (this.ascii && attrsContain(el, this.needle))) this.found.set(el, pos);
@@ -344,10 +345,8 @@ class Scanner {
   }
 
   private breakRun(): void {
-    if (this.runTail) {
-      this.runTail = '';
-      this.runNodes = [];
-    }
+    this.runNodes.length = 0;
+    this.runLength = 0;
   }
 
   private text(t: Text): void {
@@ -355,32 +354,36 @@ class Scanner {
     const parent = this.open[this.open.length - 1] ?? t.parentElement;
     if (this.re.test(data)) {
       if (parent) this.candidate(parent);
-    } else if (this.runTail && this.crosses(data)) {
+    } else if (this.runLength > 0 && this.crosses(data)) {
       // Across text nodes of one run (`Open <b>row</b> 5`): the element around them.
       let el: Element | null = parent;
-      for (const n of this.runNodes) el = el && commonAncestor(n.node, el);
+      for (const n of this.runNodes) el = el && commonAncestor(n, el);
       if (el) this.candidate(el);
     }
-    this.runTail = (this.runTail + data).slice(-this.tailLength);
-    this.runNodes.push({ node: t, length: data.length });
-    // The nodes that still reach into the tail.
-    let kept = 0;
-    let i = this.runNodes.length;
-    while (i > 0 && kept < this.tailLength) kept += this.runNodes[--i]!.length;
-    if (i > 0) this.runNodes = this.runNodes.slice(i);
+    if (data.length === 0) return;
+    this.runNodes.push(t);
+    this.runLength += data.length;
+    // Drop the nodes that no longer reach into the tail.
+    let drop = 0;
+    while (this.runLength - this.runNodes[drop]!.data.length >= this.tailLength) this.runLength -= this.runNodes[drop++]!.data.length;
+    if (drop > 0) this.runNodes.splice(0, drop);
   }
 
-  /** Whether a match starts in the run's tail and ends in data. */
+  /** Whether a match starts in the run's tail (its last tailLength characters) and ends in data. */
   private crosses(data: string): boolean {
-    const m = this.re.exec(this.runTail + data.slice(0, this.tailLength));
-    return m !== null && m.index < this.runTail.length && m.index + m[0].length > this.runTail.length;
+    let tail = '';
+    for (const n of this.runNodes) tail += n.data;
+    tail = tail.slice(-this.tailLength);
+    const m = this.re.exec(tail + data.slice(0, this.tailLength));
+    return m !== null && m.index < tail.length && m.index + m[0].length > tail.length;
   }
 
   private candidate(el: Element): void {
     if (!this.found.has(el)) this.found.set(el, this.pos);
     // The control of a <label> around the text is named by it.
     const label = el.closest('label');
-    if (label?.control) this.controls.push(label.control);
+    const control = label?.control;
+    if (control) this.controls.push({ el: control, pos: this.pos + (label.compareDocumentPosition(control) & 2 /* PRECEDING */ ? -0.5 : 0.5) });
   }
 }
 

@@ -30,6 +30,8 @@ export function controlPageHooks(win: Window, control: PageControl): void {
 export interface HookRelay {
   start(): void;
   stop(): void;
+  /** Sends the records batched so far now (an action's, before its result: a hidden page's batch timer fires on whole seconds). */
+  flush(): void;
 }
 
 /**
@@ -105,6 +107,9 @@ export function relayPageHooks(win: Window, send: (batch: HookBatch) => void): H
       on = false;
       win.removeEventListener(HOOK_EVENT, onRecord);
       batch = { dialogs: [], console: [] };
+    },
+    flush() {
+      if (on) flush();
     },
   };
   relay.start();

@@ -135,6 +135,8 @@ export type BackgroundMessage =
   | { target: 'background'; kind: 'reading' }
   // The sending frame's own work before an action's dispatch starts (on) or ends: the page may be busy with it.
   | { target: 'background'; kind: 'preparing'; on: boolean }
+  // Answered after ms (at most DELAY_MAX_MS): a hidden page's settle times its quiet window by it (its own timers fire on whole seconds).
+  | { target: 'background'; kind: 'delay'; ms: number }
   | { target: 'background'; kind: 'popup-tabs' }
   | { target: 'background'; kind: 'popup-share'; tabId: number; shared: boolean }
   | { target: 'background'; kind: 'popup-take-back'; tabId: number }
@@ -255,13 +257,18 @@ export interface ViewportInfo {
   box?: { x: number; y: number; width: number; height: number };
 }
 
+/** The longest delay a content script may ask the service worker for, in ms. */
+export const DELAY_MAX_MS = 2000;
+
 /**
  * A content script's answer. navigating: the action started a navigation of
- * the page. doc: the number of the document that answered, once it has one
+ * the page. redrawing: the action's page was snapshotted before the browser
+ * drew its change (content/actions.ts settle), and may be busy drawing it
+ * for a while after this answer. doc: the number of the document that answered, once it has one
  * (the service worker then knows the frame shows it: see claimDocument).
  */
 export type ContentReply = (
-  | { ok: true; page: PageSnapshot; navigating?: boolean }
+  | { ok: true; page: PageSnapshot; navigating?: boolean; redrawing?: boolean }
   | { ok: true; pong: true }
   | { ok: true; found: FindMatch[]; frames: Array<number | string>; url: string; title: string; partial?: boolean }
   | { ok: true; html: string; url: string; title: string }

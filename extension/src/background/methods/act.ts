@@ -4,7 +4,7 @@
 import type { PageResult, TabInfo } from '../../protocol.gen';
 import { TetherError, restrictedPage } from '../../shared/errors';
 import type { ContentMessage, ContentReply, SnapshotShape } from '../../shared/messages';
-import { callContent, isChannelClosed, isRestrictedUrl } from '../content-bridge';
+import { callContent, isChannelClosed, isRestrictedUrl, markRedrawing } from '../content-bridge';
 import { documentsIssued } from '../documents';
 import { NavigationWatcher, OpenedTabsWatcher } from '../navigation';
 import { ownerOf, requireTab, share, tabInfo, touch, type SharedTab } from '../shared-tabs';
@@ -54,6 +54,8 @@ async function actIn(t: SharedTab, frameId: number, msg: ContentMessage & { docs
       if (!(watcher.started(t.tabId) && isChannelClosed(err))) throw err;
     }
     if (reply && !reply.ok) throw new TetherError(reply.error.code, reply.error.message);
+    // Answered before the page drew the change: the next call's checks take a page busy drawing it for no dialog.
+    if (reply && 'page' in reply && reply.redrawing) markRedrawing(t.tabId);
     const navigated = !reply || ('navigating' in reply && reply.navigating === true) || watcher.started(t.tabId);
     if (navigated) {
       // Wait for the new page; give up early when no navigation actually starts.
