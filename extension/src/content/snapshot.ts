@@ -181,26 +181,46 @@ export interface StyleFacts {
   getPropertyValue(property: string): string;
 }
 
-/** A computed style whose properties are read from the page once each (a read crosses into the engine). */
+/**
+ * A computed style whose properties are read from the page once each (a
+ * read crosses into the engine). The four the snapshot reads are fields,
+ * not a map: one is made per element of the page, and a map each made a
+ * large page's snapshot spend much of its time collecting garbage.
+ */
 class Style implements StyleFacts {
-  private readonly values = new Map<string, string>();
+  private d: string | undefined;
+  private v: string | undefined;
+  private o: string | undefined;
+  private c: string | undefined;
+  private others: Map<string, string> | undefined;
   constructor(private readonly style: Pick<CSSStyleDeclaration, 'getPropertyValue'>) {}
   getPropertyValue(property: string): string {
-    let v = this.values.get(property);
-    if (v === undefined) this.values.set(property, (v = this.style.getPropertyValue(property)));
+    switch (property) {
+      case 'display':
+        return this.display;
+      case 'visibility':
+        return this.visibility;
+      case 'opacity':
+        return this.opacity;
+      case 'content':
+        return this.content;
+    }
+    this.others ??= new Map();
+    let v = this.others.get(property);
+    if (v === undefined) this.others.set(property, (v = this.style.getPropertyValue(property)));
     return v;
   }
   get display(): string {
-    return this.getPropertyValue('display');
+    return (this.d ??= this.style.getPropertyValue('display'));
   }
   get visibility(): string {
-    return this.getPropertyValue('visibility');
+    return (this.v ??= this.style.getPropertyValue('visibility'));
   }
   get opacity(): string {
-    return this.getPropertyValue('opacity');
+    return (this.o ??= this.style.getPropertyValue('opacity'));
   }
   get content(): string {
-    return this.getPropertyValue('content');
+    return (this.c ??= this.style.getPropertyValue('content'));
   }
 }
 
@@ -436,9 +456,10 @@ class Walker {
       }
     }
     const kids = childNodesOf(el);
-    for (const child of kids) {
+    // By index: an iterator per element was a large share of a big page's garbage.
+    for (let i = 0; i < kids.length; i++) {
       if (this.stopped) return;
-      this.visit(child, out, textVisible);
+      this.visit(kids[i]!, out, textVisible);
     }
   }
 
@@ -592,7 +613,7 @@ export class Renderer {
       const name = nodeName(item);
       let kids = item.children;
       // A name computed from the content repeats it: print only the name.
-      if (name && kids.length > 0 && kids.every((c) => typeof c === 'string') && kids.join(' ') === name) kids = [];
+      if (name && kids.length > 0 && repeatsName(kids, name)) kids = [];
       const cut = level >= this.depth && (kids.length > 0 || item.frame !== undefined);
       const key = nodeKey(item, name, this.refs, cut);
       const value = nodeValue(item);
@@ -620,6 +641,13 @@ export class Renderer {
       }
     }
   }
+}
+
+/** Whether kids are all text runs that, joined by spaces, are name. */
+function repeatsName(kids: Item[], name: string): boolean {
+  if (kids.length === 1) return kids[0] === name;
+  for (const c of kids) if (typeof c !== 'string') return false;
+  return kids.join(' ') === name;
 }
 
 /** How many nodes and text runs items hold. */
@@ -679,7 +707,7 @@ export function visibleNow(el: Element, style?: StyleFacts): boolean {
   return typeof el.checkVisibility !== 'function' || el.checkVisibility();
 }
 
-function childNodesOf(el: Element): Iterable<Node> {
+function childNodesOf(el: Element): ArrayLike<Node> {
   const shadow = shadowRootOf(el);
   if (shadow) return shadow.childNodes;
   if (el.tagName === 'SLOT') {
@@ -772,11 +800,16 @@ function fileInputOf(el: Element): HTMLInputElement | undefined {
     return isFileInput(control) ? control : undefined;
   }
   if (el.tagName !== 'BUTTON' && el.getAttribute('role') !== 'button' && el.tagName !== 'A') return undefined;
-  const inside = el.querySelector('input[type=file]');
-  if (isFileInput(inside)) return inside;
-  for (const id of (el.getAttribute('aria-controls') ?? '').split(/\s+/).filter(Boolean)) {
-    const named = el.ownerDocument.getElementById(id);
-    if (isFileInput(named)) return named;
+  if (el.firstElementChild) {
+    const inside = el.querySelector('input[type=file]');
+    if (isFileInput(inside)) return inside;
+  }
+  const controls = el.getAttribute('aria-controls');
+  if (controls) {
+    for (const id of controls.split(/\s+/).filter(Boolean)) {
+      const named = el.ownerDocument.getElementById(id);
+      if (isFileInput(named)) return named;
+    }
   }
   // The usual custom upload button: a file input hidden beside it, opened by its click handler.
   for (const near of [el.nextElementSibling, el.previousElementSibling]) {
@@ -861,6 +894,8 @@ export function safeName(el: Element, hidden = false): string {
   if (!hidden) {
     const text = contentName(el) ?? ownTextName(el);
     if (text) return text;
+    const titled = titleOnlyName(el);
+    if (titled !== undefined) return titled;
   }
   // dom-accessibility-api reads el.labels: the index answers instead, through
   // an own property of this script's wrapper (the page never sees it).
@@ -886,8 +921,10 @@ export function safeName(el: Element, hidden = false): string {
   }
 }
 
+const PSEUDOS = ['::before', '::after'];
+
 /** Elements named by their content whose name, with only text inside, is that text (accname 2F). */
-const TEXT_NAMED_TAGS = new Set(['A', 'BUTTON', 'TD', 'TH', 'H1', 'H2', 'H3', 'H4', 'H5', 'H6']);
+const TEXT_NAMED_TAGS = new Set(['A', 'BUTTON', 'TD', 'TH', 'TR', 'H1', 'H2', 'H3', 'H4', 'H5', 'H6']);
 
 /**
  * The name of a shown link, button, cell or heading whose children are all
@@ -908,26 +945,62 @@ function ownTextName(el: Element): string {
   text = text.trim().replace(/\s\s+/g, ' ');
   if (!text || shadowRootOf(el)) return '';
   if (el.tagName === 'BUTTON' && labelsOf(el).length > 0) return '';
-  for (const pseudo of ['::before', '::after']) {
+  for (const pseudo of PSEUDOS) {
     const content = styleOf(el, pseudo).content;
     if (content && content !== 'none' && content !== 'normal') return '';
   }
   return text;
 }
 
-/** Elements that, inside a name made of content, add only their own content (no role, label or control of theirs). */
-const PLAIN_TAGS = new Set(['SPAN', 'B', 'I', 'EM', 'STRONG', 'SMALL', 'CODE', 'MARK', 'SUB', 'SUP', 'U', 'S', 'TIME', 'A', 'DIV', 'P']);
-/** Attributes that make an element's part of a name more than its content. */
-const NAMING_ATTRS = ['aria-label', 'aria-labelledby', 'aria-hidden', 'aria-owns', 'hidden', 'role', 'title'];
+/**
+ * Elements whose implicit role (dom-accessibility-api's getRole) never takes
+ * its name from content (ARIA 1.2 "name from: author" roles such as list,
+ * listitem, paragraph, the landmarks, rowgroup), and that HTML-AAM names by
+ * nothing of their own (not labelable, no caption, legend or alt): with no
+ * role, aria-label or aria-labelledby, their name is their title or nothing.
+ */
+const TITLE_ONLY_TAGS = new Set([
+  'LI', 'UL', 'OL', 'P', 'MAIN', 'HEADER', 'FOOTER', 'NAV', 'SECTION', 'ARTICLE', 'ASIDE', 'TBODY', 'THEAD', 'TFOOT',
+  'FORM', 'DL', 'DT', 'DD', 'FIGURE', 'BLOCKQUOTE', 'DETAILS', 'DIALOG', 'HR', 'PRE', 'CODE', 'ADDRESS',
+]);
 
 /**
- * The name of a shown link, button, cell or heading made of its content, as
- * dom-accessibility-api computes it (accname 2F: each child's text
- * alternative, a space around those that are not inline, trimmed at each
- * level), without its walk, when that content is only text and plain
- * elements (PLAIN_TAGS, no NAMING_ATTRS), all shown, in a tree no style rule
- * gives ::before or ::after. undefined when the shortcut does not apply (or
- * the name is empty: the title may then name it).
+ * The name of a shown TITLE_ONLY_TAGS element without role, aria-label or
+ * aria-labelledby, as dom-accessibility-api computes it (accname: 2C and 2D
+ * give nothing, 2F does not apply, then the tooltip attribute): its title,
+ * flattened, else ''. undefined when the shortcut does not apply. Saves the
+ * library's role look-ups, which were most of a long list's naming.
+ */
+function titleOnlyName(el: Element): string | undefined {
+  if (!styles || !TITLE_ONLY_TAGS.has(el.tagName) || el.hasAttribute('aria-labelledby') || el.hasAttribute('role')) return undefined;
+  const title = el.getAttribute('title');
+  return title !== null && title.trim() !== '' ? title.trim().replace(/\s\s+/g, ' ') : '';
+}
+
+/**
+ * Elements that, inside a name made of content, add only their own content
+ * (no role that is a control, no label, caption, legend or alt of theirs).
+ */
+const PLAIN_TAGS = new Set([
+  'SPAN', 'B', 'I', 'EM', 'STRONG', 'SMALL', 'CODE', 'MARK', 'SUB', 'SUP', 'U', 'S', 'TIME', 'A', 'DIV', 'P',
+  'TD', 'TH', 'TR', 'TBODY', 'THEAD', 'TFOOT', 'LI', 'UL', 'OL', 'H1', 'H2', 'H3', 'H4', 'H5', 'H6',
+  'SECTION', 'ARTICLE', 'HEADER', 'FOOTER', 'NAV', 'ASIDE', 'MAIN', 'FIGCAPTION', 'ABBR', 'CITE', 'KBD', 'SAMP', 'VAR', 'DFN', 'DEL', 'INS', 'BDI', 'BDO', 'DATA', 'LABEL',
+]);
+/** Attributes that make an element's part of a name more than its content. */
+const NAMING_ATTRS = ['aria-label', 'aria-labelledby', 'aria-hidden', 'aria-owns', 'hidden', 'role', 'title'];
+/** Attributes that make a control's part of a name other than its content or value (a control skips 2C and 2D inside a name). */
+const CONTROL_NAMING_ATTRS = ['aria-labelledby', 'aria-hidden', 'aria-owns', 'hidden', 'role'];
+/** Input types whose role is textbox (dom-accessibility-api's getRole, without a list attribute). */
+const TEXTBOX_TYPES = new Set(['text', 'email', 'tel', 'url']);
+
+/**
+ * The name of a shown link, button, cell, row or heading made of its
+ * content, as dom-accessibility-api computes it (accname 2F: each child's
+ * text alternative, a space around those that are not inline, trimmed at
+ * each level), without its walk, when that content is only text, plain
+ * elements (PLAIN_TAGS, no NAMING_ATTRS), buttons and text fields, in a tree
+ * no style rule gives ::before or ::after. undefined when the shortcut does
+ * not apply (or the name is empty: the title may then name it).
  */
 function contentName(el: Element): string | undefined {
   if (!styles || !TEXT_NAMED_TAGS.has(el.tagName) || el.hasAttribute('aria-labelledby') || el.hasAttribute('aria-owns')) return undefined;
@@ -941,6 +1014,13 @@ function contentName(el: Element): string | undefined {
   return text.trim().replace(/\s\s+/g, ' ') || undefined;
 }
 
+/**
+ * el's content as dom-accessibility-api's computeMiscTextAlternative gives
+ * it inside a name (recursion), or undefined when a child is not one the
+ * shortcut knows. A hidden child (hidden, display none, visibility hidden)
+ * adds nothing but its separator. A button adds its own content (a control
+ * skips aria-label inside a name: 2C), a text field its value (2E).
+ */
 function plainContent(el: Element): string | undefined {
   let acc = '';
   for (let c = el.firstChild; c; c = c.nextSibling) {
@@ -950,31 +1030,54 @@ function plainContent(el: Element): string | undefined {
     }
     if (c.nodeType !== 1 /* ELEMENT_NODE */) continue;
     const e = c as Element;
-    if (!PLAIN_TAGS.has(e.tagName) || shadowRootOf(e)) return undefined;
-    if (e.hasAttributes() && NAMING_ATTRS.some((a) => e.hasAttribute(a))) return undefined;
+    if (shadowRootOf(e)) return undefined;
+    let inner: string | undefined;
+    const tag = e.tagName;
+    if (tag === 'BUTTON' || tag === 'INPUT' || tag === 'TEXTAREA') {
+      if (e.hasAttributes() && CONTROL_NAMING_ATTRS.some((a) => e.hasAttribute(a))) return undefined;
+      if (tag === 'INPUT' && (!TEXTBOX_TYPES.has((e as HTMLInputElement).type) || e.hasAttribute('list'))) return undefined;
+    } else if (!PLAIN_TAGS.has(tag) || (e.hasAttributes() && NAMING_ATTRS.some((a) => e.hasAttribute(a)))) {
+      return undefined;
+    }
     const style = styleOf(e);
-    if (style.display === 'none' || style.visibility === 'hidden' || style.visibility === 'collapse') return undefined;
-    const inner = plainContent(e);
-    if (inner === undefined) return undefined;
     const sep = style.display !== 'inline' ? ' ' : '';
+    if (style.display === 'none' || style.visibility === 'hidden') inner = '';
+    else if (tag === 'INPUT' || tag === 'TEXTAREA') inner = (e as HTMLInputElement).value;
+    else inner = plainContent(e);
+    if (inner === undefined) return undefined;
     acc += sep + inner + sep;
   }
   return acc.trim();
 }
 
-/** Merges adjacent text runs, collapses white space and drops empty runs. */
+/**
+ * Merges adjacent text runs, collapses white space and drops empty runs.
+ * Called for every node's children: a list with no text is returned as it
+ * is, and a run of one string is not copied.
+ */
 function normalize(items: Item[]): Item[] {
-  const out: Item[] = [];
-  let text = '';
+  let i = 0;
+  while (i < items.length && typeof items[i] !== 'string') i++;
+  if (i === items.length) return items;
+  const out: Item[] = items.slice(0, i);
+  let text: string | undefined;
+  let parts: string[] | undefined;
   const flush = () => {
-    const t = normalizeSpace(text);
-    if (t) out.push(t);
-    text = '';
+    if (parts) text = parts.join('');
+    if (text !== undefined) {
+      const t = normalizeSpace(text);
+      if (t) out.push(t);
+    }
+    text = parts = undefined;
   };
-  for (const item of items) {
+  for (; i < items.length; i++) {
+    const item = items[i]!;
     if (item === BREAK) flush();
-    else if (typeof item === 'string') text += item;
-    else {
+    else if (typeof item === 'string') {
+      if (parts) parts.push(item);
+      else if (text === undefined) text = item;
+      else parts = [text, item];
+    } else {
       flush();
       out.push(item);
     }
@@ -983,7 +1086,12 @@ function normalize(items: Item[]): Item[] {
   return out;
 }
 
+/** White space other than a lone space between words (what normalizeSpace changes). */
+const UNTIDY_SPACE = /[^\S ]|  |^ | $/;
+
 export function normalizeSpace(s: string): string {
+  // Most runs are tidy already: testing allocates nothing, replacing does.
+  if (!UNTIDY_SPACE.test(s)) return s;
   return s.replace(/[\s\u00a0]+/g, ' ').trim();
 }
 
