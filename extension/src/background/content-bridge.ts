@@ -20,9 +20,24 @@ export function isRestrictedUrl(url: string): boolean {
  * Long reads (snapshot, find, read) of each tab's content scripts that have
  * not answered yet (tab id → count): one can keep a big page's main thread
  * busy for seconds, so the page not answering then is no sign of a dialog.
+ * A read counts until the page answers it, even after its call gave up at
+ * its deadline (the page is still busy with it: a huge page's first layout
+ * cannot be cut short), but at most LONG_READ_GRACE_MS past that.
  */
 const inFlight = new Map<number, number>();
 const LONG_READS: ReadonlySet<string> = new Set(['snapshot', 'find', 'read']);
+/** How long past its call's end an unanswered long read still counts as keeping the page busy, in ms. */
+export const LONG_READ_GRACE_MS = 60_000;
+/**
+ * After a long read is answered, the page is still busy with its aftermath
+ * for a while (collecting the read's garbage: on a 100 000-element page a
+ * snapshot allocates hundreds of MB): a page that misses a ping sent within
+ * the read's own duration after its answer, at most AFTERMATH_MAX_MS, is
+ * busy with us. Per tab: when the last long read was answered, and that
+ * window's end (Date.now() values).
+ */
+const aftermath = new Map<number, number>();
+export const AFTERMATH_MAX_MS = 10_000;
 
 // Tabs whose action's follow-up read runs now (the content script said
 // 'reading'), until the action's reply arrives.
@@ -41,7 +56,10 @@ const preparedAt = new Map<number, number>();
  */
 export function busyWithUs(tabId: number, since?: number): boolean {
   if ((inFlight.get(tabId) ?? 0) > 0 || reading.has(tabId) || preparing.has(tabId)) return true;
-  return since !== undefined && (preparedAt.get(tabId) ?? -Infinity) >= since;
+  if (since === undefined) return false;
+  const after = aftermath.get(tabId);
+  if (after !== undefined && after < Date.now()) aftermath.delete(tabId);
+  return (preparedAt.get(tabId) ?? -Infinity) >= since || (after ?? -Infinity) >= since;
 }
 
 /**
@@ -87,10 +105,26 @@ export async function callContent(tabId: number, msg: ContentMessage, deadline: 
   calls.set(tabId, (calls.get(tabId) ?? 0) + 1);
   // A read that would run past the deadline stops there and answers with what it has (partial).
   msg = { ...msg, until: readUntil(deadline) } as ContentMessage;
+  // The message the page has not answered yet, if any (see inFlight).
+  let unanswered: Promise<unknown> | undefined;
+  const send = (): Promise<unknown> => {
+    const sent = chrome.tabs.sendMessage(tabId, msg, { frameId }) as Promise<unknown>;
+    unanswered = sent;
+    const at = Date.now();
+    const answered = () => {
+      if (unanswered === sent) unanswered = undefined;
+      if (long) {
+        const now = Date.now();
+        aftermath.set(tabId, Math.max(aftermath.get(tabId) ?? 0, now + Math.min(now - at, AFTERMATH_MAX_MS)));
+      }
+    };
+    sent.then(answered, answered);
+    return sent;
+  };
   try {
     let reply: ContentReply | undefined;
     try {
-      reply = check(await withDeadline(chrome.tabs.sendMessage(tabId, msg, { frameId }), deadline));
+      reply = check(await withDeadline(send(), deadline));
     } catch (err) {
       if (!isNoReceiver(err)) throw err;
     }
@@ -106,7 +140,7 @@ export async function callContent(tabId: number, msg: ContentMessage, deadline: 
           throw new Error(`the frame cannot be scripted: ${why}`);
         }
       }
-      reply = check(await withDeadline(chrome.tabs.sendMessage(tabId, msg, { frameId }), deadline));
+      reply = check(await withDeadline(send(), deadline));
     }
     // A failure to record it fails no call: the ref is then stale, and a snapshot tries again.
     if (typeof reply.doc === 'number') await claimDocument(tabId, frameId, reply.doc).catch(() => false);
@@ -121,9 +155,25 @@ export async function callContent(tabId: number, msg: ContentMessage, deadline: 
       preparedAt.delete(tabId);
     }
     if (long) {
-      const n = (inFlight.get(tabId) ?? 1) - 1;
-      if (n > 0) inFlight.set(tabId, n);
-      else inFlight.delete(tabId);
+      const release = () => {
+        const n = (inFlight.get(tabId) ?? 1) - 1;
+        if (n > 0) inFlight.set(tabId, n);
+        else inFlight.delete(tabId);
+      };
+      if (unanswered) {
+        // Cut short at its deadline, the read still runs in the page.
+        let released = false;
+        const once = () => {
+          if (!released) {
+            released = true;
+            release();
+          }
+        };
+        const grace = setTimeout(once, LONG_READ_GRACE_MS);
+        unanswered.then(once, once).finally(() => clearTimeout(grace));
+      } else {
+        release();
+      }
     }
   }
 }
