@@ -42,6 +42,9 @@ export interface AriaNode {
    * n-th of this document's frames showing it).
    */
   frame?: number | string;
+  /** el.tagName and isEditableHost(el), read once by the walk (absent: read when needed). */
+  tag?: string;
+  editable?: boolean;
   children: Item[];
 }
 export type Item = string | AriaNode;
@@ -381,19 +384,23 @@ export function buildTree(doc: Document, opts: TreeOptions = {}): Tree {
 /** How many elements are walked between two looks at the clock. */
 const CLOCK_EVERY = 256;
 
-/** The role printed for el, or null for a role-less wrapper. */
-export function roleOf(el: Element): string | null {
-  if (el.tagName === 'INPUT' && !el.hasAttribute('role')) {
+/**
+ * The role printed for el, or null for a role-less wrapper. tag and
+ * editable: el.tagName and isEditableHost(el) when the caller has them (a
+ * large page's walk reads each once per element).
+ */
+export function roleOf(el: Element, tag = el.tagName, editable?: boolean): string | null {
+  if (tag === 'INPUT' && !el.hasAttribute('role')) {
     const native = INPUT_ROLES[(el as HTMLInputElement).type];
     if (native) return native;
   }
   // A label standing in for a hidden file input is its button (Chromium shows neither).
-  if (el.tagName === 'LABEL' && !el.hasAttribute('role') && isFileInput((el as HTMLLabelElement).control) && !isRendered((el as HTMLLabelElement).control!)) {
+  if (tag === 'LABEL' && !el.hasAttribute('role') && isFileInput((el as HTMLLabelElement).control) && !isRendered((el as HTMLLabelElement).control!)) {
     return 'button';
   }
-  const role = getRole(el) ?? FALLBACK_ROLES[el.tagName] ?? SURFACE_ROLES[el.tagName] ?? null;
-  if (role === null && el.tagName === 'INPUT' && (el as HTMLInputElement).type === 'password') return 'textbox';
-  if (isEditableHost(el) && (role === null || role === 'generic')) return 'textbox';
+  const role = getRole(el) ?? FALLBACK_ROLES[tag] ?? SURFACE_ROLES[tag] ?? null;
+  if (role === null && tag === 'INPUT' && (el as HTMLInputElement).type === 'password') return 'textbox';
+  if ((role === null || role === 'generic') && (editable ?? isEditableHost(el))) return 'textbox';
   if (role === 'presentation' || role === 'none' || role === 'generic') return null;
   return role;
 }
@@ -501,7 +508,7 @@ class Walker {
     if (revealed) {
       this.inHover++;
       try {
-        this.walkElement(el, style, out, true);
+        this.walkElement(el, tag, style, out, true);
       } finally {
         this.inHover--;
       }
@@ -509,12 +516,13 @@ class Walker {
     }
     if (style.display === 'none') return;
     if (this.inHover === 0 && !visibleNow(el, style)) return;
-    this.walkElement(el, style, out, this.inHover > 0 || (style.visibility !== 'hidden' && style.visibility !== 'collapse'));
+    this.walkElement(el, tag, style, out, this.inHover > 0 || (style.visibility !== 'hidden' && style.visibility !== 'collapse'));
   }
 
-  private walkElement(el: Element, style: StyleFacts, out: Item[], selfVisible: boolean): void {
-    const role = selfVisible ? roleOf(el) : null;
-    const interactive = selfVisible && isInteractive(el, role);
+  private walkElement(el: Element, tag: string, style: StyleFacts, out: Item[], selfVisible: boolean): void {
+    const editable = isEditableHost(el);
+    const role = selfVisible ? roleOf(el, tag, editable) : null;
+    const interactive = selfVisible && isInteractive(el, role, tag, editable);
 
     if (role === null && !interactive) {
       // A wrapper: its children move up. Block boxes separate text runs.
@@ -527,18 +535,18 @@ class Walker {
     }
 
     this.built++;
-    const aria: AriaNode = { role: role ?? 'generic', el, interactive, children: [] };
+    const aria: AriaNode = { role: role ?? 'generic', el, interactive, tag, editable, children: [] };
     if (this.inHover > 0) aria.hoverHidden = true;
-    if (el.tagName === 'A' && el.hasAttribute('href')) {
+    if (tag === 'A' && el.hasAttribute('href')) {
       const href = el.getAttribute('href')!.trim();
       if (href && !/^javascript:/i.test(href)) aria.url = clip(href);
     }
-    if (el.tagName === 'IFRAME' || el.tagName === 'FRAME') {
+    if (tag === 'IFRAME' || tag === 'FRAME') {
       this.visitFrame(el as HTMLIFrameElement, aria);
-    } else if (el.tagName === 'SELECT') {
+    } else if (tag === 'SELECT') {
       // The options are the children; the value is the selected one.
       this.visitChildren(el, aria.children, true);
-    } else if (!LEAF_ROLES.has(aria.role) && !isEditableHost(el) && el.tagName !== 'INPUT' && el.tagName !== 'TEXTAREA') {
+    } else if (!LEAF_ROLES.has(aria.role) && !editable && tag !== 'INPUT' && tag !== 'TEXTAREA') {
       this.visitChildren(el, aria.children, selfVisible);
     }
     aria.children = normalize(aria.children);
@@ -671,7 +679,7 @@ export function nodeName(node: AriaNode): string {
 export function nodeKey(node: AriaNode, name: string, refs: RefRegistry | undefined, withRef = false): string {
   let key = node.role;
   if (name) key += ' ' + JSON.stringify(name);
-  for (const p of propsOf(node.el, node.role)) key += ' ' + p;
+  for (const p of propsOf(node.el, node.role, node.tag ?? node.el.tagName)) key += ' ' + p;
   if (node.hoverHidden) key += ' [hidden until hover]';
   if (refs && (node.interactive || withRef || CONTAINER_REF_ROLES.has(node.role))) key += ` [ref=${refs.refFor(node.el)}]`;
   return key;
@@ -679,9 +687,10 @@ export function nodeKey(node: AriaNode, name: string, refs: RefRegistry | undefi
 
 /** The value printed after a node's key, if any. */
 export function nodeValue(node: AriaNode): string | undefined {
-  if (node.el.tagName === 'SELECT') return undefined;
-  if (isFileInput(node.el)) return valueOf(node.el);
-  if (VALUE_ROLES.has(node.role) || isEditableHost(node.el)) return valueOf(node.el);
+  const tag = node.tag ?? node.el.tagName;
+  if (tag === 'SELECT') return undefined;
+  if (tag === 'INPUT' && isFileInput(node.el)) return valueOf(node.el);
+  if (VALUE_ROLES.has(node.role) || (node.editable ?? isEditableHost(node.el))) return valueOf(node.el);
   return undefined;
 }
 
@@ -721,20 +730,21 @@ function childNodesOf(el: Element, shadow: ShadowRoot | null): ArrayLike<Node> {
   return el.childNodes;
 }
 
-export function isInteractive(el: Element, role: string | null): boolean {
+/** Whether el gets a ref as a control (tag, editable: as in roleOf). */
+export function isInteractive(el: Element, role: string | null, tag = el.tagName, editable?: boolean): boolean {
   if (role !== null && INTERACTIVE_ROLES.has(role)) return true;
-  if (isSurface(el, role)) return true;
-  if (INTERACTIVE_TAGS.has(el.tagName)) return true;
-  if (el.tagName === 'A' && el.hasAttribute('href')) return true;
-  if (el.tagName === 'INPUT') return true;
-  if (el.hasAttribute('tabindex') || el.hasAttribute('onclick') || el.getAttribute('draggable') === 'true') return true;
-  return isEditableHost(el);
+  if (isSurface(el, role, tag)) return true;
+  if (INTERACTIVE_TAGS.has(tag)) return true;
+  if (tag === 'A' && el.hasAttribute('href')) return true;
+  if (tag === 'INPUT') return true;
+  if (el.hasAttributes() && (el.hasAttribute('tabindex') || el.hasAttribute('onclick') || el.getAttribute('draggable') === 'true')) return true;
+  return editable ?? isEditableHost(el);
 }
 
 /** Whether el is a visual surface (SURFACE_TAGS, or a sizable <svg> with a role). */
-export function isSurface(el: Element, role: string | null): boolean {
-  if (SURFACE_TAGS.has(el.tagName)) return true;
-  if (el.tagName !== 'svg' || role === null || role === 'generic') return false;
+export function isSurface(el: Element, role: string | null, tag = el.tagName): boolean {
+  if (SURFACE_TAGS.has(tag)) return true;
+  if (tag !== 'svg' || role === null || role === 'generic') return false;
   const r = boxOf(el);
   return r.width >= SURFACE_MIN_SIDE && r.height >= SURFACE_MIN_SIDE;
 }
@@ -745,19 +755,19 @@ export function boxProp(el: Element): string {
   return `[box=${Math.round(r.left)},${Math.round(r.top)} ${Math.round(r.width)}x${Math.round(r.height)}]`;
 }
 
-function propsOf(el: Element, role: string): string[] {
+function propsOf(el: Element, role: string, tag: string): string[] {
   const props: string[] = [];
-  if (isSurface(el, role)) props.push(boxProp(el));
-  const files = takesFiles(el);
+  if (isSurface(el, role, tag)) props.push(boxProp(el));
+  const files = takesFiles(el, tag);
   if (files !== undefined) props.push(files ? `[takes files: ${clip(files, 60)}]` : '[takes files]');
   if (role === 'slider') {
-    const input = el.tagName === 'INPUT' ? (el as HTMLInputElement) : undefined;
+    const input = tag === 'INPUT' ? (el as HTMLInputElement) : undefined;
     const min = input ? input.min || '0' : el.getAttribute('aria-valuemin');
     const max = input ? input.max || '100' : el.getAttribute('aria-valuemax');
     if (min) props.push(`[min=${min}]`);
     if (max) props.push(`[max=${max}]`);
   }
-  if (el.tagName === 'INPUT' && !(el as HTMLInputElement).value) {
+  if (tag === 'INPUT' && !(el as HTMLInputElement).value) {
     const format = INPUT_FORMATS[(el as HTMLInputElement).type];
     if (format) props.push(`[format=${format}]`);
   }
@@ -766,17 +776,19 @@ function propsOf(el: Element, role: string): string[] {
     if (checked === 'mixed') props.push('[checked=mixed]');
     else if (checked) props.push('[checked]');
   }
-  if (isDisabledEl(el)) props.push('[disabled]');
-  if (el.getAttribute('aria-expanded') === 'true') props.push('[expanded]');
-  else if (el.tagName === 'SUMMARY' && (el.parentElement as HTMLDetailsElement | null)?.open) props.push('[expanded]');
+  if (isDisabledEl(el, tag)) props.push('[disabled]');
+  // An element without attributes has none of the ARIA states below.
+  const attrs = el.hasAttributes();
+  if (attrs && el.getAttribute('aria-expanded') === 'true') props.push('[expanded]');
+  else if (tag === 'SUMMARY' && (el.parentElement as HTMLDetailsElement | null)?.open) props.push('[expanded]');
   if (role === 'heading') {
-    const level = Number(el.getAttribute('aria-level')) || Number(/^H([1-6])$/.exec(el.tagName)?.[1]) || 2;
+    const level = Number(el.getAttribute('aria-level')) || Number(/^H([1-6])$/.exec(tag)?.[1]) || 2;
     props.push(`[level=${level}]`);
   }
-  const pressed = el.getAttribute('aria-pressed');
+  const pressed = attrs ? el.getAttribute('aria-pressed') : null;
   if (pressed === 'true') props.push('[pressed]');
   else if (pressed === 'mixed') props.push('[pressed=mixed]');
-  if (el.getAttribute('aria-selected') === 'true' || (el.tagName === 'OPTION' && (el as HTMLOptionElement).selected)) {
+  if ((attrs && el.getAttribute('aria-selected') === 'true') || (tag === 'OPTION' && (el as HTMLOptionElement).selected)) {
     props.push('[selected]');
   }
   return props;
@@ -788,8 +800,8 @@ function propsOf(el: Element, role: string): string[] {
  * file input hidden right beside it). undefined: no; otherwise the input's
  * accept list ('' when it takes any file).
  */
-export function takesFiles(el: Element): string | undefined {
-  const input = fileInputOf(el);
+export function takesFiles(el: Element, tag = el.tagName): string | undefined {
+  const input = fileInputOf(el, tag);
   return input ? (input.getAttribute('accept') ?? '').trim() : undefined;
 }
 
@@ -797,13 +809,13 @@ function isFileInput(el: Element | null | undefined): el is HTMLInputElement {
   return !!el && el.tagName === 'INPUT' && (el as HTMLInputElement).type === 'file';
 }
 
-function fileInputOf(el: Element): HTMLInputElement | undefined {
-  if (isFileInput(el)) return el;
-  if (el.tagName === 'LABEL') {
+function fileInputOf(el: Element, tag: string): HTMLInputElement | undefined {
+  if (tag === 'INPUT' && (el as HTMLInputElement).type === 'file') return el as HTMLInputElement;
+  if (tag === 'LABEL') {
     const control = (el as HTMLLabelElement).control;
     return isFileInput(control) ? control : undefined;
   }
-  if (el.tagName !== 'BUTTON' && el.getAttribute('role') !== 'button' && el.tagName !== 'A') return undefined;
+  if (tag !== 'BUTTON' && tag !== 'A' && el.getAttribute('role') !== 'button') return undefined;
   if (el.firstElementChild) {
     const inside = el.querySelector('input[type=file]');
     if (isFileInput(inside)) return inside;
@@ -840,13 +852,22 @@ function checkedState(el: Element): boolean | 'mixed' {
   return aria === 'true';
 }
 
+/**
+ * The elements :disabled can match (HTML "disabled": button, input, select,
+ * textarea, optgroup, option, fieldset, and form-associated custom elements,
+ * whose names have a hyphen); lower case too, as an XHTML page's tagName is.
+ */
+const DISABLEABLE_TAGS = new Set(['BUTTON', 'INPUT', 'SELECT', 'TEXTAREA', 'OPTGROUP', 'OPTION', 'FIELDSET', 'button', 'input', 'select', 'textarea', 'optgroup', 'option', 'fieldset']);
+
 /** Disabled natively (including by a disabled fieldset) or by aria-disabled on it or an ancestor. */
-export function isDisabledEl(el: Element): boolean {
-  try {
-    if (el.matches(':disabled')) return true;
-  } catch {
-    // Some DOMs do not know :disabled; fall through.
-    if ((el as HTMLButtonElement).disabled === true) return true;
+export function isDisabledEl(el: Element, tag = el.tagName): boolean {
+  if (DISABLEABLE_TAGS.has(tag) || tag.includes('-')) {
+    try {
+      if (el.matches(':disabled')) return true;
+    } catch {
+      // Some DOMs do not know :disabled; fall through.
+      if ((el as HTMLButtonElement).disabled === true) return true;
+    }
   }
   return el.closest('[aria-disabled="true"]') !== null;
 }
