@@ -256,12 +256,12 @@ export function labelsOf(el: Element): HTMLLabelElement[] {
  * them to (pseudoFree) is not computed: it has no content.
  */
 export function styleOf(el: Element, pseudo?: string | null): StyleFacts {
-  const view = el.ownerDocument.defaultView ?? window;
-  if (!styles) return new Style(view.getComputedStyle(el, pseudo));
+  if (!styles) return new Style((el.ownerDocument.defaultView ?? window).getComputedStyle(el, pseudo));
   if (pseudo && (pseudo === '::before' || pseudo === '::after') && el.tagName !== 'Q' && pseudoFree(el)) return NO_PSEUDO;
   const cache = pseudo ? (pseudoStyles!.get(pseudo) ?? pseudoStyles!.set(pseudo, new Map()).get(pseudo)!) : styles;
   let style = cache.get(el);
-  if (!style) cache.set(el, (style = new Style(view.getComputedStyle(el, pseudo))));
+  // The window is looked up on a miss only: most calls are hits.
+  if (!style) cache.set(el, (style = new Style((el.ownerDocument.defaultView ?? window).getComputedStyle(el, pseudo))));
   return style;
 }
 
