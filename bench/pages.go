@@ -275,7 +275,7 @@ func runBench(ctx context.Context, o options) (*benchResult, error) {
 		sizes, rounds = pageSizes[:2], 1
 	}
 	logf("page sizes: %v", sizes)
-	r.PageSize = measurePageSize(ctx, bin, filepath.Join(tmp, "pagesize"), peers, sizes, rounds, false)
+	r.PageSize = measurePageSize(ctx, bin, filepath.Join(tmp, "pagesize"), peers, sizes, rounds, true, false)
 
 	// Bare tether with its window closed, over an idle window as long as
 	// the daemon's, once that one is over; then its window.

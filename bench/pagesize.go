@@ -129,8 +129,21 @@ func runPageSize(args []string) int {
 	rounds := fs.Int("rounds", 3, "snapshots per size and server")
 	smoke := fs.Bool("smoke", false, "the smoke run's sizes only (1k, 5k), one round, no peer")
 	large := fs.Bool("large", false, "only the largest page with Tether's default cap: its snapshots, browser_find and click + fresh snapshot (no peer)")
+	sizeList := fs.String("sizes", "", "comma-separated sizes to run instead of 1000,5000,20000,50000,100000")
+	capped := fs.Bool("capped", true, "also run Tether with its default cap (false: uncapped and the peer only)")
 	_ = fs.Parse(args)
 	sizes := pageSizes
+	if *sizeList != "" {
+		sizes = nil
+		for _, f := range strings.Split(*sizeList, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n <= 0 {
+				fmt.Fprintf(os.Stderr, "bench: -sizes: %q is not a positive number of elements\n", f)
+				return 2
+			}
+			sizes = append(sizes, n)
+		}
+	}
 	if *smoke {
 		sizes, *rounds, *peers = pageSizes[:2], 1, false
 	}
@@ -160,13 +173,16 @@ func runPageSize(args []string) int {
 			return 1
 		}
 	}
-	r := measurePageSize(ctx, abs, tmp, peerDir, sizes, *rounds, *large)
+	r := measurePageSize(ctx, abs, tmp, peerDir, sizes, *rounds, *capped, *large)
 	writePageSize(os.Stdout, r)
 	if r.errors() > 0 {
 		return 1
 	}
 	return 0
 }
+
+// notRun marks the sizes of a server left out by -capped=false.
+const notRun = "not run (-capped=false)"
 
 // errors counts Tether's failures below 50 000 elements, and any on its
 // capped snapshots: what fails a smoke run.
@@ -177,7 +193,7 @@ func (r *pageSizeResult) errors() int {
 			continue
 		}
 		for _, z := range s.Sizes {
-			if z.Err != "" && (i == 0 || z.N < 50000) {
+			if z.Err != "" && z.Err != notRun && (i == 0 || z.N < 50000) {
 				n++
 			}
 		}
@@ -186,9 +202,11 @@ func (r *pageSizeResult) errors() int {
 }
 
 // measurePageSize runs the series: each server in turn (Tether with its
-// default cap, Tether uncapped, Playwright MCP when peerDir holds it), every
-// size in order; a server that fails at one size skips the larger ones.
-func measurePageSize(ctx context.Context, bin, tmp, peerDir string, sizes []int, rounds int, large bool) *pageSizeResult {
+// default cap unless capped is false, Tether uncapped unless large,
+// Playwright MCP when peerDir holds it), every size in order; a server that
+// fails at one size skips the larger ones. large: only the largest page with
+// Tether's default cap, with browser_find and click + fresh snapshot.
+func measurePageSize(ctx context.Context, bin, tmp, peerDir string, sizes []int, rounds int, capped, large bool) *pageSizeResult {
 	srv := httptest.NewServer(sizeServerMux())
 	defer srv.Close()
 	r := &pageSizeResult{Rounds: rounds}
@@ -224,9 +242,16 @@ func measurePageSize(ctx context.Context, bin, tmp, peerDir string, sizes []int,
 			return s, s.s.Close, nil
 		}})
 	}
-	for _, e := range entries {
+	for i, e := range entries {
 		res := &sizeServer{Name: e.name}
 		r.Servers = append(r.Servers, res)
+		if i == 0 && !capped {
+			// Kept in its place (the report reads the servers by position), unrun.
+			for _, n := range sizes {
+				res.Sizes = append(res.Sizes, sizeSample{N: n, Err: notRun})
+			}
+			continue
+		}
 		logf("page sizes: %s", e.name)
 		s, stop, err := e.start()
 		if err != nil {

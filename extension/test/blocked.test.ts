@@ -112,6 +112,77 @@ describe('a page counts as blocked only on a confirmed miss', () => {
     }
   });
 
+  it('a page still busy with a snapshot whose call ran out of time is busy with us, not blocked, until it answers it', async () => {
+    // The page's main thread runs the snapshot (a huge page's first layout
+    // cannot be cut short) for 10 s; the call gives up at 2 s; nothing else
+    // is answered meanwhile.
+    const busyUntil = Date.now() + 10_000;
+    fakeChrome((msg) => {
+      const left = Math.max(0, busyUntil - Date.now());
+      if (msg.kind === 'snapshot') return new Promise((r) => setTimeout(() => r({ ok: true, page: { url: 'https://example.com/', title: '', snapshot: '' } }), left));
+      return Date.now() < busyUntil ? new Promise(() => undefined) : Promise.resolve({ ok: true, pong: true });
+    });
+    const th = await load();
+    const bridge = await import('../src/background/content-bridge');
+    const snap = bridge.callContent(7, { target: 'content', kind: 'snapshot', docsIssued: 1, snap: {} } as ContentMessage, Date.now() + 2000);
+    const timedOut = expect(snap).rejects.toMatchObject({ code: 'timeout' });
+    await vi.advanceTimersByTimeAsync(2001);
+    await timedOut;
+    expect(bridge.busyWithUs(7)).toBe(true);
+    const ready = th.pageReady(7);
+    await vi.advanceTimersByTimeAsync(2000);
+    await expect(ready).resolves.toBeUndefined();
+    await vi.advanceTimersByTimeAsync(6000);
+    expect(bridge.busyWithUs(7)).toBe(false);
+  });
+
+  it('an unanswered read stops counting as ours LONG_READ_GRACE_MS after its call ended', async () => {
+    fakeChrome(never);
+    await load();
+    const bridge = await import('../src/background/content-bridge');
+    const snap = bridge.callContent(7, { target: 'content', kind: 'snapshot', docsIssued: 1, snap: {} } as ContentMessage, Date.now() + 1000);
+    const timedOut = expect(snap).rejects.toMatchObject({ code: 'timeout' });
+    await vi.advanceTimersByTimeAsync(1001);
+    await timedOut;
+    expect(bridge.busyWithUs(7)).toBe(true);
+    await vi.advanceTimersByTimeAsync(bridge.LONG_READ_GRACE_MS);
+    expect(bridge.busyWithUs(7)).toBe(false);
+  });
+
+  it('a page busy just after answering a long read is busy with us for as long as the read took, not longer', async () => {
+    // The snapshot takes 3 s; then the page misses everything for 2.5 s (the
+    // read's garbage collected), then answers again; later it stops for good.
+    let busyFrom = Infinity;
+    let busyTo = Infinity;
+    fakeChrome((msg) => {
+      if (msg.kind === 'snapshot') {
+        return new Promise((r) =>
+          setTimeout(() => {
+            busyFrom = Date.now();
+            busyTo = busyFrom + 2500;
+            r({ ok: true, page: { url: 'https://example.com/', title: '', snapshot: '' } });
+          }, 3000),
+        );
+      }
+      const now = Date.now();
+      if (now >= busyFrom && now < busyTo) return new Promise((r) => setTimeout(() => r({ ok: true, pong: true }), busyTo - now));
+      return now >= busyTo + 10_000 ? new Promise(() => undefined) : Promise.resolve({ ok: true, pong: true });
+    });
+    const th = await load();
+    const bridge = await import('../src/background/content-bridge');
+    const snap = bridge.callContent(7, { target: 'content', kind: 'snapshot', docsIssued: 1, snap: {} } as ContentMessage, Date.now() + 30_000);
+    await vi.advanceTimersByTimeAsync(3000);
+    await expect(snap).resolves.toMatchObject({ ok: true });
+    const ready = th.pageReady(7);
+    await vi.advanceTimersByTimeAsync(2500);
+    await expect(ready).resolves.toBeUndefined();
+    await vi.advanceTimersByTimeAsync(10_000);
+    const blocked = th.pageReady(7);
+    const failed = expect(blocked).rejects.toMatchObject({ code: 'dialog_open', message: expect.stringContaining('does not answer') });
+    await vi.advanceTimersByTimeAsync(2000);
+    await failed;
+  });
+
   it('a frame without the content script says so at once', async () => {
     fakeChrome(async () => {
       throw new Error('Could not establish connection. Receiving end does not exist.');

@@ -20,9 +20,24 @@ export function isRestrictedUrl(url: string): boolean {
  * Long reads (snapshot, find, read) of each tab's content scripts that have
  * not answered yet (tab id → count): one can keep a big page's main thread
  * busy for seconds, so the page not answering then is no sign of a dialog.
+ * A read counts until the page answers it, even after its call gave up at
+ * its deadline (the page is still busy with it: a huge page's first layout
+ * cannot be cut short), but at most LONG_READ_GRACE_MS past that.
  */
 const inFlight = new Map<number, number>();
 const LONG_READS: ReadonlySet<string> = new Set(['snapshot', 'find', 'read']);
+/** How long past its call's end an unanswered long read still counts as keeping the page busy, in ms. */
+export const LONG_READ_GRACE_MS = 60_000;
+/**
+ * After a long read is answered, the page is still busy with its aftermath
+ * for a while (collecting the read's garbage: on a 100 000-element page a
+ * snapshot allocates hundreds of MB): a page that misses a ping sent within
+ * the read's own duration after its answer, at most AFTERMATH_MAX_MS, is
+ * busy with us. Per tab: when the last long read was answered, and that
+ * window's end (Date.now() values).
+ */
+const aftermath = new Map<number, number>();
+export const AFTERMATH_MAX_MS = 10_000;
 
 // Tabs whose action's follow-up read runs now (the content script said
 // 'reading'), until the action's reply arrives.
@@ -33,31 +48,28 @@ const reading = new Set<number>();
 const preparing = new Set<number>();
 const preparedAt = new Map<number, number>();
 
-// Tabs whose page may stay busy with the aftermath of our work after it
-// answered, and when it answered (Date.now()), until the page next answers:
-// an action answered before the browser drew its change (a page that redraws
-// slowly: content/actions.ts settle), or a long read took LONG_READ_MS or
-// more (on the 100k-element bench page, the call after a 2 s find met a page
-// that did not answer its ping for over a second; likely the collection of
-// what the walk allocated, not verified).
-const aftermath = new Map<number, number>();
+// Tabs whose action answered before the browser drew its change (a page
+// that redraws slowly: content/actions.ts settle), and when it answered
+// (Date.now()): the page may stay busy drawing it until it next answers.
+const redrawing = new Map<number, number>();
 /** How long after such an answer a page that does not answer counts as busy with our work, in ms. */
-const AFTERMATH_GRACE_MS = 10_000;
-/** A read this long (ms) leaves an aftermath. */
-const LONG_READ_MS = 500;
+const REDRAW_GRACE_MS = 10_000;
 
 /**
- * True while a long read of ours runs in the tab, or an action's own work
- * before its dispatch (the page may be busy with it), or for
- * AFTERMATH_GRACE_MS after an action answered before the page drew its
- * change or a long read answered, until the page answers again; since: also
- * when that work ended at or after this Date.now() value (a ping sent then
- * met a page busy with us).
+ * True while a long read of ours runs in the tab (or its aftermath: see
+ * aftermath), or an action's own work before its dispatch (the page may be
+ * busy with it), or for REDRAW_GRACE_MS after an action answered before the
+ * page drew its change, until the page answers again; since: also when that
+ * work ended at or after this Date.now() value (a ping sent then met a page
+ * busy with us).
  */
 export function busyWithUs(tabId: number, since?: number): boolean {
   if ((inFlight.get(tabId) ?? 0) > 0 || reading.has(tabId) || preparing.has(tabId)) return true;
-  if (Date.now() - (aftermath.get(tabId) ?? -Infinity) < AFTERMATH_GRACE_MS) return true;
-  return since !== undefined && (preparedAt.get(tabId) ?? -Infinity) >= since;
+  if (Date.now() - (redrawing.get(tabId) ?? -Infinity) < REDRAW_GRACE_MS) return true;
+  if (since === undefined) return false;
+  const after = aftermath.get(tabId);
+  if (after !== undefined && after < Date.now()) aftermath.delete(tabId);
+  return (preparedAt.get(tabId) ?? -Infinity) >= since || (after ?? -Infinity) >= since;
 }
 
 /**
@@ -74,12 +86,12 @@ export function markPreparing(tabId: number, on: boolean): void {
 
 /** Marks tabId's page as drawing the change of an action that already answered (see busyWithUs). */
 export function markRedrawing(tabId: number): void {
-  aftermath.set(tabId, Date.now());
+  redrawing.set(tabId, Date.now());
 }
 
-/** The tab's page answered: it is no longer busy with the aftermath of our work. */
+/** The tab's page answered: it is no longer busy drawing an action's change. */
 export function answeredAgain(tabId: number): void {
-  aftermath.delete(tabId);
+  redrawing.delete(tabId);
 }
 
 /**
@@ -109,15 +121,30 @@ export async function callContent(tabId: number, msg: ContentMessage, deadline: 
   const url = tab.url || tab.pendingUrl || '';
   if (isRestrictedUrl(url)) throw restrictedPage(url);
   const long = LONG_READS.has(msg.kind);
-  const started = Date.now();
   if (long) inFlight.set(tabId, (inFlight.get(tabId) ?? 0) + 1);
   calls.set(tabId, (calls.get(tabId) ?? 0) + 1);
   // A read that would run past the deadline stops there and answers with what it has (partial).
   msg = { ...msg, until: readUntil(deadline) } as ContentMessage;
+  // The message the page has not answered yet, if any (see inFlight).
+  let unanswered: Promise<unknown> | undefined;
+  const send = (): Promise<unknown> => {
+    const sent = chrome.tabs.sendMessage(tabId, msg, { frameId }) as Promise<unknown>;
+    unanswered = sent;
+    const at = Date.now();
+    const answered = () => {
+      if (unanswered === sent) unanswered = undefined;
+      if (long) {
+        const now = Date.now();
+        aftermath.set(tabId, Math.max(aftermath.get(tabId) ?? 0, now + Math.min(now - at, AFTERMATH_MAX_MS)));
+      }
+    };
+    sent.then(answered, answered);
+    return sent;
+  };
   try {
     let reply: ContentReply | undefined;
     try {
-      reply = check(await withDeadline(chrome.tabs.sendMessage(tabId, msg, { frameId }), deadline));
+      reply = check(await withDeadline(send(), deadline));
     } catch (err) {
       if (!isNoReceiver(err)) throw err;
     }
@@ -133,7 +160,7 @@ export async function callContent(tabId: number, msg: ContentMessage, deadline: 
           throw new Error(`the frame cannot be scripted: ${why}`);
         }
       }
-      reply = check(await withDeadline(chrome.tabs.sendMessage(tabId, msg, { frameId }), deadline));
+      reply = check(await withDeadline(send(), deadline));
     }
     // A failure to record it fails no call: the ref is then stale, and a snapshot tries again.
     if (typeof reply.doc === 'number') await claimDocument(tabId, frameId, reply.doc).catch(() => false);
@@ -148,10 +175,25 @@ export async function callContent(tabId: number, msg: ContentMessage, deadline: 
       preparedAt.delete(tabId);
     }
     if (long) {
-      if (Date.now() - started >= LONG_READ_MS) aftermath.set(tabId, Date.now());
-      const n = (inFlight.get(tabId) ?? 1) - 1;
-      if (n > 0) inFlight.set(tabId, n);
-      else inFlight.delete(tabId);
+      const release = () => {
+        const n = (inFlight.get(tabId) ?? 1) - 1;
+        if (n > 0) inFlight.set(tabId, n);
+        else inFlight.delete(tabId);
+      };
+      if (unanswered) {
+        // Cut short at its deadline, the read still runs in the page.
+        let released = false;
+        const once = () => {
+          if (!released) {
+            released = true;
+            release();
+          }
+        };
+        const grace = setTimeout(once, LONG_READ_GRACE_MS);
+        unanswered.then(once, once).finally(() => clearTimeout(grace));
+      } else {
+        release();
+      }
     }
   }
 }

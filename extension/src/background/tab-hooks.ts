@@ -196,9 +196,11 @@ export async function pageReady(tabId: number, control: PageControl = {}, inject
   const tab = await chrome.tabs.get(tabId);
   const url = tab.url || tab.pendingUrl || '';
   if (!url || url === 'about:blank' || isRestrictedUrl(url)) return;
+  const asked = Date.now();
   const answer = await answerWithin(tabId, { target: 'content', kind: 'page-state', ...control }, BLOCKED_AFTER_MS);
   if (answer === 'no-receiver' && inject) await injectTop(tabId, url);
-  if (answer === 'timeout' && !busyWithUs(tabId)) {
+  // busyWithUs(asked): also a page still busy after a read of ours it answered just before.
+  if (answer === 'timeout' && !busyWithUs(tabId, asked)) {
     // Still loading with the hooks in, and no dialog reported: busy, not blocked (see loadOrBlocked).
     if (hooksIn(tabId) && (await chrome.tabs.get(tabId).catch(() => undefined))?.status === 'loading') throw pageBusy(number);
     throw pageBlocked(number);

@@ -42,6 +42,9 @@ export interface AriaNode {
    * n-th of this document's frames showing it).
    */
   frame?: number | string;
+  /** el.tagName and isEditableHost(el), read once by the walk (absent: read when needed). */
+  tag?: string;
+  editable?: boolean;
   children: Item[];
 }
 export type Item = string | AriaNode;
@@ -181,26 +184,46 @@ export interface StyleFacts {
   getPropertyValue(property: string): string;
 }
 
-/** A computed style whose properties are read from the page once each (a read crosses into the engine). */
+/**
+ * A computed style whose properties are read from the page once each (a
+ * read crosses into the engine). The four the snapshot reads are fields,
+ * not a map: one is made per element of the page, and a map each made a
+ * large page's snapshot spend much of its time collecting garbage.
+ */
 class Style implements StyleFacts {
-  private readonly values = new Map<string, string>();
+  private d: string | undefined;
+  private v: string | undefined;
+  private o: string | undefined;
+  private c: string | undefined;
+  private others: Map<string, string> | undefined;
   constructor(private readonly style: Pick<CSSStyleDeclaration, 'getPropertyValue'>) {}
   getPropertyValue(property: string): string {
-    let v = this.values.get(property);
-    if (v === undefined) this.values.set(property, (v = this.style.getPropertyValue(property)));
+    switch (property) {
+      case 'display':
+        return this.display;
+      case 'visibility':
+        return this.visibility;
+      case 'opacity':
+        return this.opacity;
+      case 'content':
+        return this.content;
+    }
+    this.others ??= new Map();
+    let v = this.others.get(property);
+    if (v === undefined) this.others.set(property, (v = this.style.getPropertyValue(property)));
     return v;
   }
   get display(): string {
-    return this.getPropertyValue('display');
+    return (this.d ??= this.style.getPropertyValue('display'));
   }
   get visibility(): string {
-    return this.getPropertyValue('visibility');
+    return (this.v ??= this.style.getPropertyValue('visibility'));
   }
   get opacity(): string {
-    return this.getPropertyValue('opacity');
+    return (this.o ??= this.style.getPropertyValue('opacity'));
   }
   get content(): string {
-    return this.getPropertyValue('content');
+    return (this.c ??= this.style.getPropertyValue('content'));
   }
 }
 
@@ -233,12 +256,12 @@ export function labelsOf(el: Element): HTMLLabelElement[] {
  * them to (pseudoFree) is not computed: it has no content.
  */
 export function styleOf(el: Element, pseudo?: string | null): StyleFacts {
-  const view = el.ownerDocument.defaultView ?? window;
-  if (!styles) return new Style(view.getComputedStyle(el, pseudo));
+  if (!styles) return new Style((el.ownerDocument.defaultView ?? window).getComputedStyle(el, pseudo));
   if (pseudo && (pseudo === '::before' || pseudo === '::after') && el.tagName !== 'Q' && pseudoFree(el)) return NO_PSEUDO;
   const cache = pseudo ? (pseudoStyles!.get(pseudo) ?? pseudoStyles!.set(pseudo, new Map()).get(pseudo)!) : styles;
   let style = cache.get(el);
-  if (!style) cache.set(el, (style = new Style(view.getComputedStyle(el, pseudo))));
+  // The window is looked up on a miss only: most calls are hits.
+  if (!style) cache.set(el, (style = new Style((el.ownerDocument.defaultView ?? window).getComputedStyle(el, pseudo))));
   return style;
 }
 
@@ -361,19 +384,23 @@ export function buildTree(doc: Document, opts: TreeOptions = {}): Tree {
 /** How many elements are walked between two looks at the clock. */
 const CLOCK_EVERY = 256;
 
-/** The role printed for el, or null for a role-less wrapper. */
-export function roleOf(el: Element): string | null {
-  if (el.tagName === 'INPUT' && !el.hasAttribute('role')) {
+/**
+ * The role printed for el, or null for a role-less wrapper. tag and
+ * editable: el.tagName and isEditableHost(el) when the caller has them (a
+ * large page's walk reads each once per element).
+ */
+export function roleOf(el: Element, tag = el.tagName, editable?: boolean): string | null {
+  if (tag === 'INPUT' && !el.hasAttribute('role')) {
     const native = INPUT_ROLES[(el as HTMLInputElement).type];
     if (native) return native;
   }
   // A label standing in for a hidden file input is its button (Chromium shows neither).
-  if (el.tagName === 'LABEL' && !el.hasAttribute('role') && isFileInput((el as HTMLLabelElement).control) && !isRendered((el as HTMLLabelElement).control!)) {
+  if (tag === 'LABEL' && !el.hasAttribute('role') && isFileInput((el as HTMLLabelElement).control) && !isRendered((el as HTMLLabelElement).control!)) {
     return 'button';
   }
-  const role = getRole(el) ?? FALLBACK_ROLES[el.tagName] ?? SURFACE_ROLES[el.tagName] ?? null;
-  if (role === null && el.tagName === 'INPUT' && (el as HTMLInputElement).type === 'password') return 'textbox';
-  if (isEditableHost(el) && (role === null || role === 'generic')) return 'textbox';
+  const role = getRole(el) ?? FALLBACK_ROLES[tag] ?? SURFACE_ROLES[tag] ?? null;
+  if (role === null && tag === 'INPUT' && (el as HTMLInputElement).type === 'password') return 'textbox';
+  if ((role === null || role === 'generic') && (editable ?? isEditableHost(el))) return 'textbox';
   if (role === 'presentation' || role === 'none' || role === 'generic') return null;
   return role;
 }
@@ -427,18 +454,20 @@ class Walker {
 
   visitChildren(el: Element, out: Item[], textVisible: boolean): void {
     if (this.stopped) return;
+    // Asked once per element: for one that can host a closed root, it is a call into Chrome's extension API.
+    const shadow = shadowRootOf(el);
     if (this.hover) {
       // A component's own sheets hold its :hover rules (`:host(:hover) .more`).
-      const shadow = shadowRootOf(el);
       if (shadow && this.shadowScans < MAX_SHADOW_ROOTS && ((shadow.styleSheets?.length ?? 0) > 0 || (shadow.adoptedStyleSheets?.length ?? 0) > 0)) {
         this.shadowScans++;
         for (const found of hoverRevealed(shadow)) this.hover.add(found);
       }
     }
-    const kids = childNodesOf(el);
-    for (const child of kids) {
+    const kids = childNodesOf(el, shadow);
+    // By index: an iterator per element was a large share of a big page's garbage.
+    for (let i = 0; i < kids.length; i++) {
       if (this.stopped) return;
-      this.visit(child, out, textVisible);
+      this.visit(kids[i]!, out, textVisible);
     }
   }
 
@@ -450,11 +479,15 @@ class Walker {
     }
     if (node.nodeType !== 1 /* ELEMENT_NODE */) return;
     const el = node as Element;
-    if (SKIPPED_TAGS.has(el.tagName)) return;
-    if (el.getAttribute('aria-hidden') === 'true' || el.hasAttribute('inert')) return;
-    if (el.hasAttribute('hidden') && el.getAttribute('hidden') !== 'until-found') return;
-    if (el.tagName === 'INPUT' && (el as HTMLInputElement).type === 'hidden') return;
-    if (el.tagName === 'BR') {
+    const tag = el.tagName;
+    if (SKIPPED_TAGS.has(tag)) return;
+    // Most elements of a large page have no attributes: one call instead of four.
+    if (el.hasAttributes()) {
+      if (el.getAttribute('aria-hidden') === 'true' || el.hasAttribute('inert')) return;
+      if (el.hasAttribute('hidden') && el.getAttribute('hidden') !== 'until-found') return;
+    }
+    if (tag === 'INPUT' && (el as HTMLInputElement).type === 'hidden') return;
+    if (tag === 'BR') {
       out.push('\n');
       return;
     }
@@ -475,7 +508,7 @@ class Walker {
     if (revealed) {
       this.inHover++;
       try {
-        this.walkElement(el, style, out, true);
+        this.walkElement(el, tag, style, out, true);
       } finally {
         this.inHover--;
       }
@@ -483,12 +516,13 @@ class Walker {
     }
     if (style.display === 'none') return;
     if (this.inHover === 0 && !visibleNow(el, style)) return;
-    this.walkElement(el, style, out, this.inHover > 0 || (style.visibility !== 'hidden' && style.visibility !== 'collapse'));
+    this.walkElement(el, tag, style, out, this.inHover > 0 || (style.visibility !== 'hidden' && style.visibility !== 'collapse'));
   }
 
-  private walkElement(el: Element, style: StyleFacts, out: Item[], selfVisible: boolean): void {
-    const role = selfVisible ? roleOf(el) : null;
-    const interactive = selfVisible && isInteractive(el, role);
+  private walkElement(el: Element, tag: string, style: StyleFacts, out: Item[], selfVisible: boolean): void {
+    const editable = isEditableHost(el);
+    const role = selfVisible ? roleOf(el, tag, editable) : null;
+    const interactive = selfVisible && isInteractive(el, role, tag, editable);
 
     if (role === null && !interactive) {
       // A wrapper: its children move up. Block boxes separate text runs.
@@ -501,18 +535,18 @@ class Walker {
     }
 
     this.built++;
-    const aria: AriaNode = { role: role ?? 'generic', el, interactive, children: [] };
+    const aria: AriaNode = { role: role ?? 'generic', el, interactive, tag, editable, children: [] };
     if (this.inHover > 0) aria.hoverHidden = true;
-    if (el.tagName === 'A' && el.hasAttribute('href')) {
+    if (tag === 'A' && el.hasAttribute('href')) {
       const href = el.getAttribute('href')!.trim();
       if (href && !/^javascript:/i.test(href)) aria.url = clip(href);
     }
-    if (el.tagName === 'IFRAME' || el.tagName === 'FRAME') {
+    if (tag === 'IFRAME' || tag === 'FRAME') {
       this.visitFrame(el as HTMLIFrameElement, aria);
-    } else if (el.tagName === 'SELECT') {
+    } else if (tag === 'SELECT') {
       // The options are the children; the value is the selected one.
       this.visitChildren(el, aria.children, true);
-    } else if (!LEAF_ROLES.has(aria.role) && !isEditableHost(el) && el.tagName !== 'INPUT' && el.tagName !== 'TEXTAREA') {
+    } else if (!LEAF_ROLES.has(aria.role) && !editable && tag !== 'INPUT' && tag !== 'TEXTAREA') {
       this.visitChildren(el, aria.children, selfVisible);
     }
     aria.children = normalize(aria.children);
@@ -592,7 +626,7 @@ export class Renderer {
       const name = nodeName(item);
       let kids = item.children;
       // A name computed from the content repeats it: print only the name.
-      if (name && kids.length > 0 && kids.every((c) => typeof c === 'string') && kids.join(' ') === name) kids = [];
+      if (name && kids.length > 0 && repeatsName(kids, name)) kids = [];
       const cut = level >= this.depth && (kids.length > 0 || item.frame !== undefined);
       const key = nodeKey(item, name, this.refs, cut);
       const value = nodeValue(item);
@@ -622,6 +656,13 @@ export class Renderer {
   }
 }
 
+/** Whether kids are all text runs that, joined by spaces, are name. */
+function repeatsName(kids: Item[], name: string): boolean {
+  if (kids.length === 1) return kids[0] === name;
+  for (const c of kids) if (typeof c !== 'string') return false;
+  return kids.join(' ') === name;
+}
+
 /** How many nodes and text runs items hold. */
 export function countItems(items: Item[]): number {
   let n = 0;
@@ -638,7 +679,7 @@ export function nodeName(node: AriaNode): string {
 export function nodeKey(node: AriaNode, name: string, refs: RefRegistry | undefined, withRef = false): string {
   let key = node.role;
   if (name) key += ' ' + JSON.stringify(name);
-  for (const p of propsOf(node.el, node.role)) key += ' ' + p;
+  for (const p of propsOf(node.el, node.role, node.tag ?? node.el.tagName)) key += ' ' + p;
   if (node.hoverHidden) key += ' [hidden until hover]';
   if (refs && (node.interactive || withRef || CONTAINER_REF_ROLES.has(node.role))) key += ` [ref=${refs.refFor(node.el)}]`;
   return key;
@@ -646,9 +687,10 @@ export function nodeKey(node: AriaNode, name: string, refs: RefRegistry | undefi
 
 /** The value printed after a node's key, if any. */
 export function nodeValue(node: AriaNode): string | undefined {
-  if (node.el.tagName === 'SELECT') return undefined;
-  if (isFileInput(node.el)) return valueOf(node.el);
-  if (VALUE_ROLES.has(node.role) || isEditableHost(node.el)) return valueOf(node.el);
+  const tag = node.tag ?? node.el.tagName;
+  if (tag === 'SELECT') return undefined;
+  if (tag === 'INPUT' && isFileInput(node.el)) return valueOf(node.el);
+  if (VALUE_ROLES.has(node.role) || (node.editable ?? isEditableHost(node.el))) return valueOf(node.el);
   return undefined;
 }
 
@@ -679,8 +721,7 @@ export function visibleNow(el: Element, style?: StyleFacts): boolean {
   return typeof el.checkVisibility !== 'function' || el.checkVisibility();
 }
 
-function childNodesOf(el: Element): Iterable<Node> {
-  const shadow = shadowRootOf(el);
+function childNodesOf(el: Element, shadow: ShadowRoot | null): ArrayLike<Node> {
   if (shadow) return shadow.childNodes;
   if (el.tagName === 'SLOT') {
     const assigned = (el as HTMLSlotElement).assignedNodes();
@@ -689,20 +730,21 @@ function childNodesOf(el: Element): Iterable<Node> {
   return el.childNodes;
 }
 
-export function isInteractive(el: Element, role: string | null): boolean {
+/** Whether el gets a ref as a control (tag, editable: as in roleOf). */
+export function isInteractive(el: Element, role: string | null, tag = el.tagName, editable?: boolean): boolean {
   if (role !== null && INTERACTIVE_ROLES.has(role)) return true;
-  if (isSurface(el, role)) return true;
-  if (INTERACTIVE_TAGS.has(el.tagName)) return true;
-  if (el.tagName === 'A' && el.hasAttribute('href')) return true;
-  if (el.tagName === 'INPUT') return true;
-  if (el.hasAttribute('tabindex') || el.hasAttribute('onclick') || el.getAttribute('draggable') === 'true') return true;
-  return isEditableHost(el);
+  if (isSurface(el, role, tag)) return true;
+  if (INTERACTIVE_TAGS.has(tag)) return true;
+  if (tag === 'A' && el.hasAttribute('href')) return true;
+  if (tag === 'INPUT') return true;
+  if (el.hasAttributes() && (el.hasAttribute('tabindex') || el.hasAttribute('onclick') || el.getAttribute('draggable') === 'true')) return true;
+  return editable ?? isEditableHost(el);
 }
 
 /** Whether el is a visual surface (SURFACE_TAGS, or a sizable <svg> with a role). */
-export function isSurface(el: Element, role: string | null): boolean {
-  if (SURFACE_TAGS.has(el.tagName)) return true;
-  if (el.tagName !== 'svg' || role === null || role === 'generic') return false;
+export function isSurface(el: Element, role: string | null, tag = el.tagName): boolean {
+  if (SURFACE_TAGS.has(tag)) return true;
+  if (tag !== 'svg' || role === null || role === 'generic') return false;
   const r = boxOf(el);
   return r.width >= SURFACE_MIN_SIDE && r.height >= SURFACE_MIN_SIDE;
 }
@@ -713,19 +755,19 @@ export function boxProp(el: Element): string {
   return `[box=${Math.round(r.left)},${Math.round(r.top)} ${Math.round(r.width)}x${Math.round(r.height)}]`;
 }
 
-function propsOf(el: Element, role: string): string[] {
+function propsOf(el: Element, role: string, tag: string): string[] {
   const props: string[] = [];
-  if (isSurface(el, role)) props.push(boxProp(el));
-  const files = takesFiles(el);
+  if (isSurface(el, role, tag)) props.push(boxProp(el));
+  const files = takesFiles(el, tag);
   if (files !== undefined) props.push(files ? `[takes files: ${clip(files, 60)}]` : '[takes files]');
   if (role === 'slider') {
-    const input = el.tagName === 'INPUT' ? (el as HTMLInputElement) : undefined;
+    const input = tag === 'INPUT' ? (el as HTMLInputElement) : undefined;
     const min = input ? input.min || '0' : el.getAttribute('aria-valuemin');
     const max = input ? input.max || '100' : el.getAttribute('aria-valuemax');
     if (min) props.push(`[min=${min}]`);
     if (max) props.push(`[max=${max}]`);
   }
-  if (el.tagName === 'INPUT' && !(el as HTMLInputElement).value) {
+  if (tag === 'INPUT' && !(el as HTMLInputElement).value) {
     const format = INPUT_FORMATS[(el as HTMLInputElement).type];
     if (format) props.push(`[format=${format}]`);
   }
@@ -734,17 +776,19 @@ function propsOf(el: Element, role: string): string[] {
     if (checked === 'mixed') props.push('[checked=mixed]');
     else if (checked) props.push('[checked]');
   }
-  if (isDisabledEl(el)) props.push('[disabled]');
-  if (el.getAttribute('aria-expanded') === 'true') props.push('[expanded]');
-  else if (el.tagName === 'SUMMARY' && (el.parentElement as HTMLDetailsElement | null)?.open) props.push('[expanded]');
+  if (isDisabledEl(el, tag)) props.push('[disabled]');
+  // An element without attributes has none of the ARIA states below.
+  const attrs = el.hasAttributes();
+  if (attrs && el.getAttribute('aria-expanded') === 'true') props.push('[expanded]');
+  else if (tag === 'SUMMARY' && (el.parentElement as HTMLDetailsElement | null)?.open) props.push('[expanded]');
   if (role === 'heading') {
-    const level = Number(el.getAttribute('aria-level')) || Number(/^H([1-6])$/.exec(el.tagName)?.[1]) || 2;
+    const level = Number(el.getAttribute('aria-level')) || Number(/^H([1-6])$/.exec(tag)?.[1]) || 2;
     props.push(`[level=${level}]`);
   }
-  const pressed = el.getAttribute('aria-pressed');
+  const pressed = attrs ? el.getAttribute('aria-pressed') : null;
   if (pressed === 'true') props.push('[pressed]');
   else if (pressed === 'mixed') props.push('[pressed=mixed]');
-  if (el.getAttribute('aria-selected') === 'true' || (el.tagName === 'OPTION' && (el as HTMLOptionElement).selected)) {
+  if ((attrs && el.getAttribute('aria-selected') === 'true') || (tag === 'OPTION' && (el as HTMLOptionElement).selected)) {
     props.push('[selected]');
   }
   return props;
@@ -756,8 +800,8 @@ function propsOf(el: Element, role: string): string[] {
  * file input hidden right beside it). undefined: no; otherwise the input's
  * accept list ('' when it takes any file).
  */
-export function takesFiles(el: Element): string | undefined {
-  const input = fileInputOf(el);
+export function takesFiles(el: Element, tag = el.tagName): string | undefined {
+  const input = fileInputOf(el, tag);
   return input ? (input.getAttribute('accept') ?? '').trim() : undefined;
 }
 
@@ -765,18 +809,23 @@ function isFileInput(el: Element | null | undefined): el is HTMLInputElement {
   return !!el && el.tagName === 'INPUT' && (el as HTMLInputElement).type === 'file';
 }
 
-function fileInputOf(el: Element): HTMLInputElement | undefined {
-  if (isFileInput(el)) return el;
-  if (el.tagName === 'LABEL') {
+function fileInputOf(el: Element, tag: string): HTMLInputElement | undefined {
+  if (tag === 'INPUT' && (el as HTMLInputElement).type === 'file') return el as HTMLInputElement;
+  if (tag === 'LABEL') {
     const control = (el as HTMLLabelElement).control;
     return isFileInput(control) ? control : undefined;
   }
-  if (el.tagName !== 'BUTTON' && el.getAttribute('role') !== 'button' && el.tagName !== 'A') return undefined;
-  const inside = el.querySelector('input[type=file]');
-  if (isFileInput(inside)) return inside;
-  for (const id of (el.getAttribute('aria-controls') ?? '').split(/\s+/).filter(Boolean)) {
-    const named = el.ownerDocument.getElementById(id);
-    if (isFileInput(named)) return named;
+  if (tag !== 'BUTTON' && tag !== 'A' && el.getAttribute('role') !== 'button') return undefined;
+  if (el.firstElementChild) {
+    const inside = el.querySelector('input[type=file]');
+    if (isFileInput(inside)) return inside;
+  }
+  const controls = el.getAttribute('aria-controls');
+  if (controls) {
+    for (const id of controls.split(/\s+/).filter(Boolean)) {
+      const named = el.ownerDocument.getElementById(id);
+      if (isFileInput(named)) return named;
+    }
   }
   // The usual custom upload button: a file input hidden beside it, opened by its click handler.
   for (const near of [el.nextElementSibling, el.previousElementSibling]) {
@@ -803,13 +852,22 @@ function checkedState(el: Element): boolean | 'mixed' {
   return aria === 'true';
 }
 
+/**
+ * The elements :disabled can match (HTML "disabled": button, input, select,
+ * textarea, optgroup, option, fieldset, and form-associated custom elements,
+ * whose names have a hyphen); lower case too, as an XHTML page's tagName is.
+ */
+const DISABLEABLE_TAGS = new Set(['BUTTON', 'INPUT', 'SELECT', 'TEXTAREA', 'OPTGROUP', 'OPTION', 'FIELDSET', 'button', 'input', 'select', 'textarea', 'optgroup', 'option', 'fieldset']);
+
 /** Disabled natively (including by a disabled fieldset) or by aria-disabled on it or an ancestor. */
-export function isDisabledEl(el: Element): boolean {
-  try {
-    if (el.matches(':disabled')) return true;
-  } catch {
-    // Some DOMs do not know :disabled; fall through.
-    if ((el as HTMLButtonElement).disabled === true) return true;
+export function isDisabledEl(el: Element, tag = el.tagName): boolean {
+  if (DISABLEABLE_TAGS.has(tag) || tag.includes('-')) {
+    try {
+      if (el.matches(':disabled')) return true;
+    } catch {
+      // Some DOMs do not know :disabled; fall through.
+      if ((el as HTMLButtonElement).disabled === true) return true;
+    }
   }
   return el.closest('[aria-disabled="true"]') !== null;
 }
@@ -861,6 +919,8 @@ export function safeName(el: Element, hidden = false): string {
   if (!hidden) {
     const text = contentName(el) ?? ownTextName(el);
     if (text) return text;
+    const titled = titleOnlyName(el);
+    if (titled !== undefined) return titled;
   }
   // dom-accessibility-api reads el.labels: the index answers instead, through
   // an own property of this script's wrapper (the page never sees it).
@@ -886,8 +946,10 @@ export function safeName(el: Element, hidden = false): string {
   }
 }
 
+const PSEUDOS = ['::before', '::after'];
+
 /** Elements named by their content whose name, with only text inside, is that text (accname 2F). */
-const TEXT_NAMED_TAGS = new Set(['A', 'BUTTON', 'TD', 'TH', 'H1', 'H2', 'H3', 'H4', 'H5', 'H6']);
+const TEXT_NAMED_TAGS = new Set(['A', 'BUTTON', 'TD', 'TH', 'TR', 'H1', 'H2', 'H3', 'H4', 'H5', 'H6']);
 
 /**
  * The name of a shown link, button, cell or heading whose children are all
@@ -908,26 +970,62 @@ function ownTextName(el: Element): string {
   text = text.trim().replace(/\s\s+/g, ' ');
   if (!text || shadowRootOf(el)) return '';
   if (el.tagName === 'BUTTON' && labelsOf(el).length > 0) return '';
-  for (const pseudo of ['::before', '::after']) {
+  for (const pseudo of PSEUDOS) {
     const content = styleOf(el, pseudo).content;
     if (content && content !== 'none' && content !== 'normal') return '';
   }
   return text;
 }
 
-/** Elements that, inside a name made of content, add only their own content (no role, label or control of theirs). */
-const PLAIN_TAGS = new Set(['SPAN', 'B', 'I', 'EM', 'STRONG', 'SMALL', 'CODE', 'MARK', 'SUB', 'SUP', 'U', 'S', 'TIME', 'A', 'DIV', 'P']);
-/** Attributes that make an element's part of a name more than its content. */
-const NAMING_ATTRS = ['aria-label', 'aria-labelledby', 'aria-hidden', 'aria-owns', 'hidden', 'role', 'title'];
+/**
+ * Elements whose implicit role (dom-accessibility-api's getRole) never takes
+ * its name from content (ARIA 1.2 "name from: author" roles such as list,
+ * listitem, paragraph, the landmarks, rowgroup), and that HTML-AAM names by
+ * nothing of their own (not labelable, no caption, legend or alt): with no
+ * role, aria-label or aria-labelledby, their name is their title or nothing.
+ */
+const TITLE_ONLY_TAGS = new Set([
+  'LI', 'UL', 'OL', 'P', 'MAIN', 'HEADER', 'FOOTER', 'NAV', 'SECTION', 'ARTICLE', 'ASIDE', 'TBODY', 'THEAD', 'TFOOT',
+  'FORM', 'DL', 'DT', 'DD', 'FIGURE', 'BLOCKQUOTE', 'DETAILS', 'DIALOG', 'HR', 'PRE', 'CODE', 'ADDRESS',
+]);
 
 /**
- * The name of a shown link, button, cell or heading made of its content, as
- * dom-accessibility-api computes it (accname 2F: each child's text
- * alternative, a space around those that are not inline, trimmed at each
- * level), without its walk, when that content is only text and plain
- * elements (PLAIN_TAGS, no NAMING_ATTRS), all shown, in a tree no style rule
- * gives ::before or ::after. undefined when the shortcut does not apply (or
- * the name is empty: the title may then name it).
+ * The name of a shown TITLE_ONLY_TAGS element without role, aria-label or
+ * aria-labelledby, as dom-accessibility-api computes it (accname: 2C and 2D
+ * give nothing, 2F does not apply, then the tooltip attribute): its title,
+ * flattened, else ''. undefined when the shortcut does not apply. Saves the
+ * library's role look-ups, which were most of a long list's naming.
+ */
+function titleOnlyName(el: Element): string | undefined {
+  if (!styles || !TITLE_ONLY_TAGS.has(el.tagName) || el.hasAttribute('aria-labelledby') || el.hasAttribute('role')) return undefined;
+  const title = el.getAttribute('title');
+  return title !== null && title.trim() !== '' ? title.trim().replace(/\s\s+/g, ' ') : '';
+}
+
+/**
+ * Elements that, inside a name made of content, add only their own content
+ * (no role that is a control, no label, caption, legend or alt of theirs).
+ */
+const PLAIN_TAGS = new Set([
+  'SPAN', 'B', 'I', 'EM', 'STRONG', 'SMALL', 'CODE', 'MARK', 'SUB', 'SUP', 'U', 'S', 'TIME', 'A', 'DIV', 'P',
+  'TD', 'TH', 'TR', 'TBODY', 'THEAD', 'TFOOT', 'LI', 'UL', 'OL', 'H1', 'H2', 'H3', 'H4', 'H5', 'H6',
+  'SECTION', 'ARTICLE', 'HEADER', 'FOOTER', 'NAV', 'ASIDE', 'MAIN', 'FIGCAPTION', 'ABBR', 'CITE', 'KBD', 'SAMP', 'VAR', 'DFN', 'DEL', 'INS', 'BDI', 'BDO', 'DATA', 'LABEL',
+]);
+/** Attributes that make an element's part of a name more than its content. */
+const NAMING_ATTRS = ['aria-label', 'aria-labelledby', 'aria-hidden', 'aria-owns', 'hidden', 'role', 'title'];
+/** Attributes that make a control's part of a name other than its content or value (a control skips 2C and 2D inside a name). */
+const CONTROL_NAMING_ATTRS = ['aria-labelledby', 'aria-hidden', 'aria-owns', 'hidden', 'role'];
+/** Input types whose role is textbox (dom-accessibility-api's getRole, without a list attribute). */
+const TEXTBOX_TYPES = new Set(['text', 'email', 'tel', 'url']);
+
+/**
+ * The name of a shown link, button, cell, row or heading made of its
+ * content, as dom-accessibility-api computes it (accname 2F: each child's
+ * text alternative, a space around those that are not inline, trimmed at
+ * each level), without its walk, when that content is only text, plain
+ * elements (PLAIN_TAGS, no NAMING_ATTRS), buttons and text fields, in a tree
+ * no style rule gives ::before or ::after. undefined when the shortcut does
+ * not apply (or the name is empty: the title may then name it).
  */
 function contentName(el: Element): string | undefined {
   if (!styles || !TEXT_NAMED_TAGS.has(el.tagName) || el.hasAttribute('aria-labelledby') || el.hasAttribute('aria-owns')) return undefined;
@@ -941,6 +1039,13 @@ function contentName(el: Element): string | undefined {
   return text.trim().replace(/\s\s+/g, ' ') || undefined;
 }
 
+/**
+ * el's content as dom-accessibility-api's computeMiscTextAlternative gives
+ * it inside a name (recursion), or undefined when a child is not one the
+ * shortcut knows. A hidden child (hidden, display none, visibility hidden)
+ * adds nothing but its separator. A button adds its own content (a control
+ * skips aria-label inside a name: 2C), a text field its value (2E).
+ */
 function plainContent(el: Element): string | undefined {
   let acc = '';
   for (let c = el.firstChild; c; c = c.nextSibling) {
@@ -950,31 +1055,54 @@ function plainContent(el: Element): string | undefined {
     }
     if (c.nodeType !== 1 /* ELEMENT_NODE */) continue;
     const e = c as Element;
-    if (!PLAIN_TAGS.has(e.tagName) || shadowRootOf(e)) return undefined;
-    if (e.hasAttributes() && NAMING_ATTRS.some((a) => e.hasAttribute(a))) return undefined;
+    if (shadowRootOf(e)) return undefined;
+    let inner: string | undefined;
+    const tag = e.tagName;
+    if (tag === 'BUTTON' || tag === 'INPUT' || tag === 'TEXTAREA') {
+      if (e.hasAttributes() && CONTROL_NAMING_ATTRS.some((a) => e.hasAttribute(a))) return undefined;
+      if (tag === 'INPUT' && (!TEXTBOX_TYPES.has((e as HTMLInputElement).type) || e.hasAttribute('list'))) return undefined;
+    } else if (!PLAIN_TAGS.has(tag) || (e.hasAttributes() && NAMING_ATTRS.some((a) => e.hasAttribute(a)))) {
+      return undefined;
+    }
     const style = styleOf(e);
-    if (style.display === 'none' || style.visibility === 'hidden' || style.visibility === 'collapse') return undefined;
-    const inner = plainContent(e);
-    if (inner === undefined) return undefined;
     const sep = style.display !== 'inline' ? ' ' : '';
+    if (style.display === 'none' || style.visibility === 'hidden') inner = '';
+    else if (tag === 'INPUT' || tag === 'TEXTAREA') inner = (e as HTMLInputElement).value;
+    else inner = plainContent(e);
+    if (inner === undefined) return undefined;
     acc += sep + inner + sep;
   }
   return acc.trim();
 }
 
-/** Merges adjacent text runs, collapses white space and drops empty runs. */
+/**
+ * Merges adjacent text runs, collapses white space and drops empty runs.
+ * Called for every node's children: a list with no text is returned as it
+ * is, and a run of one string is not copied.
+ */
 function normalize(items: Item[]): Item[] {
-  const out: Item[] = [];
-  let text = '';
+  let i = 0;
+  while (i < items.length && typeof items[i] !== 'string') i++;
+  if (i === items.length) return items;
+  const out: Item[] = items.slice(0, i);
+  let text: string | undefined;
+  let parts: string[] | undefined;
   const flush = () => {
-    const t = normalizeSpace(text);
-    if (t) out.push(t);
-    text = '';
+    if (parts) text = parts.join('');
+    if (text !== undefined) {
+      const t = normalizeSpace(text);
+      if (t) out.push(t);
+    }
+    text = parts = undefined;
   };
-  for (const item of items) {
+  for (; i < items.length; i++) {
+    const item = items[i]!;
     if (item === BREAK) flush();
-    else if (typeof item === 'string') text += item;
-    else {
+    else if (typeof item === 'string') {
+      if (parts) parts.push(item);
+      else if (text === undefined) text = item;
+      else parts = [text, item];
+    } else {
       flush();
       out.push(item);
     }
@@ -983,7 +1111,12 @@ function normalize(items: Item[]): Item[] {
   return out;
 }
 
+/** White space other than a lone space between words (what normalizeSpace changes). */
+const UNTIDY_SPACE = /[^\S ]|  |^ | $/;
+
 export function normalizeSpace(s: string): string {
+  // Most runs are tidy already: testing allocates nothing, replacing does.
+  if (!UNTIDY_SPACE.test(s)) return s;
   return s.replace(/[\s\u00a0]+/g, ' ').trim();
 }
 
