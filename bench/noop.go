@@ -42,15 +42,10 @@ func runNoop(args []string) int {
 		return 1
 	}
 	defer os.RemoveAll(tmp)
-	var peerDir string
-	if *peers {
-		peerDir = filepath.Join(tmp, "peers")
-		_ = os.MkdirAll(peerDir, 0o755)
-		logf("npm install %s %s", playwrightMCP, devtoolsMCP)
-		if err := installPeers(ctx, peerDir); err != nil {
-			fmt.Fprintln(os.Stderr, "bench:", err)
-			return 1
-		}
+	peerDir, err := peersUnder(ctx, tmp, *peers)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
 	}
 	binList := strings.Split(*bins, ",")
 	runs := make([][]noopRun, len(binList))

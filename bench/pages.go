@@ -241,14 +241,11 @@ func runBench(ctx context.Context, o options) (*benchResult, error) {
 		defer func() { t.s.Close(); t.stop() }()
 	}
 
-	peers := ""
+	peers, err := peersUnder(ctx, tmp, o.peers)
+	if err != nil {
+		return nil, err
+	}
 	if o.peers {
-		peers = filepath.Join(tmp, "peers")
-		_ = os.MkdirAll(peers, 0o755)
-		logf("npm install %s %s", playwrightMCP, devtoolsMCP)
-		if err := installPeers(ctx, peers); err != nil {
-			return nil, err
-		}
 		for _, p := range []struct {
 			name  string
 			start func(context.Context, string, string) (*server, error)

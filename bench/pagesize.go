@@ -163,15 +163,10 @@ func runPageSize(args []string) int {
 		return 1
 	}
 	defer os.RemoveAll(tmp)
-	peerDir := ""
-	if *peers {
-		peerDir = filepath.Join(tmp, "peers")
-		_ = os.MkdirAll(peerDir, 0o755)
-		logf("npm install %s %s", playwrightMCP, devtoolsMCP)
-		if err := installPeers(ctx, peerDir); err != nil {
-			fmt.Fprintln(os.Stderr, "bench:", err)
-			return 1
-		}
+	peerDir, err := peersUnder(ctx, tmp, *peers)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
 	}
 	r := measurePageSize(ctx, abs, tmp, peerDir, sizes, *rounds, *capped, *large)
 	writePageSize(os.Stdout, r)

@@ -223,6 +223,23 @@ func acceptEarlyDialogs(ctx context.Context, t *tether, url string) error {
 	return e2e.AcceptDialogs(ctx, alloc, url)
 }
 
+// peersUnder installs both peers with npm into tmp/peers and returns that
+// folder; "" when want is false (nothing installed).
+func peersUnder(ctx context.Context, tmp string, want bool) (string, error) {
+	if !want {
+		return "", nil
+	}
+	dir := filepath.Join(tmp, "peers")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	logf("npm install %s %s", playwrightMCP, devtoolsMCP)
+	if err := installPeers(ctx, dir); err != nil {
+		return "", err
+	}
+	return dir, nil
+}
+
 // installPeers installs both peers with npm into dir.
 func installPeers(ctx context.Context, dir string) error {
 	if err := os.WriteFile(filepath.Join(dir, "package.json"), []byte(`{"name":"tether-bench-peers","private":true}`), 0o644); err != nil {

@@ -142,6 +142,23 @@ type revocable interface {
 	Revoked(name string) <-chan struct{}
 }
 
+// endOnRevoke returns ctx, cancelled when the named token name is revoked:
+// an event stream outlives the token check of the request that opened it.
+// The caller calls stop when the stream ends.
+func endOnRevoke(ctx context.Context, log *slog.Logger, rv revocable, name string) (_ context.Context, stop context.CancelFunc) {
+	ctx, stop = context.WithCancel(ctx)
+	revoked := rv.Revoked(name)
+	go func() {
+		select {
+		case <-revoked:
+			log.Info("MCP event stream ended: its token was revoked", "token", name)
+			stop()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, stop
+}
+
 // tokenKey carries the name of the named token a request authenticated
 // with ("" for the local MCP token).
 type tokenKey struct{}
@@ -190,17 +207,8 @@ func apiGuard(log *slog.Logger, token string, named NamedTokens, next http.Handl
 					// to finish: cutting an action midway would leave
 					// its outcome unknown.)
 					var stop context.CancelFunc
-					ctx, stop = context.WithCancel(ctx)
+					ctx, stop = endOnRevoke(ctx, log, rv, name)
 					defer stop()
-					revoked := rv.Revoked(name)
-					go func() {
-						select {
-						case <-revoked:
-							log.Info("MCP event stream ended: its token was revoked", "token", name)
-							stop()
-						case <-ctx.Done():
-						}
-					}()
 				}
 				next.ServeHTTP(w, r.WithContext(ctx))
 				return

@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -71,17 +70,8 @@ func namedTokenMessages(log *slog.Logger, limits *mcptoken.Limiter, revoked revo
 			if revoked == nil {
 				break
 			}
-			ctx, stop := context.WithCancel(r.Context())
+			ctx, stop := endOnRevoke(r.Context(), log, revoked, name)
 			defer stop()
-			gone := revoked.Revoked(name)
-			go func() {
-				select {
-				case <-gone:
-					log.Info("MCP event stream ended: its token was revoked", "token", name)
-					stop()
-				case <-ctx.Done():
-				}
-			}()
 			r = r.WithContext(ctx)
 		}
 		next.ServeHTTP(w, r)
