@@ -95,8 +95,24 @@ func runAll(args []string) int {
 }
 
 // benchResult is the whole run.
+// loadAverages is the machine's 1-, 5- and 15-minute load averages from
+// /proc/loadavg ("0.52 0.48 0.40"), or "" where it cannot be read: with
+// runtime.NumCPU, what else ran on the machine during a run.
+func loadAverages() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return ""
+	}
+	return strings.Join(f[:3], " ")
+}
+
 type benchResult struct {
 	Started            time.Time
+	LoadAtStart        string          // /proc/loadavg's 1-, 5- and 15-minute averages when the run began ("" where there is none)
 	Corpus             []string        // page names
 	Servers            []*serverResult // Tether first
 	Fidelity           *fidelity
@@ -157,7 +173,7 @@ func logf(format string, args ...any) {
 }
 
 func runBench(ctx context.Context, o options) (*benchResult, error) {
-	r := &benchResult{Started: time.Now()}
+	r := &benchResult{Started: time.Now(), LoadAtStart: loadAverages()}
 	bin, err := filepath.Abs(o.bin)
 	if err != nil {
 		return nil, err
