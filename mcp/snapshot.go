@@ -80,8 +80,11 @@ func (h *handlers) find(ctx context.Context, _ mcpgo.CallToolRequest, args FindA
 		lines = append(lines, line)
 	}
 	lead := fmt.Sprintf("Tab %d: %d match(es)", res.Tab, res.Total)
+	if res.More {
+		lead = fmt.Sprintf("Tab %d: more than %d matches (the search stopped counting there)", res.Tab, len(res.Matches))
+	}
 	if res.Total > len(res.Matches) {
-		lead += fmt.Sprintf(", first %d shown; narrow the search", len(res.Matches))
+		lead += fmt.Sprintf(", first %d shown; narrow the search (add text)", len(res.Matches))
 	}
 	if res.Partial {
 		lead += " (partial: the search ran out of time before the end of the page)"

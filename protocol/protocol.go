@@ -711,6 +711,9 @@ type FindResult struct {
 	// Partial is true when the search ran into the call's deadline: the
 	// matches are those found in the part of the page searched by then.
 	Partial bool `json:"partial,omitempty"`
+	// More is true when a search by role alone stopped once it had more
+	// matches than its limit: Total is then a floor, not a count.
+	More bool `json:"more,omitempty"`
 }
 
 // ReadResult is a page's rendered DOM, for conversion to Markdown by the daemon.

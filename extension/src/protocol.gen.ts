@@ -417,6 +417,11 @@ export interface FindResult {
    * matches are those found in the part of the page searched by then.
    */
   partial?: boolean;
+  /**
+   * More is true when a search by role alone stopped once it had more
+   * matches than its limit: Total is then a floor, not a count.
+   */
+  more?: boolean;
 }
 /**
  * HandleDialogParams arms the answer to the tab's next Times dialogs.

@@ -54,6 +54,26 @@ describe('snapshot cap, subtree and depth', () => {
     expect(whole.matches.map((m) => m.line)).toEqual([expect.stringContaining('link "Link 599"')]);
   });
 
+  it('search by role with a limit stops past it, and lists what the whole-tree search lists', () => {
+    document.body.innerHTML =
+      '<h2>Top</h2><button style="display:none">Hidden</button>' +
+      Array.from({ length: 300 }, (_, i) => `<div><button>B${i}</button><span role="button">S${i}</span><a href="/${i}">L${i}</a></div>`).join('') +
+      '<div aria-hidden="true"><button>Gone</button></div>';
+    const all = find(document, new RefRegistry(1), { role: 'button' });
+    expect(all.matches).toHaveLength(600);
+    expect(all.more).toBeUndefined();
+    const some = find(document, new RefRegistry(1), { role: 'button', limit: 50 });
+    expect(some.more).toBe(true);
+    expect(some.matches).toHaveLength(51);
+    expect(some.matches.map((m) => m.line)).toEqual(all.matches.slice(0, 51).map((m) => m.line));
+    expect(some.matches[0]!.context).toBe(all.matches[0]!.context);
+    // Fewer matches than the limit: all of them, none more; hidden ones never.
+    const links = find(document, new RefRegistry(1), { role: 'link', limit: 1000 });
+    expect(links.more).toBeUndefined();
+    expect(links.matches).toHaveLength(300);
+    expect(find(document, new RefRegistry(1), { role: 'button', limit: 1000 }).matches.map((m) => m.line)).toEqual(all.matches.map((m) => m.line));
+  });
+
   it('search finds fields by their labels, wherever the label is', () => {
     document.body.innerHTML = '<label for="a">Street</label><p>x</p><input id="a"><label>City <input></label><input aria-label="Zip">';
     const lines = (t: string) => find(document, new RefRegistry(1), { text: t }).matches.map((m) => m.line);

@@ -108,9 +108,10 @@ export class ContentAgent {
           return { ok: true, page: await this.page(msg.docsIssued) };
         case 'find': {
           const refs = await this.registry();
-          const out = find(this.doc, refs, { text: msg.text, role: msg.role, frameIdOf: this.frameIdOf, until: msg.until });
+          const out = find(this.doc, refs, { text: msg.text, role: msg.role, limit: msg.limit, frameIdOf: this.frameIdOf, until: msg.until });
           const reply: ContentReply = { ok: true, found: out.matches, frames: out.frames, url: this.doc.location.href, title: this.doc.title };
           if (out.partial) reply.partial = true;
+          if (out.more) reply.more = true;
           return reply;
         }
         case 'read':

@@ -10,7 +10,10 @@
 // and elements named by aria-labelledby. Only then is each candidate's
 // nearest node with a role built, styled and named, as the snapshot would,
 // and matched; so a search of a huge page costs about one cheap DOM pass.
-// A search by role alone walks the page's tree, naming only the matches.
+// A search by role alone makes the same pass, taking the elements of that
+// role (by their attributes and tag, no style read) as candidates, and stops
+// once it has more matches than its limit: on a page with 30 000 buttons,
+// role=button costs the first few dozen, not the whole tree.
 import type { FindMatch } from '../protocol.gen';
 import type { RefRegistry } from './refs';
 import { hoverRevealed } from './hover';
@@ -28,6 +31,8 @@ export interface FindQuery {
   frameIdOf?: ((iframe: Element) => number | undefined) | undefined;
   /** Date.now() past which the search stops and reports what it found (partial); absent: none. */
   until?: number | undefined;
+  /** A search by role alone stops once it has more matches than this (FindOutput.more); absent: it finds them all. */
+  limit?: number | undefined;
 }
 
 export interface FindOutput {
@@ -37,13 +42,37 @@ export interface FindOutput {
   frames: Array<number | string>;
   /** The search ran into its deadline: the matches are those found by then. */
   partial?: boolean;
+  /** The search stopped past FindQuery.limit: there are more matches than those listed. */
+  more?: boolean;
 }
 
 /** The matches of q in doc, in document order; each name and style is read at most once. */
 export function find(doc: Document, refs: RefRegistry, q: FindQuery): FindOutput {
   const needle = q.text ? normalizeSpace(q.text).toLowerCase() : '';
   const role = q.role?.trim().toLowerCase() || '';
-  return withReadCache(() => (needle ? searchText(doc, refs, needle, role, q) : searchTree(doc, refs, role, q)));
+  if (needle) return withReadCache(() => searchText(doc, refs, needle, role, q));
+  if (q.limit === undefined) return withReadCache(() => searchTree(doc, refs, role, q));
+  return withReadCache(() => searchRole(doc, refs, role, q, q.limit!));
+}
+
+/**
+ * A search by role alone, up to limit matches and one more (then more is
+ * set): the candidates of a DOM pass (Scanner with a role), each matched as
+ * in searchText. The pass stops after a number of candidates (some may turn
+ * out hidden); when they gave too few matches, it runs again with four times
+ * as many, so the whole cost stays within about 4/3 of the last pass's.
+ */
+function searchRole(doc: Document, refs: RefRegistry, role: string, q: FindQuery, limit: number): FindOutput {
+  for (let cap = 2 * (limit + 1) + 16; ; cap *= 4) {
+    const scan = new Scanner('', q.until ?? Infinity, role, cap);
+    const out = matchCandidates(doc, refs, scan, '', role, q, limit + 1);
+    if (out.matches.length > limit) {
+      out.matches.length = limit + 1;
+      out.more = true;
+      return out;
+    }
+    if (!scan.full || out.partial) return out;
+  }
 }
 
 /** A search by role only: the page's whole tree, names computed for the matches. */
@@ -150,8 +179,12 @@ class Matcher {
 
 /** A search with text: candidates from one DOM pass, then each candidate's node built and matched. */
 function searchText(doc: Document, refs: RefRegistry, needle: string, role: string, q: FindQuery): FindOutput {
+  return matchCandidates(doc, refs, new Scanner(needle, q.until ?? Infinity), needle, role, q, Infinity);
+}
+
+/** Runs scan over doc, then builds and matches each candidate's node, until enough matches (or all). */
+function matchCandidates(doc: Document, refs: RefRegistry, scan: Scanner, needle: string, role: string, q: FindQuery, enough: number): FindOutput {
   const until = q.until ?? Infinity;
-  const scan = new Scanner(needle, until);
   const top = doc.body ?? doc.documentElement;
   if (top) scan.tree(doc, top);
   const out: FindOutput = { matches: [], frames: [] };
@@ -168,6 +201,7 @@ function searchText(doc: Document, refs: RefRegistry, needle: string, role: stri
   let late = scan.late;
   let tick = 0;
   for (const { el, pos } of scan.candidates()) {
+    if (out.matches.length >= enough) break;
     if (++tick % 16 === 0 && Date.now() > until) {
       late = true;
       break;
@@ -240,16 +274,26 @@ class Scanner {
   /** The needle is ASCII: the per-tree querySelectorAll found the attribute matches. */
   private readonly ascii: boolean;
 
+  /** A pass with a role stopped at its cap of candidates (there may be more). */
+  full = false;
+
+  /**
+   * needle: the text searched for ('' with a role: no text is matched).
+   * role: with no needle, the candidates are the elements of this role
+   * (roleOf, by attributes and tag), at most cap of them.
+   */
   constructor(
     private readonly needle: string,
     private readonly until: number,
+    private readonly role = '',
+    private readonly cap = Infinity,
   ) {
     this.re = new RegExp(needle.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/ /g, '[\\s\\u00a0]+'), 'iu');
     this.tailLength = needle.length * 2 + 16;
     const marks = ['[aria-hidden="true"]', '[inert]', '[hidden]:not([hidden="until-found"])', '[role~="heading" i]', '[aria-labelledby]'];
     // CSS's i flag folds ASCII case only: other needles are matched in script, on every element.
     this.ascii = /^[\x20-\x7e]*$/.test(needle);
-    if (this.ascii) {
+    if (this.ascii && needle) {
       const v = JSON.stringify(needle);
       for (const a of ATTRS) marks.push(`[${a}*=${v} i]`);
     }
@@ -271,7 +315,7 @@ class Scanner {
   }
 
   private children(parent: Node): void {
-    for (let c = parent.firstChild; c && !this.late; c = c.nextSibling) this.node(c);
+    for (let c = parent.firstChild; c && !this.late && !this.full; c = c.nextSibling) this.node(c);
   }
 
   private node(n: Node): void {
@@ -281,6 +325,7 @@ class Scanner {
   }
 
   private element(el: Element, isStart: boolean): void {
+    if (this.full) return;
     const tag = el.tagName;
     if (!isStart && SKIPPED_TAGS.has(tag)) return;
     const marked = this.marked.has(el);
@@ -293,17 +338,23 @@ class Scanner {
       }
     }
     const pos = ++this.pos;
-    if (tag === 'BR') return this.breakRun();
-    if (tag === 'INPUT' || tag === 'TEXTAREA') {
+    if (!this.needle) {
+      // A search by role: its elements are the candidates.
+      if (roleOf(el, tag) === this.role) {
+        this.found.set(el, pos);
+        if (this.found.size >= this.cap) this.full = true;
+      }
+    } else if (tag === 'BR') return this.breakRun();
+    else if (tag === 'INPUT' || tag === 'TEXTAREA') {
       // A field's typed value names it; a hidden input is never shown.
       const type = (el as HTMLInputElement).type;
       if (type === 'hidden') return;
       if (type !== 'password' && this.re.test((el as HTMLInputElement).value)) this.found.set(el, pos);
     }
     if (marked) {
-      if (el.hasAttribute('aria-labelledby') || (this.ascii && attrsContain(el, this.needle))) this.found.set(el, pos);
+      if (this.needle && (el.hasAttribute('aria-labelledby') || (this.ascii && attrsContain(el, this.needle)))) this.found.set(el, pos);
       if (/\bheading\b/i.test(el.getAttribute('role') ?? '')) this.headings.push({ el, pos });
-    } else if (!this.ascii && attrsContain(el, this.needle)) {
+    } else if (this.needle && !this.ascii && attrsContain(el, this.needle)) {
       this.found.set(el, pos);
     }
     if (HEADING_TAGS.has(tag) && !marked) this.headings.push({ el, pos });
@@ -350,6 +401,7 @@ class Scanner {
   }
 
   private text(t: Text): void {
+    if (!this.needle) return;
     const data = t.data;
     const parent = this.open[this.open.length - 1] ?? t.parentElement;
     if (this.re.test(data)) {

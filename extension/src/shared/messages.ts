@@ -203,7 +203,7 @@ type ContentBody =
   | { target: 'content'; kind: 'ping' }
   | ({ target: 'content'; kind: 'page-state' } & PageControl)
   | { target: 'content'; kind: 'snapshot'; docsIssued: number; snap?: SnapshotShape }
-  | { target: 'content'; kind: 'find'; text?: string; role?: string; docsIssued: number }
+  | { target: 'content'; kind: 'find'; text?: string; role?: string; limit?: number; docsIssued: number }
   | { target: 'content'; kind: 'read' }
   | { target: 'content'; kind: 'click'; ref: string; docsIssued: number; button?: MouseButton; count?: number; modifiers?: string[]; at?: ViewportPoint }
   | { target: 'content'; kind: 'hit'; x: number; y: number }
@@ -270,7 +270,7 @@ export const DELAY_MAX_MS = 2000;
 export type ContentReply = (
   | { ok: true; page: PageSnapshot; navigating?: boolean; redrawing?: boolean }
   | { ok: true; pong: true }
-  | { ok: true; found: FindMatch[]; frames: Array<number | string>; url: string; title: string; partial?: boolean }
+  | { ok: true; found: FindMatch[]; frames: Array<number | string>; url: string; title: string; partial?: boolean; more?: boolean }
   | { ok: true; html: string; url: string; title: string }
   | { ok: true; point: { x: number; y: number } }
   /** hit: the cross-origin frame at the point (its frameId, or its key as in PageSnapshot.frames) and the point in its viewport; null: the point is in this frame. */

@@ -40,10 +40,12 @@ export async function findMethod(p: P, deadline: number): Promise<FindResult> {
   let url = '';
   let title = '';
   let partial = false;
+  let more = false;
   const search = async (frameId: number, depth: number): Promise<void> => {
     let reply: ContentReply;
     try {
-      reply = await callContent(t.tabId, { target: 'content', kind: 'find', text, role, docsIssued }, deadline, frameId);
+      // A search by role alone stops in the page past the limit (there may be thousands of buttons).
+      reply = await callContent(t.tabId, { target: 'content', kind: 'find', text, role, limit: text ? undefined : limit, docsIssued }, deadline, frameId);
     } catch (err) {
       if (frameId === 0) throw err;
       return; // A frame that went away.
@@ -53,6 +55,7 @@ export async function findMethod(p: P, deadline: number): Promise<FindResult> {
     if (frameId === 0) ({ url, title } = reply);
     matches.push(...reply.found);
     if (reply.partial) partial = true;
+    if (reply.more) more = true;
     if (depth >= MAX_FRAME_DEPTH) return;
     const resolve = frameResolver(t.tabId, frameId);
     for (const key of reply.frames) {
@@ -63,6 +66,8 @@ export async function findMethod(p: P, deadline: number): Promise<FindResult> {
   await search(0, 0);
   const out: FindResult = { tab: t.number, url, title, matches: matches.slice(0, limit), total: matches.length };
   if (partial) out.partial = true;
+  // Past the limit, a search by role counts no further: total is a floor.
+  if (more) out.more = true;
   return out;
 }
 
