@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -45,7 +44,7 @@ func newFlaky(t *testing.T, fault func(n int) string) *flaky {
 	s.AddTool(mcp.NewTool("act", mcp.WithReadOnlyHintAnnotation(false)), handler)
 	s.AddTool(mcp.NewTool("look", mcp.WithReadOnlyHintAnnotation(true)), handler)
 	h := server.NewStreamableHTTPServer(s)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv, _ := newDaemon(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		if strings.Contains(string(body), `"tools/call"`) {
@@ -69,7 +68,6 @@ func newFlaky(t *testing.T, fault func(n int) string) *flaky {
 		}
 		h.ServeHTTP(w, r)
 	}))
-	t.Cleanup(func() { srv.CloseClientConnections(); srv.Close() })
 	f.url = srv.URL + "/mcp"
 	return f
 }
@@ -265,7 +263,7 @@ func TestInterruptedHandshakeReplayIsNotTheCall(t *testing.T) {
 	var inits atomic.Int32
 	var forgotten sync.Map // session ids the "restarted daemon" answers 404
 	var sessions sync.Map
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv, _ := newDaemon(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		if strings.Contains(string(body), `"initialize"`) && inits.Add(1) == 2 {
@@ -283,7 +281,6 @@ func TestInterruptedHandshakeReplayIsNotTheCall(t *testing.T) {
 		mu.Unlock()
 		h.ServeHTTP(w, r)
 	}))
-	t.Cleanup(func() { srv.CloseClientConnections(); srv.Close() })
 	h := start(t, func(context.Context) (string, string, error) { return srv.URL + "/mcp", "tok", nil })
 	h.send(initMsg)
 	h.next(byID(1))
