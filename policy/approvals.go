@@ -461,23 +461,33 @@ func (g *Guard) confirm(ctx context.Context, c Call, class Class, approver Appro
 		g.nextID++
 		id = strconv.Itoa(g.nextID)
 	}
-	if g.stopping {
+	stopped := func() Verdict { // Tether is stopping: no one is asked any more
 		g.mu.Unlock()
 		v := g.answered(c, class, answer{DenyOnce, ByShutdown}, prefix, where)
 		v.Answer, v.AnsweredBy = string(DenyOnce), ByShutdown
 		return v
+	}
+	if g.stopping {
+		return stopped()
 	}
 	p := &pending{answer: make(chan answer, 1), req: Request{
 		ID: id, Tool: c.Tool, Class: class, Client: c.Client,
 		Profile: c.Profile, Tab: c.Tab, Sites: slices.Clone(c.Sites), Summary: c.Summary,
 		Since: now, Deadline: now.Add(g.cfg.Timeout),
 	}}
+	if c.Held != nil {
+		// On the call's goroutine, before anyone can see the request (and
+		// so answer it): what Held records precedes the answer's verdict.
+		g.mu.Unlock()
+		c.Held(p.req)
+		g.mu.Lock()
+		if g.stopping {
+			return stopped()
+		}
+	}
 	g.pending = append(g.pending, p)
 	g.notifyLocked()
 	g.mu.Unlock()
-	if c.Held != nil {
-		c.Held(p.req) // on the call's goroutine: it precedes the answer's verdict
-	}
 	defer func() {
 		g.mu.Lock()
 		p.done = true
