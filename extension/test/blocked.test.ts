@@ -183,6 +183,42 @@ describe('a page counts as blocked only on a confirmed miss', () => {
     await failed;
   });
 
+  it("a page busy just after an action's follow-up read is busy with us for as long as that read took", async () => {
+    // A click whose follow-up snapshot takes 3 s (the content script says
+    // 'reading' when it starts); then the page misses everything for 2.5 s
+    // (the read's garbage collected). The next call must wait, not report a
+    // dialog. A click with no follow-up read leaves no such window.
+    for (const followUp of [true, false]) {
+      let bridge: typeof import('../src/background/content-bridge') | undefined;
+      let busyFrom = Infinity;
+      let busyTo = Infinity;
+      fakeChrome((msg) => {
+        if (msg.kind === 'click') {
+          if (followUp) setTimeout(() => bridge!.markReading(7), 100);
+          return new Promise((r) =>
+            setTimeout(() => {
+              busyFrom = Date.now();
+              busyTo = busyFrom + 2500;
+              r({ ok: true, page: { url: 'https://example.com/', title: '', snapshot: '' } });
+            }, 3100),
+          );
+        }
+        const now = Date.now();
+        if (now >= busyFrom && now < busyTo) return new Promise((r) => setTimeout(() => r({ ok: true, pong: true }), busyTo - now));
+        return Promise.resolve({ ok: true, pong: true });
+      });
+      const th = await load();
+      bridge = await import('../src/background/content-bridge');
+      const click = bridge.callContent(7, { target: 'content', kind: 'click', ref: 'e1', docsIssued: 1 } as ContentMessage, Date.now() + 30_000);
+      await vi.advanceTimersByTimeAsync(3100);
+      await expect(click).resolves.toMatchObject({ ok: true });
+      const ready = th.pageReady(7);
+      const outcome = followUp ? expect(ready).resolves.toBeUndefined() : expect(ready).rejects.toMatchObject({ code: 'dialog_open' });
+      await vi.advanceTimersByTimeAsync(2500);
+      await outcome;
+    }
+  });
+
   it('a frame without the content script says so at once', async () => {
     fakeChrome(async () => {
       throw new Error('Could not establish connection. Receiving end does not exist.');

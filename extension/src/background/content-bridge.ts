@@ -33,15 +33,17 @@ export const LONG_READ_GRACE_MS = 60_000;
  * for a while (collecting the read's garbage: on a 100 000-element page a
  * snapshot allocates hundreds of MB): a page that misses a ping sent within
  * the read's own duration after its answer, at most AFTERMATH_MAX_MS, is
- * busy with us. Per tab: when the last long read was answered, and that
- * window's end (Date.now() values).
+ * busy with us. The same holds for an action's follow-up read (from the
+ * content script's 'reading' to the action's answer). Per tab: that window's
+ * end (a Date.now() value).
  */
 const aftermath = new Map<number, number>();
 export const AFTERMATH_MAX_MS = 10_000;
 
 // Tabs whose action's follow-up read runs now (the content script said
-// 'reading'), until the action's reply arrives.
-const reading = new Set<number>();
+// 'reading'), until the action's reply arrives, and when it started
+// (Date.now()).
+const reading = new Map<number, number>();
 
 // Tabs whose content script does its own work before an action's dispatch
 // (the hit test's layout), and when each such stretch last ended (Date.now()).
@@ -102,7 +104,7 @@ export function answeredAgain(tabId: number): void {
  * (that one would have opened before).
  */
 export function markReading(tabId: number): void {
-  if (calls.has(tabId)) reading.add(tabId);
+  if (calls.has(tabId) && !reading.has(tabId)) reading.set(tabId, Date.now());
 }
 
 // Tabs with a content call in flight (reading marks only count during one).
@@ -133,9 +135,11 @@ export async function callContent(tabId: number, msg: ContentMessage, deadline: 
     const at = Date.now();
     const answered = () => {
       if (unanswered === sent) unanswered = undefined;
-      if (long) {
+      // The read's start: the message's for a long read, 'reading' for an action's follow-up read.
+      const readFrom = long ? at : reading.get(tabId);
+      if (readFrom !== undefined) {
         const now = Date.now();
-        aftermath.set(tabId, Math.max(aftermath.get(tabId) ?? 0, now + Math.min(now - at, AFTERMATH_MAX_MS)));
+        aftermath.set(tabId, Math.max(aftermath.get(tabId) ?? 0, now + Math.min(now - Math.max(readFrom, at), AFTERMATH_MAX_MS)));
       }
     };
     sent.then(answered, answered);
