@@ -73,7 +73,7 @@ func (h *handlers) network(ctx context.Context, req mcpgo.CallToolRequest, args 
 }
 
 // attributionNote says which downloads a tab lists.
-const attributionNote = "A download is the tab's when its request was seen in the tab, or (blob:, data:, <a download>) when it came from the tab's site within 10 s of a tool action; others are not shown."
+const attributionNote = "A download is the tab's when its request was seen in the tab, or otherwise (blob:, data:, <a download>) when it came from the tab's origin within 10 s of a tool action; others are not shown."
 
 // requestFilter is browser_network's filter: every word must match.
 type requestFilter struct {
