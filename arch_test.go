@@ -3,6 +3,8 @@ package main
 import (
 	"go/parser"
 	"go/token"
+	"io/fs"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -124,5 +126,48 @@ func TestEveryPackageHasADocComment(t *testing.T) {
 				t.Errorf("package %s (%s) has no doc comment starting \"Package %s\"", name, filepath.Base(dir), name)
 			}
 		}
+	}
+}
+
+// TestDocsStandOnTheRepository: a fresh clone has no ../shared, so what the
+// code relies on is explained in the repository (docs/), never by pointing
+// at the shared reference notes. Tests and the bench may still read
+// ../shared's data (corpus pages, bug-report cases), skipping without it.
+func TestDocsStandOnTheRepository(t *testing.T) {
+	banned := []string{"shared/reference", "shared/STYLE", "reference §"}
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			switch d.Name() {
+			case "node_modules", "dist", ".git", "testdata":
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch filepath.Ext(path) {
+		case ".go", ".ts", ".md", ".sh", ".yml", ".yaml":
+		default:
+			if d.Name() != "Makefile" {
+				return nil
+			}
+		}
+		if path == "arch_test.go" {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, s := range banned {
+			if strings.Contains(string(b), s) {
+				t.Errorf("%s points at %q: say it in docs/ (in the project's own words) and point there", path, s)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

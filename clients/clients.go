@@ -6,8 +6,8 @@
 // Every surface (the CLI today, the tray and the window later) goes through
 // one API: Host.List, Host.Connect, Host.Disconnect and Host.RotateToken.
 //
-// The writing rules come from issue 5 and ../shared/reference/mcp-clients.md
-// §6: edit in place (JSONC through github.com/tailscale/hujson's syntax tree,
+// The writing rules come from issue 5 (docs/mcp-clients.md §5 gives them
+// with their reasons): edit in place (JSONC through github.com/tailscale/hujson's syntax tree,
 // Codex TOML by splicing the text of our own table and checking the result
 // with github.com/pelletier/go-toml/v2), keep every byte outside our entry
 // (comments, key order, other servers, unknown keys, a BOM, CRLF line ends),
@@ -26,7 +26,7 @@ import (
 
 // ServerName is the name of Tether's entry in every client's config: it is
 // lowercase with no underscore, which every client accepts (Claude Code allows
-// only [A-Za-z0-9_-]; Gemini CLI splits tool names on "_"). Reference §6.6.
+// only [A-Za-z0-9_-]; Gemini CLI splits tool names on "_"). docs/mcp-clients.md §5.5.
 const ServerName = "tether"
 
 // DefaultMaxBackups is how many backups of one config file Host keeps when
@@ -40,10 +40,10 @@ type Client struct {
 	// Name is the product name shown to the user, e.g. "Claude Desktop".
 	Name string
 	// HTTP reports whether the client's config file accepts a streamable HTTP
-	// entry (`tether connect --http`). Claude Desktop does not (reference §2b).
+	// entry (`tether connect --http`). Claude Desktop does not (docs/mcp-clients.md §2).
 	HTTP bool
 	// Reload tells the user what to do for the client to pick up a change
-	// (reference §3, §6.7).
+	// (docs/mcp-clients.md §3).
 	Reload string
 	// NeedsRestart is true when the client reads its config only at start, so
 	// the user has to restart it (as opposed to refreshing or nothing).
@@ -56,7 +56,7 @@ type Client struct {
 	locations func(h Host) []location
 	// all makes every location a target, not only the preferred one(s): Claude
 	// Desktop on Windows reads the MSIX path but "Edit Config" may open the
-	// classic one, so we write both (reference §5).
+	// classic one, so we write both (docs/mcp-clients.md §4).
 	all bool
 }
 
@@ -116,7 +116,7 @@ type Options struct {
 
 // Executable returns the absolute path of the running binary with symlinks
 // resolved, as the stdio entry needs it: clients never use PATH for it
-// (GUI apps on macOS don't have the shell's PATH, reference §5).
+// (GUI apps on macOS don't have the shell's PATH, docs/mcp-clients.md §2).
 func Executable() (string, error) {
 	exe, err := os.Executable()
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 var ErrUnknownClient = errors.New("unknown client")
 
 // ErrNoHTTP: the client's config file cannot hold a streamable HTTP entry
-// (Claude Desktop: reference §2b).
+// (Claude Desktop: docs/mcp-clients.md §2).
 var ErrNoHTTP = errors.New("this client only runs MCP servers over stdio")
 
 // ErrRefused is matched (errors.Is) by every error for a config file Tether

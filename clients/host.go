@@ -254,7 +254,7 @@ func (h Host) apply(c Client, files []string, fn func(path string, b []byte) ([]
 // the old file up and writes the new one atomically with the old mode (0600
 // for a new file, in a folder created 0700). A file changed by someone else
 // between our read and our write (Claude Code rewrites ~/.claude.json all the
-// time, reference §5) is read again and edited again, up to 3 times.
+// time, docs/mcp-clients.md §4) is read again and edited again, up to 3 times.
 func (h Host) editFile(path string, fn func(path string, b []byte) ([]byte, Change, error)) (FileResult, error) {
 	res := FileResult{Path: path}
 	real := path

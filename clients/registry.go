@@ -6,9 +6,9 @@ import (
 	"sort"
 )
 
-// Paths, keys and entry shapes below follow ../shared/reference/mcp-clients.md
-// (§1 paths, §2a stdio shapes, §2b HTTP shapes, §3 reload behaviour, §5
-// pitfalls). Section numbers in comments point there.
+// Paths, keys and entry shapes below are those docs/mcp-clients.md explains
+// (§1 paths, §2 entry shapes, §3 reload behaviour, §4 traps, §5 the write
+// procedure). Section numbers in comments point there.
 
 // registry lists the supported clients, in --list order.
 var registry = []Client{
@@ -16,7 +16,7 @@ var registry = []Client{
 		ID: "claude-desktop", Name: "Claude Desktop",
 		format: formatJSON, key: "mcpServers",
 		stdio: plainStdio,
-		// §2b: Claude Desktop skips url entries; remote servers go through
+		// §2: Claude Desktop skips url entries; remote servers go through
 		// Connectors, which run in Anthropic's cloud and can't reach loopback.
 		http:         nil,
 		locations:    claudeDesktopLocations,
@@ -27,9 +27,9 @@ var registry = []Client{
 	{
 		ID: "claude-code", Name: "Claude Code",
 		format: formatJSON, key: "mcpServers",
-		// §2a: "type" is optional for stdio; `claude mcp add` writes it.
+		// §2: "type" is optional for stdio; `claude mcp add` writes it.
 		stdio: typedStdio("stdio"),
-		// §2b: "type" is required for a url entry.
+		// §2: "type" is required for a url entry.
 		http: typedHTTP("http", "url"),
 		locations: func(h Host) []location {
 			return []location{{file: filepath.Join(h.Home, ".claude.json"), dir: filepath.Join(h.Home, ".claude")}}
@@ -51,7 +51,7 @@ var registry = []Client{
 	},
 	{
 		ID: "vscode", Name: "VS Code",
-		// §1: the key is "servers", not "mcpServers"; §2a: docs mark "type"
+		// §1: the key is "servers", not "mcpServers"; §2: docs mark "type"
 		// as required.
 		format: formatJSON, key: "servers",
 		stdio: typedStdio("stdio"),
@@ -67,7 +67,7 @@ var registry = []Client{
 		ID: "windsurf", Name: "Windsurf",
 		format: formatJSON, key: "mcpServers",
 		stdio: plainStdio,
-		// §2b: write serverUrl; one vendor reports url does not connect.
+		// §2: write serverUrl; one vendor reports url does not connect.
 		http: untypedHTTP("serverUrl"),
 		locations: func(h Host) []location {
 			d := filepath.Join(h.Home, ".codeium", "windsurf")
@@ -98,7 +98,7 @@ var registry = []Client{
 		ID: "codex", Name: "Codex",
 		format: formatTOML,
 		stdio:  plainStdio,
-		// §2b and §5: url plus http_headers; "headers" is ignored and an
+		// §2 and §4: url plus http_headers; "headers" is ignored and an
 		// inline bearer_token is rejected.
 		http: func(o Options) fields {
 			return fields{{"url", o.URL}, {"http_headers", fields{{"Authorization", "Bearer " + o.Token}}}}
@@ -117,7 +117,7 @@ var registry = []Client{
 		ID: "gemini", Name: "Gemini CLI",
 		format: formatJSON, key: "mcpServers",
 		stdio: plainStdio,
-		// §2b: "url" means SSE; "httpUrl" is streamable HTTP.
+		// §2: "url" means SSE; "httpUrl" is streamable HTTP.
 		http: untypedHTTP("httpUrl"),
 		locations: func(h Host) []location {
 			d := filepath.Join(h.Home, ".gemini")
@@ -130,7 +130,7 @@ var registry = []Client{
 		ID: "cline", Name: "Cline",
 		format: formatJSON, key: "mcpServers",
 		stdio: typedStdio("stdio"),
-		// §2b: without "type" a url entry parses as SSE.
+		// §2: without "type" a url entry parses as SSE.
 		http:         typedHTTP("streamableHttp", "url"),
 		locations:    clineLocations,
 		Reload:       "Nothing to do: Cline watches its settings file.",
@@ -165,7 +165,7 @@ var ownedKeys = []string{"type", "command", "args", "env", "url", "serverUrl", "
 // ownedTOMLKeys are the keys Tether writes in [mcp_servers.tether].
 var ownedTOMLKeys = []string{"command", "args", "env", "url", "http_headers"}
 
-// plainStdio is §2a's shape without "type" (Claude Desktop, Cursor,
+// plainStdio is §2's stdio shape without "type" (Claude Desktop, Cursor,
 // Windsurf, Zed, Codex, Gemini CLI, LM Studio).
 func plainStdio(o Options) fields {
 	f := fields{{"command", o.Executable}, {"args", []string{"mcp"}}}
@@ -189,7 +189,7 @@ func typedHTTP(typ, urlKey string) func(Options) fields {
 	return func(o Options) fields { return append(fields{{"type", typ}}, untypedHTTP(urlKey)(o)...) }
 }
 
-// claudeDesktopLocations: §1 and §5. On Windows the MSIX build (the default
+// claudeDesktopLocations: §1 and §4. On Windows the MSIX build (the default
 // since Feb 2026) reads only its virtualized %LOCALAPPDATA%\Packages\Claude_*
 // \LocalCache\Roaming\Claude folder, while "Edit Config" may open the classic
 // %APPDATA%\Claude file: when an MSIX package exists we write both. Linux has
@@ -216,7 +216,7 @@ func claudeDesktopLocations(h Host) []location {
 	}
 }
 
-// clineLocations: §1 and §5. Builds from 2026 use ~/.cline/data/settings;
+// clineLocations: §1 and §4. Builds from 2026 use ~/.cline/data/settings;
 // older ones keep the file in VS Code's globalStorage. Both are checked; the
 // ones that exist are written.
 func clineLocations(h Host) []location {
@@ -277,7 +277,7 @@ func (h Host) appConfig() string {
 // targets returns the config files Connect writes for c, and whether the
 // client looks installed (one of its folders exists). Files that already
 // exist are preferred; else those whose folder exists; else the first
-// candidate (§6.1). With c.all, every candidate is a target once any exists.
+// candidate (§5.1). With c.all, every candidate is a target once any exists.
 func (h Host) targets(c Client) (files []string, installed bool) {
 	locs := c.locations(h)
 	var existing, inDir []string

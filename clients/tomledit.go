@@ -13,7 +13,7 @@ import (
 	"github.com/pelletier/go-toml/v2"
 )
 
-// Codex's config.toml (reference §2a, §2b, §5) is edited as text: only the
+// Codex's config.toml (docs/mcp-clients.md §2, §4) is edited as text: only the
 // lines of our [mcp_servers.tether] table change, every other byte is kept.
 // The result is parsed with go-toml and compared with the input, outside our
 // table and inside it; any difference refuses the edit, so a line-based
