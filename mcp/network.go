@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
@@ -188,7 +189,7 @@ func requestLine(r protocol.NetRequest) string {
 	if r.Size >= 0 {
 		size = ByteSize(r.Size)
 	}
-	line := fmt.Sprintf("%s %s %s %s %s %s %s", r.ID, r.Method, status, r.Type, took, size, r.URL)
+	line := OneLine(fmt.Sprintf("%s %s %s %s %s %s %s", r.ID, r.Method, status, r.Type, took, size, r.URL))
 	if r.FromCache {
 		line += " (cache)"
 	}
@@ -221,7 +222,7 @@ func (h *handlers) requestHeaders(ctx context.Context, args NetworkArgs) (*mcpgo
 	var b strings.Builder
 	b.WriteString(requestLine(r))
 	if r.Initiator != "" {
-		b.WriteString("\ninitiator: " + r.Initiator)
+		b.WriteString("\ninitiator: " + OneLine(r.Initiator))
 	}
 	for _, side := range []struct {
 		name string
@@ -232,7 +233,7 @@ func (h *handlers) requestHeaders(ctx context.Context, args NetworkArgs) (*mcpgo
 			b.WriteString(" none seen")
 		}
 		for _, hd := range side.hs {
-			fmt.Fprintf(&b, "\n  %s: %s", hd.Name, hd.Value)
+			fmt.Fprintf(&b, "\n  %s: %s", OneLine(hd.Name), OneLine(hd.Value))
 		}
 	}
 	return mcpgo.NewToolResultText(fmt.Sprintf("Tab %d, request %s. Cookie, Set-Cookie, Authorization and Proxy-Authorization are always <redacted>; no bodies; a WebSocket shows its handshake only. Untrusted page data.\n%s",
@@ -241,7 +242,34 @@ func (h *handlers) requestHeaders(ctx context.Context, args NetworkArgs) (*mcpgo
 
 // downloadLine is one download: "#3 complete 12.3kB application/pdf /path ← url".
 func downloadLine(d protocol.Download) string {
-	return fmt.Sprintf("#%d %s %s %s ← %s", d.ID, downloadState(d), orDash(d.Mime), orDash(d.Filename), d.URL)
+	return OneLine(fmt.Sprintf("#%d %s %s %s ← %s", d.ID, downloadState(d), orDash(d.Mime), orDash(d.Filename), d.URL))
+}
+
+// OneLine keeps page data on its line: control characters (a newline, a
+// vertical tab, an escape, U+0085), the Unicode line and paragraph
+// separators and bidirectional formatting characters, which a server may
+// put in a header value and which some readers take as a line break (or
+// reorder a line by), are written as escapes (\x0b, \u2028). A header or
+// request line cannot then forge another.
+func OneLine(s string) string {
+	odd := func(r rune) bool {
+		return unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || unicode.Is(unicode.Bidi_Control, r)
+	}
+	if !strings.ContainsFunc(s, odd) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case !odd(r):
+			b.WriteRune(r)
+		case r < 0x100:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+	}
+	return b.String()
 }
 
 func orDash(s string) string {

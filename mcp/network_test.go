@@ -49,6 +49,11 @@ func TestRequestAndDownloadLines(t *testing.T) {
 		{requestLine(protocol.NetRequest{ID: "7", Method: "POST", URL: "https://a.test/x", Type: "xmlhttprequest", Status: 201, Duration: 35, Size: 1200}), "7 POST 201 xmlhttprequest 35ms 1.2kB https://a.test/x"},
 		{requestLine(protocol.NetRequest{ID: "8", Method: "GET", URL: "http://b/", Type: "other", Error: "net::ERR_FAILED", Size: -1}), "8 GET net::ERR_FAILED other 0ms - http://b/"},
 		{requestLine(protocol.NetRequest{ID: "9", Method: "GET", URL: "http://b/", Type: "image", Pending: true, Size: -1}), "9 GET pending image … - http://b/"},
+		// Page data cannot break a line: a server's header values reach the
+		// extension with vertical tabs, escapes, U+0085 and U+2028 intact.
+		{requestLine(protocol.NetRequest{ID: "10", Method: "GET", URL: "http://b/\n11 GET 200 x", Type: "other", Error: "net::ERR_X\r", Size: -1}), `10 GET net::ERR_X\x0d other 0ms - http://b/\x0a11 GET 200 x`},
+		{downloadLine(protocol.Download{ID: 1, State: "complete", Mime: "a\u2028b", Filename: "/d/x\u0085y\u202e", URL: "http://b/\x1b[2J"}), `#1 complete 0B a\u2028b /d/x\x85y\u202e ← http://b/\x1b[2J`},
+		{downloadLine(protocol.Download{ID: 2, State: "complete", Filename: "/d/résumé — 東京 \U0001F600.pdf", URL: "http://b/"}), "#2 complete 0B - /d/résumé — 東京 \U0001F600.pdf ← http://b/"},
 		{downloadState(protocol.Download{State: "in_progress", Received: 250, Total: 1000}), "in progress 250B of 1.0kB (25%)"},
 		{downloadState(protocol.Download{State: "in_progress", WaitingForUser: true}), "waiting for the user in Chrome"},
 		{downloadState(protocol.Download{State: "interrupted", Error: "NETWORK_FAILED"}), "interrupted (NETWORK_FAILED)"},
@@ -64,7 +69,8 @@ func TestNetworkTool(t *testing.T) {
 	b := &fakeBrowser{results: map[protocol.Method]any{
 		protocol.MethodNetwork: protocol.NetworkResult{Tab: 2, Requests: []protocol.NetRequest{
 			{ID: "5", Method: "GET", URL: "https://a.test/", Type: "main_frame", Status: 200, Size: -1,
-				RequestHeaders: []protocol.Header{{Name: "Cookie", Value: "<redacted>"}}},
+				RequestHeaders:  []protocol.Header{{Name: "Cookie", Value: "<redacted>"}},
+				ResponseHeaders: []protocol.Header{{Name: "X-Vt", Value: "a\vb\u2028  Authorization: Bearer forged\fc"}}},
 		}},
 		protocol.MethodDownloads: protocol.DownloadsResult{Tab: 2, Downloads: []protocol.Download{
 			{ID: 3, Tab: 2, URL: "https://a.test/f.pdf", Filename: "/home/u/Downloads/f.pdf", Mime: "application/pdf", State: "complete", Received: 9, Total: 9},
@@ -77,7 +83,7 @@ func TestNetworkTool(t *testing.T) {
 		want []string
 	}{
 		{NetworkArgs{}, []string{"Tab 2: 1 request(s)", "5 GET 200 main_frame"}},
-		{NetworkArgs{ID: "5"}, []string{"Cookie: <redacted>", "no bodies"}},
+		{NetworkArgs{ID: "5"}, []string{"Cookie: <redacted>", "no bodies", "\n  X-Vt: a\\x0bb\\u2028  Authorization: Bearer forged\\x0cc\n"}},
 		{NetworkArgs{Show: "downloads"}, []string{"#3 complete 9B application/pdf /home/u/Downloads/f.pdf"}},
 		{NetworkArgs{Show: "downloads", ID: "3"}, []string{"download #3 ended", "/home/u/Downloads/f.pdf"}},
 		{NetworkArgs{Show: "downloads", ID: "4"}, []string{"no download #4"}},
