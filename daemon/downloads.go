@@ -53,7 +53,10 @@ type judged struct {
 // and removes its file, confirm holds it (paused) for the user's answer.
 // Each decision and each end is a timeline row (filename and size, never
 // the content), and a note in the next result of the session whose call
-// the download followed.
+// the download followed. A note is outside the result's fence, so the
+// file's name and path in it, chosen by the page (Content-Disposition, the
+// URL), are quoted: a name cannot break the note's line or pass for
+// Tether's own words.
 type downloads struct {
 	guard    *policy.Guard
 	timeline *timeline.Store // nil: not recorded
@@ -225,7 +228,7 @@ func (d *downloads) started(profile string, ev protocol.DownloadEvent) {
 	pc := policy.Call{ID: e.CallID, Tool: downloadTool, Class: policy.Download, Client: c.client,
 		Profile: profile, Tab: dl.Tab, Sites: sites, Summary: e.Args}
 	pc.Held = func(r policy.Request) {
-		d.note(c.session, fmt.Sprintf("Tab %d: download #%d (%s) is paused: the user's policy asks them to approve it in Tether. A later result says what they answered.", dl.Tab, dl.ID, downloadName(dl)))
+		d.note(c.session, fmt.Sprintf("Tab %d: download #%d %q is paused: the user's policy asks them to approve it in Tether. A later result says what they answered.", dl.Tab, dl.ID, downloadName(dl)))
 		if d.timeline != nil {
 			d.timeline.Started(e)
 			d.timeline.Held(e, timeline.Hold{Sites: r.Sites, Since: r.Since, Deadline: r.Deadline})
@@ -245,9 +248,9 @@ func (d *downloads) started(profile string, ev protocol.DownloadEvent) {
 		}
 		where := "its path is not chosen yet"
 		if now.Filename != "" {
-			where = "saving to " + now.Filename
+			where = fmt.Sprintf("saving to %q", now.Filename)
 		}
-		d.note(c.session, fmt.Sprintf("Tab %d: download #%d (%s) allowed, %s; browser_network show: downloads id: %d waits for it.", dl.Tab, dl.ID, downloadName(now), where, dl.ID))
+		d.note(c.session, fmt.Sprintf("Tab %d: download #%d %q allowed, %s; browser_network show: downloads id: %d waits for it.", dl.Tab, dl.ID, downloadName(now), where, dl.ID))
 		e.Outcome = timeline.OK
 		d.mu.Lock()
 		d.judged[tabKey{profile, dl.ID}] = judged{entry: e, session: c.session}
@@ -258,7 +261,7 @@ func (d *downloads) started(profile string, ev protocol.DownloadEvent) {
 		if err != nil {
 			what = "to be cancelled, but the browser could not be reached (" + err.Error() + "): it stays paused in Chrome"
 		}
-		d.note(c.session, fmt.Sprintf("Tab %d: download #%d (%s) was not allowed (%s): %s. Do not retry it; ask the user if it is needed.", dl.Tab, dl.ID, downloadName(dl), v.Decision, what))
+		d.note(c.session, fmt.Sprintf("Tab %d: download #%d %q was not allowed (%s): %s. Do not retry it; ask the user if it is needed.", dl.Tab, dl.ID, downloadName(dl), v.Decision, what))
 		e.Outcome = timeline.Outcome(v.Outcome)
 		d.mu.Lock()
 		d.judged[tabKey{profile, dl.ID}] = judged{entry: e, session: c.session, denied: true}
@@ -294,10 +297,10 @@ func (d *downloads) ended(profile string, dl protocol.Download) {
 	e.Duration = e.Time.Sub(j.entry.Time)
 	if dl.State == "complete" {
 		e.Outcome, e.Decision = timeline.OK, "complete"
-		d.note(j.session, fmt.Sprintf("Tab %d: download #%d complete: %s (%s).", dl.Tab, dl.ID, dl.Filename, downloadSize(dl)))
+		d.note(j.session, fmt.Sprintf("Tab %d: download #%d complete: %q (%s).", dl.Tab, dl.ID, dl.Filename, downloadSize(dl)))
 	} else {
 		e.Outcome, e.Decision, e.Error = timeline.Error, "interrupted", dl.Error
-		d.note(j.session, fmt.Sprintf("Tab %d: download #%d (%s) was interrupted (%s).", dl.Tab, dl.ID, downloadName(dl), dl.Error))
+		d.note(j.session, fmt.Sprintf("Tab %d: download #%d %q was interrupted (%s).", dl.Tab, dl.ID, downloadName(dl), tmcp.OneLine(dl.Error)))
 	}
 	d.record(e)
 }

@@ -310,7 +310,7 @@ func TestDownloadDenied(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 		text = mustCall(t, ctx, c, "browser_tabs", map[string]any{"action": "list"})
 	}
-	if !strings.Contains(text, "slow.bin) was not allowed (deny (rule deny download on "+srv.URL) || !strings.Contains(text, "cancelled and its partial file removed") {
+	if !strings.Contains(text, `"slow.bin" was not allowed (deny (rule deny download on `+srv.URL) || !strings.Contains(text, "cancelled and its partial file removed") {
 		t.Fatalf("no result reported the denied download:\n%s", text)
 	}
 	list := waitFor(t, ctx, c, "browser_network", map[string]any{"show": "downloads"}, "interrupted (USER_CANCELED)")
