@@ -74,6 +74,24 @@ describe('download attribution', () => {
     expect(downloadOrigin('data:text/plain,hi')).toBeUndefined();
     expect(downloadOrigin('https://c.test:8443/f.pdf')).toBe('https://c.test:8443');
   });
+
+  it('by a request only when it could be the download, and one download per request', async () => {
+    fakeChrome({ '7': 1 });
+    const { net } = await load();
+    const dl = await import('../src/background/downloads');
+    const now = Date.now();
+    const item = (id: number, url: string) => ({ id, url, finalUrl: url, referrer: '' }) as chrome.downloads.DownloadItem;
+    // The shared tab fetched the file: the user's own download of it in another tab is not the tab's.
+    net.onBeforeRequest({ ...base, requestId: 'f', tabId: 7, url: 'https://a.test/f.bin', timeStamp: now } as never);
+    expect(await dl.attribute(item(1, 'https://a.test/f.bin'), now)).toBeUndefined();
+    // A navigation (or an <a download> link's request) that became the download is.
+    net.onBeforeRequest({ ...base, requestId: 'n', tabId: 7, type: 'main_frame', url: 'https://a.test/g.bin', timeStamp: now } as never);
+    net.onBeforeRequest({ ...base, requestId: 'o', tabId: 7, type: 'other', url: 'https://a.test/h.bin', timeStamp: now } as never);
+    expect(await dl.attribute(item(2, 'https://a.test/g.bin'), now)).toBe(7);
+    expect(await dl.attribute(item(3, 'https://a.test/h.bin'), now)).toBe(7);
+    // Its request attributed it: a second download of the same URL (the user's, in another tab) is not.
+    expect(await dl.attribute(item(4, 'https://a.test/g.bin'), now)).toBeUndefined();
+  });
 });
 
 /** A fake chrome.downloads with one item, recording calls; tab 7 is shared as 1 at https://a.test. */
@@ -132,7 +150,8 @@ describe('downloads judged by the policy', () => {
     const net = await import('../src/background/network');
     const state = await import('../src/background/state');
     await state.readState();
-    net.onBeforeRequest({ ...base, requestId: 'd', tabId: 7, url: 'https://a.test/f.pdf', timeStamp: Date.now() } as never);
+    // The attachment link's navigation, which became the download.
+    net.onBeforeRequest({ ...base, type: 'main_frame', requestId: 'd', tabId: 7, url: 'https://a.test/f.pdf', timeStamp: Date.now() } as never);
     expect(await dl.onDownloadCreated({ id: 5, url: 'https://a.test/f.pdf', finalUrl: '' } as never)).toBe(7);
     expect(await dl.decideDownload(5, 'resume')).toMatchObject({ id: 5, tab: 1, state: 'in_progress' });
     expect(calls).toEqual(['resume 5']);

@@ -1,6 +1,7 @@
 // Downloads of shared tabs. chrome.downloads items carry no tab, so a
 // download is attributed to a shared tab only
-//  - when webRequest saw its request in that tab (network.ts), or
+//  - when webRequest saw its request in that tab (network.ts: a navigation
+//    or an <a download> link's request, each attributing one download), or
 //  - for blob:, data: and <a download> links, when its URL's origin (a
 //    data: URL's referrer's) matches a shared tab that had a tool action in
 //    the last ATTRIBUTE_MS.
@@ -12,7 +13,7 @@ import type { Download, DownloadEvent } from '../protocol.gen';
 import { TetherError } from '../shared/errors';
 import type { OffscreenMessage } from '../shared/messages';
 import { actedWithin } from './acting';
-import { tabsRequesting } from './network';
+import { claimRequest } from './network';
 import { readState } from './state';
 
 /** How recent a tool action must be for a blob:/data:/<a download> download to count as its tab's. */
@@ -51,8 +52,8 @@ export function downloadOrigin(url: string, referrer?: string): string | undefin
 export async function attribute(item: chrome.downloads.DownloadItem, now = Date.now()): Promise<number | undefined> {
   const s = await readState();
   const shared = new Set(Object.keys(s.shared).map(Number));
-  for (const url of [item.url, item.finalUrl]) {
-    const tab = tabsRequesting(url, now - REQUEST_LOOKBACK_MS).find((t) => shared.has(t));
+  for (const url of new Set([item.url, item.finalUrl])) {
+    const tab = claimRequest(url, now - REQUEST_LOOKBACK_MS, shared);
     if (tab !== undefined) return tab;
   }
   const origin = downloadOrigin(item.url, item.referrer);

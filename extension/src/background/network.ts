@@ -133,20 +133,37 @@ export function requestsOf(tabId: number, number: number, id?: string): NetworkR
   return { tab: number, requests, dropped: r?.dropped ?? 0 };
 }
 
-/** Requests of shared tabs whose URL is url, newest first (download attribution). */
-export function tabsRequesting(url: string, since: number): number[] {
-  const out: { tab: number; start: number }[] = [];
+/**
+ * Request types that can turn into a download: a navigation of the tab or
+ * of a frame, and an <a download> link's request ("other"; <object>'s too).
+ * A fetch, an image or a script never does: a page fetching a URL says
+ * nothing about who downloads it.
+ */
+const DOWNLOAD_TYPES = new Set(['main_frame', 'sub_frame', 'other', 'object']);
+/** Requests that already attributed a download: one request, one download. */
+const claimed = new WeakSet<NetRequest>();
+
+/**
+ * Download attribution: the shared tab (one of shared) whose newest request
+ * of url since `since` could have been that download, or undefined. The
+ * request is claimed: a later download of the same URL (the user's, in
+ * another tab) is not attributed by it again.
+ */
+export function claimRequest(url: string, since: number, shared: ReadonlySet<number>): number | undefined {
+  let best: { tab: number; req: NetRequest } | undefined;
   for (const [tab, r] of rings) {
+    if (!shared.has(tab)) continue;
     for (let i = r.list.length - 1; i >= 0; i--) {
       const q = r.list[i];
       if (!q || q.start < since) break;
-      if (q.url === url) {
-        out.push({ tab, start: q.start });
-        break;
-      }
+      if (q.url !== url || !DOWNLOAD_TYPES.has(q.type) || claimed.has(q)) continue;
+      if (!best || q.start > best.req.start) best = { tab, req: q };
+      break;
     }
   }
-  return out.sort((a, b) => b.start - a.start).map((x) => x.tab);
+  if (!best) return undefined;
+  claimed.add(best.req);
+  return best.tab;
 }
 
 /** Drops the rings of tabs no longer shared (state.ts's watchShared). */
