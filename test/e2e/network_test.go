@@ -503,3 +503,43 @@ func TestNetworkListenersPerSharedTab(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestDownloadOfUserInvisible: the shared tab's page fetches a file of
+// another origin; the user then downloads that same URL in a tab they did
+// not share. The fetch could not have been that download: the shared tab's
+// downloads do not list it (nor its path).
+func TestDownloadOfUserInvisible(t *testing.T) {
+	RequireChromium(t)
+	srv := networkPages(t)
+	files := networkPages(t) // another origin: the 10 s origin rule does not apply
+	d := StartDaemon(t, Binary(t), "--auto-approve-profiles")
+	b := StartBrowser(t, d, BrowserOptions{UserDataDir: downloadProfile(t, t.TempDir())})
+	alloc := b.DevTools(t)
+	ctx := Context(t, 3*time.Minute)
+	c := stdioClient(t, ctx, d)
+
+	mustCall(t, ctx, c, "browser_navigate", map[string]any{"url": srv.URL + "/plain.html"})
+	fileURL := files.URL + "/file.bin"
+	tab, _ := PageTab(t, alloc, "/plain.html")
+	if _, err := chromedp.Run(tab, chromedp.Evaluate[any](`fetch(`+strconv.Quote(fileURL)+`, {mode: 'no-cors'}).then(() => 1)`, chromedp.EvalAwaitPromise)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, c, "browser_network", nil, fileURL)
+	user := OpenTab(t, alloc, "about:blank")
+	if _, err := chromedp.Run(user, chromedp.Evaluate[any](`location.href = `+strconv.Quote(fileURL)+`; 1`)); err != nil {
+		t.Fatal(err)
+	}
+	// The user's download exists (Chrome lists it) before the tab's downloads are read.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		n, err := chromedp.Run(ExtensionWorker(t, alloc), chromedp.Evaluate[int](`chrome.downloads.search({state: 'complete'}).then((l) => l.length)`, chromedp.EvalAwaitPromise))
+		if err == nil && n > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the user's download did not complete: %v", err)
+		}
+	}
+	if list := mustCall(t, ctx, c, "browser_network", map[string]any{"show": "downloads"}); strings.Contains(list, "report.bin") {
+		t.Fatalf("the user's download in an unshared tab is listed as the shared tab's:\n%s", list)
+	}
+}
