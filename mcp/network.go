@@ -106,7 +106,7 @@ func parseFilter(s string) requestFilter {
 		case requestTypes[lw] != "":
 			f.types = append(f.types, requestTypes[lw])
 		default:
-			f.url = append(f.url, w)
+			f.url = append(f.url, lw) // matched in any letter case: an agent's "API" finds /api/
 		}
 	}
 	return f
@@ -119,8 +119,9 @@ func (f requestFilter) match(r protocol.NetRequest) bool {
 	if f.failed && !failedRequest(r) {
 		return false
 	}
+	url := strings.ToLower(r.URL)
 	for _, u := range f.url {
-		if !strings.Contains(r.URL, u) {
+		if !strings.Contains(url, u) {
 			return false
 		}
 	}

@@ -28,6 +28,8 @@ func TestRequestFilter(t *testing.T) {
 		{"xhr api", "1"},
 		{"fetch 2xx", "1"},
 		{"a.test", "1 2 4"},
+		{"API/Users", "1"},
+		{"LOGO.PNG image", "4"},
 	} {
 		f := parseFilter(tc.filter)
 		var got []string
