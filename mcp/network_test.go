@@ -88,8 +88,8 @@ func TestNetworkTool(t *testing.T) {
 		{NetworkArgs{ID: "5"}, []string{"Cookie: <redacted>", "no bodies", "\n  X-Vt: a\\x0bb\\u2028  Authorization: Bearer forged\\x0cc\n"}},
 		{NetworkArgs{Show: "downloads"}, []string{"#3 complete 9B application/pdf /home/u/Downloads/f.pdf"}},
 		{NetworkArgs{Show: "downloads", ID: "3"}, []string{"download #3 ended", "/home/u/Downloads/f.pdf"}},
-		{NetworkArgs{Show: "downloads", ID: "4"}, []string{"no download #4"}},
-		{NetworkArgs{Show: "files"}, []string{"not requests or downloads"}},
+		{NetworkArgs{Show: "downloads", ID: "4"}, []string{"no download #4", `show: "downloads" lists its downloads`}},
+		{NetworkArgs{Show: "files"}, []string{"not requests or downloads", `leave show out for the requests, or pass show: "downloads"`}},
 	} {
 		res, err := h.network(ctx, mcpgo.CallToolRequest{}, tc.args)
 		if err != nil {
@@ -100,6 +100,22 @@ func TestNetworkTool(t *testing.T) {
 			if !strings.Contains(text, w) {
 				t.Errorf("%+v: %q lacks %q", tc.args, text, w)
 			}
+		}
+	}
+}
+
+// TestNetworkErrorsSayWhatNext: a download's id given for a request says
+// to pass show: downloads.
+func TestNetworkErrorsSayWhatNext(t *testing.T) {
+	b := &fakeBrowser{results: map[protocol.Method]any{protocol.MethodNetwork: protocol.NetworkResult{Tab: 2}}}
+	h := &handlers{browser: b, cfg: Config{Fence: "FENCE"}}
+	for id, want := range map[string]string{"#3": `#3 names a download: pass show: "downloads" with it.`, "r9": "list them with browser_network."} {
+		res, err := h.network(context.Background(), mcpgo.CallToolRequest{}, NetworkArgs{ID: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if text := resultText(res); !res.IsError || !strings.Contains(text, want) {
+			t.Errorf("id %q: %q lacks %q", id, text, want)
 		}
 	}
 }
