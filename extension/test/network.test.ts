@@ -51,6 +51,15 @@ describe('network ring', () => {
     expect(listed?.requestHeaders).toBeUndefined();
   });
 
+  it('says a header value that is not UTF-8 is binary, and redacts a binary secret', async () => {
+    const { net } = await load();
+    expect(net.redactHeaders([{ name: 'X-Latin', binaryValue: [0x61, 0x85, 0x62] }, { name: 'Set-Cookie', binaryValue: [0x85] }, { name: 'X-Empty', value: '' }])).toEqual([
+      { name: 'X-Latin', value: '<3 bytes, not UTF-8>' },
+      { name: 'Set-Cookie', value: '<redacted>' },
+      { name: 'X-Empty', value: '' },
+    ]);
+  });
+
   it('is bounded, counting what it dropped, and goes when the tab is unshared', async () => {
     const { net, state } = await load();
     for (let i = 0; i < net.NETWORK_LIMIT + 5; i++) net.onBeforeRequest({ ...base, requestId: String(i), tabId: 7, url: `https://a.test/${i}` } as never);

@@ -48,8 +48,14 @@ function kept(tabId: number, requestId: string): NetRequest | undefined {
 export function redactHeaders(hs: chrome.webRequest.HttpHeader[] | undefined): Header[] {
   return (hs ?? []).slice(0, HEADERS_LIMIT).map((h) => ({
     name: h.name,
-    value: SECRET.has(h.name.toLowerCase()) ? '<redacted>' : (h.value ?? '').slice(0, VALUE_LIMIT),
+    value: SECRET.has(h.name.toLowerCase()) ? '<redacted>' : valueOf(h),
   }));
+}
+
+/** A header's value, bounded; Chrome gives one that is not UTF-8 as binaryValue only: said so, not shown as empty. */
+function valueOf(h: chrome.webRequest.HttpHeader): string {
+  if (h.value !== undefined) return h.value.slice(0, VALUE_LIMIT);
+  return h.binaryValue ? `<${h.binaryValue.length} bytes, not UTF-8>` : '';
 }
 
 function contentLength(hs: chrome.webRequest.HttpHeader[] | undefined): number {
