@@ -70,11 +70,25 @@ type downloads struct {
 	swept  time.Time           // when callEnded last forgot idle tabs
 	notes  map[string][]string // session → notes for its next result
 	judged map[tabKey]judged   // by profile and download id (tab = download id)
+	// early holds ends that came while their start was still being judged
+	// (each frame is handled on its own goroutine; a download that ended
+	// before the extension could pause it sends both at once).
+	early map[tabKey]earlyEnd
 }
+
+// earlyEnd is an end whose start was not judged yet.
+type earlyEnd struct {
+	dl   protocol.Download
+	when time.Time
+}
+
+// earlyKept bounds the ends waiting for their start (a user's own
+// download's end never finds one); they go after forgetAfter.
+const earlyKept = 100
 
 func newDownloads(guard *policy.Guard, tl *timeline.Store, decide func(ctx context.Context, profile string, method protocol.Method, params, result any, timeout time.Duration) error, log *slog.Logger) *downloads {
 	return &downloads{guard: guard, timeline: tl, decide: decide, log: log, now: time.Now,
-		calls: map[tabKey]*lastCall{}, notes: map[string][]string{}, judged: map[tabKey]judged{}}
+		calls: map[tabKey]*lastCall{}, notes: map[string][]string{}, judged: map[tabKey]judged{}, early: map[tabKey]earlyEnd{}}
 }
 
 // forgetAfter is how long a tab without a call is remembered; callEnded
@@ -239,6 +253,7 @@ func (d *downloads) started(profile string, ev protocol.DownloadEvent) {
 		d.timeline.Answered(e, v.Answer, v.AnsweredBy)
 	}
 	e.Decision = v.Decision
+	var j judged
 	if v.Allow {
 		now := dl
 		if ev.Paused {
@@ -252,9 +267,7 @@ func (d *downloads) started(profile string, ev protocol.DownloadEvent) {
 		}
 		d.note(c.session, fmt.Sprintf("Tab %d: download #%d %q allowed, %s; browser_network show: downloads id: %d waits for it.", dl.Tab, dl.ID, downloadName(now), where, dl.ID))
 		e.Outcome = timeline.OK
-		d.mu.Lock()
-		d.judged[tabKey{profile, dl.ID}] = judged{entry: e, session: c.session}
-		d.mu.Unlock()
+		j = judged{entry: e, session: c.session}
 	} else {
 		_, err := d.act(profile, dl, "cancel")
 		what := "cancelled and its partial file removed"
@@ -263,11 +276,24 @@ func (d *downloads) started(profile string, ev protocol.DownloadEvent) {
 		}
 		d.note(c.session, fmt.Sprintf("Tab %d: download #%d %q was not allowed (%s): %s. Do not retry it; ask the user if it is needed.", dl.Tab, dl.ID, downloadName(dl), v.Decision, what))
 		e.Outcome = timeline.Outcome(v.Outcome)
-		d.mu.Lock()
-		d.judged[tabKey{profile, dl.ID}] = judged{entry: e, session: c.session, denied: true}
-		d.mu.Unlock()
+		j = judged{entry: e, session: c.session, denied: true}
 	}
 	d.record(e)
+	d.judge(profile, dl.ID, j)
+}
+
+// judge keeps the judgement of download id until it ends, or, when its
+// end came while it was being judged, records that end at once.
+func (d *downloads) judge(profile string, id int, j judged) {
+	k := tabKey{profile, id}
+	d.mu.Lock()
+	end, ok := d.early[k]
+	delete(d.early, k)
+	d.judged[k] = j
+	d.mu.Unlock()
+	if ok {
+		d.ended(profile, end.dl)
+	}
 }
 
 // act resumes or cancels a paused download.
@@ -288,6 +314,9 @@ func (d *downloads) ended(profile string, dl protocol.Download) {
 	d.mu.Lock()
 	j, ok := d.judged[k]
 	delete(d.judged, k)
+	if !ok {
+		d.keepEarly(k, dl)
+	}
 	d.mu.Unlock()
 	if !ok || j.denied {
 		return
@@ -303,6 +332,19 @@ func (d *downloads) ended(profile string, dl protocol.Download) {
 		d.note(j.session, fmt.Sprintf("Tab %d: download #%d %q was interrupted (%s).", dl.Tab, dl.ID, downloadName(dl), tmcp.OneLine(dl.Error)))
 	}
 	d.record(e)
+}
+
+// keepEarly holds an end whose start may still be being judged; d.mu is held.
+func (d *downloads) keepEarly(k tabKey, dl protocol.Download) {
+	now := d.now()
+	for ek, e := range d.early {
+		if now.Sub(e.when) > forgetAfter {
+			delete(d.early, ek)
+		}
+	}
+	if len(d.early) < earlyKept {
+		d.early[k] = earlyEnd{dl: dl, when: now}
+	}
 }
 
 func (d *downloads) record(e timeline.Entry) {

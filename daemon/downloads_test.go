@@ -196,3 +196,45 @@ func TestDownloadNotesQuoteNames(t *testing.T) {
 		t.Fatalf("note %q", n)
 	}
 }
+
+// TestDownloadEndBeforeJudged: a download that ended before the extension
+// could pause it (a data: URL) sends its end with its start, and frames are
+// handled on their own goroutines: an end that comes while the start is
+// still being judged (here held for the user) is recorded once it is
+// judged, and its judgement is not kept afterwards.
+func TestDownloadEndBeforeJudged(t *testing.T) {
+	d, _, g, tl := newDownloadsRig(t, []policy.Rule{{Class: policy.Download, Action: policy.Confirm}})
+	d.callStarted("work", 2, "claude-ai", "s1")
+	ev := started(8)
+	ev.Paused = false
+	done := make(chan struct{})
+	go func() { d.handle("work", ev); close(done) }()
+	for ch := g.Changed(); len(g.Pending()) == 0; ch = g.Changed() {
+		<-ch
+	}
+	d.handle("work", protocol.DownloadEvent{Type: protocol.TypeDownload, Event: protocol.DownloadEnded,
+		Download: protocol.Download{ID: 8, Tab: 2, Filename: "/dl/report.pdf", State: "complete", Received: 2048, Total: 2048}})
+	if err := g.AnswerBy(g.Pending()[0].ID, policy.AllowOnce, policy.ByCLI); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	if n := d.take("s1"); !strings.Contains(n, `download #8 complete: "/dl/report.pdf" (2.0kB)`) {
+		t.Fatalf("notes %q", n)
+	}
+	rows, err := tl.Query(context.Background(), timeline.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	complete := false
+	for _, r := range rows {
+		complete = complete || r.Tool == downloadTool && r.Decision == "complete"
+	}
+	if !complete {
+		t.Errorf("no timeline row for the download's end: %+v", rows)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.judged) != 0 {
+		t.Errorf("kept after its end: %v", d.judged)
+	}
+}

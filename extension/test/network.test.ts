@@ -141,6 +141,20 @@ describe('downloads judged by the policy', () => {
     expect(frames[1]).toMatchObject({ type: 'download', event: 'ended', download: { id: 5 } });
   });
 
+  it('reports the end of a download that ended before it was reported (a data: URL), once', async () => {
+    const { calls } = fakeDownloads({ state: 'complete', bytesReceived: 100 });
+    const { acting, dl } = await loadDownloads();
+    acting.setActingUntil(7, Date.now());
+    const frames: { event?: string }[] = [];
+    const push = async (f: { event?: string }) => (frames.push(f), true);
+    // Its onChanged (complete) came before reportDownload knew it: nothing to report then.
+    await dl.onDownloadChanged({ id: 5, state: { current: 'complete', previous: 'in_progress' } } as never, push);
+    expect(await dl.reportDownload({ id: 5, state: 'complete', filename: '/dl/f.pdf' } as never, 7, push)).toBe(true);
+    expect(calls).toEqual([]);
+    expect(frames.map((f) => f.event)).toEqual(['started', 'ended']);
+    expect(frames[1]).toMatchObject({ download: { id: 5, state: 'complete' } });
+  });
+
   it('lets a download run when no tool acted lately, or nobody can decide', async () => {
     const { calls } = fakeDownloads({});
     const { acting, dl } = await loadDownloads();

@@ -187,7 +187,17 @@ export async function reportDownload(item: chrome.downloads.DownloadItem, tabId:
   const frame: DownloadEvent = { type: 'download', event: 'started', download: downloadOf((await itemOf(item.id)) ?? item, number), site };
   if (paused) frame.paused = true;
   reported.set(item.id, number);
-  if (await push(frame)) return true;
+  if (await push(frame)) {
+    // It ended before it was reported (a data: URL or a small file, done
+    // before the pause): its onChanged came while it was not yet in
+    // reported, so its end is sent now, after the start.
+    const now = await itemOf(item.id);
+    if (now && now.state !== 'in_progress' && reported.get(item.id) === number) {
+      reported.delete(item.id);
+      await push({ type: 'download', event: 'ended', download: downloadOf(now, number), site: '' });
+    }
+    return true;
+  }
   reported.delete(item.id);
   if (paused) await chrome.downloads.resume(item.id).catch(() => undefined);
   return false;
