@@ -51,6 +51,15 @@ describe('network ring', () => {
     expect(listed?.requestHeaders).toBeUndefined();
   });
 
+  it('bounds methods and header names as well as values', async () => {
+    const { net } = await load();
+    net.onBeforeRequest({ ...base, requestId: 'm', tabId: 7, method: 'M'.repeat(100_000), url: 'https://a.test/m' } as never);
+    expect(net.requestsOf(7, 1).requests[0]?.method.length).toBeLessThanOrEqual(100);
+    const [h] = net.redactHeaders([{ name: 'X-' + 'n'.repeat(300_000), value: 'v'.repeat(10_000) }]);
+    expect(h?.name.length).toBeLessThanOrEqual(200);
+    expect(h?.value.length).toBeLessThanOrEqual(2000);
+  });
+
   it('says a header value that is not UTF-8 is binary, and redacts a binary secret', async () => {
     const { net } = await load();
     expect(net.redactHeaders([{ name: 'X-Latin', binaryValue: [0x61, 0x85, 0x62] }, { name: 'Set-Cookie', binaryValue: [0x85] }, { name: 'X-Empty', value: '' }])).toEqual([

@@ -13,7 +13,9 @@ import { sharedNow } from './state';
 export const NETWORK_LIMIT = 500;
 /** Headers kept per request and side. */
 const HEADERS_LIMIT = 100;
-/** Characters kept of a header value and of a URL. */
+/** Characters kept of a method and a header name (a page's fetch may set a 100 kB one of either), of a value and of a URL. */
+const METHOD_LIMIT = 100;
+const NAME_LIMIT = 200;
 const VALUE_LIMIT = 2000;
 const URL_LIMIT = 4000;
 
@@ -47,7 +49,7 @@ function kept(tabId: number, requestId: string): NetRequest | undefined {
 /** Headers as kept: secrets redacted, bounded. */
 export function redactHeaders(hs: chrome.webRequest.HttpHeader[] | undefined): Header[] {
   return (hs ?? []).slice(0, HEADERS_LIMIT).map((h) => ({
-    name: h.name,
+    name: h.name.slice(0, NAME_LIMIT),
     value: SECRET.has(h.name.toLowerCase()) ? '<redacted>' : valueOf(h),
   }));
 }
@@ -69,7 +71,7 @@ export function onBeforeRequest(d: chrome.webRequest.OnBeforeRequestDetails): un
   if (!r) return;
   const req: NetRequest = {
     id: d.requestId,
-    method: d.method,
+    method: d.method.slice(0, METHOD_LIMIT),
     url: d.url.slice(0, URL_LIMIT),
     type: d.type,
     start: Math.round(d.timeStamp),
