@@ -150,6 +150,14 @@ describe('downloads judged by the policy', () => {
     expect(frames[1]).toMatchObject({ type: 'download', event: 'ended', download: { id: 5 } });
   });
 
+  it('bounds a download\'s URL as a request\'s is', async () => {
+    fakeDownloads({});
+    const { dl } = await loadDownloads();
+    const d = dl.downloadOf({ id: 5, url: 'https://a.test/att?' + 'q'.repeat(100_000), finalUrl: '', mime: 'application/' + 'x'.repeat(50_000), filename: '/dl/f', state: 'complete', bytesReceived: 4, totalBytes: 4, fileSize: 4, startTime: '' } as never, 1);
+    expect(d.url.length).toBeLessThanOrEqual(4000);
+    expect(d.mime?.length).toBeLessThanOrEqual(200);
+  });
+
   it('reports the end of a download that ended before it was reported (a data: URL), once', async () => {
     const { calls } = fakeDownloads({ state: 'complete', bytesReceived: 100 });
     const { acting, dl } = await loadDownloads();

@@ -13,7 +13,7 @@ import type { Download, DownloadEvent } from '../protocol.gen';
 import { TetherError } from '../shared/errors';
 import type { OffscreenMessage } from '../shared/messages';
 import { actedWithin } from './acting';
-import { claimRequest } from './network';
+import { claimRequest, URL_LIMIT } from './network';
 import { readState } from './state';
 
 /** How recent a tool action must be for a blob:/data:/<a download> download to count as its tab's. */
@@ -88,14 +88,15 @@ export function downloadOf(item: chrome.downloads.DownloadItem, number: number):
   const d: Download = {
     id: item.id,
     tab: number,
-    url: item.finalUrl || item.url,
+    // Bounded as a request's URL is: a link's URL may be 2 MB long.
+    url: (item.finalUrl || item.url).slice(0, URL_LIMIT),
     filename: item.filename,
     state: item.state,
     received: item.bytesReceived,
     total,
     start: Date.parse(item.startTime) || 0,
   };
-  if (item.mime) d.mime = item.mime;
+  if (item.mime) d.mime = item.mime.slice(0, 200);
   if (item.error) d.error = item.error;
   if (item.paused) d.paused = true;
   if (item.state === 'in_progress' && (item.filename === '' || ASKS_USER.has(item.danger))) d.waitingForUser = true;

@@ -17,7 +17,7 @@ const HEADERS_LIMIT = 100;
 const METHOD_LIMIT = 100;
 const NAME_LIMIT = 200;
 const VALUE_LIMIT = 2000;
-const URL_LIMIT = 4000;
+export const URL_LIMIT = 4000;
 
 /** Headers whose values are never kept. */
 const SECRET = new Set(['cookie', 'set-cookie', 'authorization', 'proxy-authorization']);
