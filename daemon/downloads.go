@@ -242,7 +242,13 @@ func (d *downloads) started(profile string, ev protocol.DownloadEvent) {
 	pc := policy.Call{ID: e.CallID, Tool: downloadTool, Class: policy.Download, Client: c.client,
 		Profile: profile, Tab: dl.Tab, Sites: sites, Summary: e.Args}
 	pc.Held = func(r policy.Request) {
-		d.note(c.session, fmt.Sprintf("Tab %d: download #%d %q is paused: the user's policy asks them to approve it in Tether. A later result says what they answered.", dl.Tab, dl.ID, downloadName(dl)))
+		state := "is paused"
+		if !ev.Paused {
+			// It ended (a data: URL, a small file) before the extension
+			// could pause it: a refusal removes its file instead.
+			state = "already finished downloading, and its file is removed if they refuse"
+		}
+		d.note(c.session, fmt.Sprintf("Tab %d: download #%d %q %s: the user's policy asks them to approve it in Tether. A later result says what they answered.", dl.Tab, dl.ID, downloadName(dl), state))
 		if d.timeline != nil {
 			d.timeline.Started(e)
 			d.timeline.Held(e, timeline.Hold{Sites: r.Sites, Since: r.Since, Deadline: r.Deadline})

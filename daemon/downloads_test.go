@@ -144,6 +144,33 @@ func TestDownloadConfirm(t *testing.T) {
 	}
 }
 
+// TestDownloadConfirmFinished: a download that ended before the extension
+// could pause it (not Paused) is held all the same; its note does not say
+// it is paused, and a refusal cancels it (the extension then removes the
+// finished file).
+func TestDownloadConfirmFinished(t *testing.T) {
+	d, f, g, _ := newDownloadsRig(t, []policy.Rule{{Class: policy.Download, Action: policy.Confirm}})
+	d.callStarted("work", 2, "claude-ai", "s1")
+	ev := started(6)
+	ev.Paused, ev.Download.State = false, "complete"
+	done := make(chan struct{})
+	go func() { d.handle("work", ev); close(done) }()
+	for ch := g.Changed(); len(g.Pending()) == 0; ch = g.Changed() {
+		<-ch
+	}
+	n := d.take("s1")
+	if strings.Contains(n, "is paused") || !strings.Contains(n, "already finished downloading, and its file is removed if they refuse") {
+		t.Fatalf("held note %q", n)
+	}
+	if err := g.AnswerBy(g.Pending()[0].ID, policy.DenyOnce, policy.ByCLI); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	if len(f.acts) != 1 || f.acts[0] != "work download_decide cancel" {
+		t.Fatalf("acts %v", f.acts)
+	}
+}
+
 // TestDownloadsForgetIdleTabs: a tab without a call for forgetAfter is
 // forgotten by the next sweep, which callEnded runs at most every
 // forgetSweep; a tab with a call running is kept however old.
