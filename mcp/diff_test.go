@@ -79,9 +79,20 @@ func TestActionResultsCarryChanges(t *testing.T) {
 
 func TestSnapshotDiff(t *testing.T) {
 	got := snapshotDiff("a\nb\nc\nd\ne", "a\nb\nC\nd\ne\nf")
-	want := "@@\n b\n-c\n+C\n d\n e\n+f" // runs two lines apart share one @@
+	want := "@@ -2,4 +2,5 @@\n b\n-c\n+C\n d\n e\n+f" // runs two lines apart share one @@
 	if got != want {
 		t.Fatalf("diff:\n%s\nwant:\n%s", got, want)
+	}
+	// Among identical lines, only the line numbers say where a run goes.
+	got = snapshotDiff("h\np\np\np\np\np\np\nz", "h\np\np\np\nnew\np\np\np\nz")
+	want = "@@ -4,2 +4,3 @@\n p\n+new\n p"
+	if got != want {
+		t.Fatalf("insert among identical lines:\n%s\nwant:\n%s", got, want)
+	}
+	got = snapshotDiff("a\nb\nc\nd\ne", "b\nc\nd\ne\nf\ng")
+	want = "@@ -1,2 +1 @@\n-a\n b\n@@ -5 +4,3 @@\n e\n+f\n+g"
+	if got != want {
+		t.Fatalf("runs at both ends:\n%s\nwant:\n%s", got, want)
 	}
 	if d := snapshotDiff("same", "same"); d != "" {
 		t.Fatalf("no change gave %q", d)

@@ -1,0 +1,283 @@
+//go:build !windows
+
+package e2e
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// diffPage is a page whose buttons make the changes a diff finds hard:
+// an item inserted among identical ones, a state-only change, items
+// reordered, an element moved, text that starts with "+", "-" or a space,
+// long lines, unicode, a title-only change.
+const diffPage = `<!doctype html><html><head><title>Diff bench</title></head><body>
+<main>
+<h1>Diff bench</h1>
+<div id="same"><p>Same</p><p>Same</p><p>Same</p><p>Same</p><p>Same</p><p>Same</p></div>
+<ul id="dels"></ul>
+<label><input type="checkbox" id="cb"> Agree</label>
+<label>Name <input id="name"></label>
+<label>Size <select id="size"><option>Small</option><option>Large</option></select></label>
+<div id="order"><button>One</button><button>Two</button><button>Three</button></div>
+<section aria-label="Left" id="left"><button id="mover">Mover</button></section>
+<section aria-label="Right" id="right"><p>Right side</p></section>
+<div id="odd"></div>
+<button id="insert">Insert</button>
+<button id="reverse">Reverse</button>
+<button id="move">Move</button>
+<button id="plus">Plus</button>
+<button id="retitle">Retitle</button>
+<button id="other">Other</button>
+<button id="push">Push</button>
+</main>
+<script>
+const $ = (s) => document.querySelector(s);
+for (let i = 0; i < 5; i++) {
+  const li = document.createElement('li');
+  li.innerHTML = 'Same item <button>Delete</button>';
+  li.querySelector('button').onclick = () => li.remove();
+  $('#dels').append(li);
+}
+let n = 0;
+$('#insert').onclick = () => { const p = document.createElement('p'); p.textContent = 'New ' + (++n); $('#same').children[3].before(p); };
+$('#reverse').onclick = () => { const o = $('#order'); [...o.children].reverse().forEach((b) => o.append(b)); };
+$('#move').onclick = () => { const m = $('#mover'); (m.parentElement.id === 'left' ? $('#right') : $('#left')).prepend(m); };
+$('#plus').onclick = () => {
+  for (const t of ['+ plus line', '- minus line', '  spaced', '@@', '日本語 ✓ 👍🏽 café', 'x'.repeat(600)]) {
+    const p = document.createElement('p'); p.textContent = t; $('#odd').append(p);
+  }
+};
+$('#retitle').onclick = () => { document.title = 'Diff bench ' + (++n); };
+$('#other').onclick = () => { const p = document.createElement('p'); p.textContent = 'Same'; $('#same').prepend(p); };
+$('#push').onclick = () => { history.pushState({}, '', '?pushed=' + (++n)); };
+</script>
+</body></html>`
+
+// userEval runs js in the page whose URL has urlPart, as the user's own
+// doing (over CDP, not through Tether).
+func userEval(t *testing.T, devtools context.Context, urlPart, js string) {
+	t.Helper()
+	pctx, _ := PageTab(t, devtools, urlPart)
+	if _, err := chromedp.Run(pctx, chromedp.Evaluate[any](js)); err != nil {
+		t.Fatalf("evaluate %s: %v", js, err)
+	}
+}
+
+// pageView is a page result as an agent reads it.
+type pageView struct {
+	kind       string // "whole", "changes" or "unchanged"
+	url, title string
+	body       string // the tree (whole) or the diff (changes)
+}
+
+var fenceOpen = regexp.MustCompile(`(?m)^<([A-Za-z0-9_-]+)>$`)
+
+// readResult splits a page result into what it is and its fenced content.
+func readResult(t *testing.T, text string) pageView {
+	t.Helper()
+	var v pageView
+	switch {
+	case strings.Contains(text, "CHANGES ONLY"):
+		v.kind = "changes"
+	case strings.Contains(text, "the page has not changed since the last snapshot"):
+		v.kind = "unchanged"
+		return v
+	default:
+		v.kind = "whole"
+	}
+	m := fenceOpen.FindStringSubmatchIndex(text)
+	if m == nil {
+		t.Fatalf("no fence in:\n%s", text)
+	}
+	name := text[m[2]:m[3]]
+	inner := text[m[1]+1:]
+	end := strings.LastIndex(inner, "\n</"+name+">")
+	if end < 0 {
+		t.Fatalf("fence %s not closed:\n%s", name, text)
+	}
+	inner = inner[:end]
+	head, body, _ := strings.Cut(inner, "\n\n")
+	for _, l := range strings.Split(head, "\n") {
+		if u, ok := strings.CutPrefix(l, "URL: "); ok {
+			v.url = u
+		}
+		if ti, ok := strings.CutPrefix(l, "Title: "); ok {
+			v.title, _, _ = strings.Cut(ti, " (was: ")
+		}
+	}
+	v.body = body
+	return v
+}
+
+var hunkHead = regexp.MustCompile(`^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@`)
+
+// applyDiff applies a CHANGES ONLY diff to the tree the agent holds. With
+// line numbers in the run headers (@@ -a,b +c,d @@), each run goes where
+// they say (and its old lines must be there); without them, where its old
+// lines (context and removed) first occur after the previous run, as an
+// agent would guess. ambiguous reports runs whose old lines occur more
+// than once there: a reader cannot know where they go.
+func applyDiff(t *testing.T, tree, diff string) (out string, ambiguous []string) {
+	t.Helper()
+	model := strings.Split(tree, "\n")
+	type hunk struct {
+		head     string
+		old, new []string
+	}
+	var hunks []hunk
+	for _, l := range strings.Split(diff, "\n") {
+		if strings.HasPrefix(l, "@@") {
+			hunks = append(hunks, hunk{head: l})
+			continue
+		}
+		if len(hunks) == 0 || l == "" {
+			t.Fatalf("diff line outside a run or without a prefix: %q in\n%s", l, diff)
+		}
+		h := &hunks[len(hunks)-1]
+		switch l[0] {
+		case ' ':
+			h.old = append(h.old, l[1:])
+			h.new = append(h.new, l[1:])
+		case '-':
+			h.old = append(h.old, l[1:])
+		case '+':
+			h.new = append(h.new, l[1:])
+		default:
+			t.Fatalf("diff line with no +, - or space: %q", l)
+		}
+	}
+	var res []string
+	cursor := 0
+	for _, h := range hunks {
+		at := -1
+		if m := hunkHead.FindStringSubmatch(h.head); m != nil {
+			at, _ = strconv.Atoi(m[1])
+			if len(h.old) > 0 {
+				at-- // 1-based; an empty old side names the line before
+			}
+			if at < cursor || at+len(h.old) > len(model) || strings.Join(model[at:at+len(h.old)], "\n") != strings.Join(h.old, "\n") {
+				t.Fatalf("run %q does not match the tree at its line", h.head)
+			}
+		} else {
+			var found []int
+			for i := cursor; i+len(h.old) <= len(model); i++ {
+				if strings.Join(model[i:i+len(h.old)], "\n") == strings.Join(h.old, "\n") {
+					found = append(found, i)
+				}
+			}
+			if len(found) == 0 {
+				t.Fatalf("run's old lines are not in the tree:\n%s", strings.Join(h.old, "\n"))
+			}
+			if len(found) > 1 {
+				ambiguous = append(ambiguous, strings.Join(h.old, "\n"))
+			}
+			at = found[0]
+		}
+		res = append(res, model[cursor:at]...)
+		res = append(res, h.new...)
+		cursor = at + len(h.old)
+	}
+	res = append(res, model[cursor:]...)
+	return strings.Join(res, "\n"), ambiguous
+}
+
+// TestChangesOnlyKeepTheAgentsView: an agent that applies each CHANGES
+// ONLY result to the last whole tree it got holds exactly the page a fresh
+// snapshot shows, over many successive actions of every kind, changes made
+// by another app in between included; a partial snapshot does not become
+// the baseline; the result says plainly which it is.
+func TestChangesOnlyKeepTheAgentsView(t *testing.T) {
+	RequireChromium(t)
+	d := StartDaemon(t, Binary(t), "--auto-approve-profiles", "--unattended=allow")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Write([]byte(diffPage))
+	}))
+	defer srv.Close()
+	b := StartBrowser(t, d)
+	devtools := b.DevTools(t)
+	ctx := Context(t, 6*time.Minute)
+	agent := stdioClient(t, ctx, d)
+	other := stdioClient(t, ctx, d) // another app: its own baseline
+
+	navText := mustCall(t, ctx, agent, "browser_navigate", map[string]any{"url": srv.URL + "/bench"})
+	tab := resultTab(navText)
+	nav := readResult(t, navText)
+	if nav.kind != "whole" {
+		t.Fatalf("navigate gave %s", nav.kind)
+	}
+	model, title := nav.body, nav.title
+
+	// check compares the agent's view with a fresh snapshot the other app
+	// takes (which leaves the agent's baseline alone).
+	check := func(step string) {
+		t.Helper()
+		fresh := readResult(t, mustCall(t, ctx, other, "browser_snapshot", map[string]any{"tab": tab}))
+		if fresh.body != model {
+			t.Fatalf("after %s the agent's view is not the page.\nagent's view:\n%s\n\npage:\n%s", step, model, fresh.body)
+		}
+		if fresh.title != title {
+			t.Fatalf("after %s the agent thinks the title is %q; it is %q", step, title, fresh.title)
+		}
+	}
+	// act runs an action of the agent and folds its result into the view.
+	act := func(step, tool string, args map[string]any) pageView {
+		t.Helper()
+		text := mustCall(t, ctx, agent, tool, args)
+		v := readResult(t, text)
+		switch v.kind {
+		case "whole":
+			model, title = v.body, v.title
+		case "changes":
+			var amb []string
+			model, amb = applyDiff(t, model, v.body)
+			title = v.title
+			if len(amb) > 0 {
+				t.Errorf("%s: a run of the changes fits more than one place in the tree:\n%s\n\nresult:\n%s", step, strings.Join(amb, "\n--\n"), text)
+			}
+		}
+		t.Logf("%s: %s", step, v.kind)
+		check(step)
+		return v
+	}
+	refOf := func(role, name string) string { return ref(t, model, role, name) }
+
+	act("insert among identical lines", "browser_click", map[string]any{"ref": refOf("button", "Insert")})
+	act("insert again", "browser_click", map[string]any{"ref": refOf("button", "Insert")})
+	act("check a box", "browser_click", map[string]any{"ref": refOf("checkbox", "Agree")})
+	act("type", "browser_type", map[string]any{"ref": refOf("textbox", "Name"), "text": "+ ünïcode -"})
+	act("select", "browser_select_option", map[string]any{"ref": refOf("combobox", "Size"), "values": []string{"Large"}})
+	act("reverse", "browser_click", map[string]any{"ref": refOf("button", "Reverse")})
+	act("move", "browser_click", map[string]any{"ref": refOf("button", "Move")})
+	act("odd lines", "browser_click", map[string]any{"ref": refOf("button", "Plus")})
+	dels := regexp.MustCompile(`button "Delete" \[ref=([^\]]+)\]`).FindAllStringSubmatch(model, -1)
+	if len(dels) != 5 {
+		t.Fatalf("want 5 Delete buttons:\n%s", model)
+	}
+	act("delete an identical item", "browser_click", map[string]any{"ref": dels[2][1]})
+
+	// The user changes the page (another app may not act in a tab in use
+	// for 10 s); then a partial snapshot of the agent's.
+	userEval(t, devtools, "/bench", `document.getElementById('other').click()`)
+	if part := readResult(t, mustCall(t, ctx, agent, "browser_snapshot", map[string]any{"depth": 1})); part.kind != "whole" {
+		t.Fatalf("a snapshot with depth gave %s", part.kind)
+	}
+	act("after another app and a partial snapshot", "browser_click", map[string]any{"ref": dels[0][1]})
+	act("move back", "browser_click", map[string]any{"ref": refOf("button", "Move")})
+	act("press a key", "browser_press_key", map[string]any{"key": "End"})
+	act("hover", "browser_hover", map[string]any{"ref": refOf("button", "One")})
+	act("scroll", "browser_scroll", map[string]any{"to": "bottom"})
+	if v := act("push state", "browser_click", map[string]any{"ref": refOf("button", "Push")}); v.kind != "whole" {
+		t.Errorf("a same-document navigation (pushState) gave %s, want the whole tree", v.kind)
+	}
+	act("insert after push", "browser_click", map[string]any{"ref": refOf("button", "Insert")})
+}
