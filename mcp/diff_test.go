@@ -52,6 +52,19 @@ func TestActionResultsCarryChanges(t *testing.T) {
 		t.Errorf("an action that changed nothing:\n%s", text)
 	}
 
+	// Only the title changed (document.title): not "has not changed".
+	retitled := page("https://a.example/", true)
+	retitled.Title = "Rows (2 unsaved)"
+	b.results[protocol.MethodClick] = retitled
+	text, _ = callTool(t, c, "browser_click", map[string]any{"ref": "e20"})
+	if strings.Contains(text, "has not changed") || !strings.Contains(text, "Title: Rows (2 unsaved) (was: Rows)") || !strings.Contains(text, "CHANGES ONLY") {
+		t.Errorf("a change of the title alone:\n%s", text)
+	}
+	b.results[protocol.MethodClick] = retitled
+	if text, _ = callTool(t, c, "browser_click", map[string]any{"ref": "e20"}); !strings.Contains(text, "has not changed") {
+		t.Errorf("the new title did not become the baseline's:\n%s", text)
+	}
+
 	b.results[protocol.MethodClick] = page("https://a.example/next", true)
 	if text, _ = callTool(t, c, "browser_click", map[string]any{"ref": "e20"}); strings.Contains(text, "CHANGES ONLY") || !strings.Contains(text, `"Row 39"`) {
 		t.Errorf("another document is not whole:\n%s", text)
