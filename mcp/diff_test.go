@@ -90,6 +90,25 @@ func TestActionResultsCarryChanges(t *testing.T) {
 	}
 }
 
+// TestChangesNeverOutweighThePage: on a small page, where the changes'
+// explanation would take more room than the whole tree, the result is the
+// whole tree.
+func TestChangesNeverOutweighThePage(t *testing.T) {
+	small := func(label string) protocol.PageResult {
+		return protocol.PageResult{Tab: 3, URL: "https://a.example/", Title: "Small",
+			Snapshot: "- main [ref=e1]:\n  - heading \"Small\" [level=1]\n  - paragraph: One\n  - paragraph: Two\n  - paragraph: Three\n  - paragraph: Four\n  - button \"" + label + "\" [ref=e2]\n" +
+				"  - paragraph: Five\n  - paragraph: Six\n  - paragraph: Seven\n  - paragraph: Eight\n  - paragraph: Nine\n  - paragraph: Ten"}
+	}
+	b := &fakeBrowser{results: map[protocol.Method]any{protocol.MethodSnapshot: small("Save")}}
+	c := newClient(t, b)
+	whole, _ := callTool(t, c, "browser_snapshot", nil)
+	b.results[protocol.MethodClick] = small("Saved")
+	text, _ := callTool(t, c, "browser_click", map[string]any{"ref": "e2"})
+	if strings.Contains(text, "CHANGES ONLY") || !strings.Contains(text, "paragraph: One") {
+		t.Errorf("on a small page (whole tree %d characters) the changes came, %d characters:\n%s", len(whole), len(text), text)
+	}
+}
+
 func TestSnapshotDiff(t *testing.T) {
 	got := snapshotDiff("a\nb\nc\nd\ne", "a\nb\nC\nd\ne\nf")
 	want := "@@ -2,4 +2,5 @@\n b\n-c\n+C\n d\n e\n+f" // runs two lines apart share one @@

@@ -48,8 +48,10 @@ func (h *handlers) resultText(ctx context.Context, profile string, method protoc
 	if base, ok := h.seen.get(key); ok && !repeat && action {
 		text = h.changesText(lead, base, res)
 	}
-	if text == "" {
-		text = h.pageText(lead, res)
+	// The changes never take more room than the page itself: on a small
+	// page their explanation alone can outweigh the whole tree.
+	if whole := h.pageText(lead, res); text == "" || len(text) >= len(whole) {
+		text = whole
 	}
 	if whole && res.Omitted == 0 && !res.Partial {
 		h.seen.put(key, res)
