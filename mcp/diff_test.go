@@ -48,7 +48,7 @@ func TestActionResultsCarryChanges(t *testing.T) {
 	}
 
 	text, _ = callTool(t, c, "browser_click", map[string]any{"ref": "e20"})
-	if !strings.Contains(text, "Tab 2: the page has not changed since the last snapshot you got of it") {
+	if !strings.Contains(text, "Tab 2: the page has not changed since the last whole tree you got of it") {
 		t.Errorf("an action that changed nothing:\n%s", text)
 	}
 
@@ -65,6 +65,14 @@ func TestActionResultsCarryChanges(t *testing.T) {
 		t.Errorf("the new title did not become the baseline's:\n%s", text)
 	}
 
+	// A subtree read since does not stand for the page: the changes say
+	// which tree they are against.
+	b.results[protocol.MethodSnapshot] = protocol.PageResult{Tab: 2, URL: "https://a.example/", Title: "Rows", Snapshot: `- button "Save" [ref=e20]`}
+	callTool(t, c, "browser_snapshot", map[string]any{"ref": "e20"})
+	b.results[protocol.MethodClick] = page("https://a.example/", false)
+	if text, _ := callTool(t, c, "browser_click", map[string]any{"ref": "e20"}); !strings.Contains(text, "CHANGES ONLY, against the last whole tree you got of this tab") {
+		t.Errorf("the changes do not say they are against the last whole tree:\n%s", text)
+	}
 	b.results[protocol.MethodClick] = page("https://a.example/next", true)
 	if text, _ = callTool(t, c, "browser_click", map[string]any{"ref": "e20"}); strings.Contains(text, "CHANGES ONLY") || !strings.Contains(text, `"Row 39"`) {
 		t.Errorf("another document is not whole:\n%s", text)

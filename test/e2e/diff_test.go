@@ -88,7 +88,7 @@ func readResult(t *testing.T, text string) pageView {
 	switch {
 	case strings.Contains(text, "CHANGES ONLY"):
 		v.kind = "changes"
-	case strings.Contains(text, "the page has not changed since the last snapshot"):
+	case strings.Contains(text, "the page has not changed since the last whole tree"):
 		v.kind = "unchanged"
 		return v
 	default:
