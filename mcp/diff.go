@@ -14,7 +14,7 @@ import (
 // Action results carry only what changed (issue 16): after an action, the
 // snapshot is compared with the baseline, the last full snapshot this
 // session was sent of the same tab, and when the page is the same document
-// (same URL) and the changes are clearly smaller than the tree, the result
+// (same URL and document number) and the changes are clearly smaller than the tree, the result
 // carries them instead: lines added and removed, with their refs, and one
 // line of context around each run. Changes by others (the user, another
 // app) are in it as well, since the baseline is what this session saw.
@@ -34,6 +34,7 @@ const (
 // baseline is the last whole snapshot a session was sent of a tab.
 type baseline struct {
 	url, title, snapshot string
+	doc                  int    // the top frame's document (PageResult.Doc)
 	seq                  uint64 // age, for eviction
 }
 
@@ -61,7 +62,7 @@ func (b *baselines) put(key string, p protocol.PageResult) {
 		b.bytes -= len(old.snapshot)
 	}
 	b.seq++
-	b.m[key] = &baseline{url: p.URL, title: p.Title, snapshot: p.Snapshot, seq: b.seq}
+	b.m[key] = &baseline{url: p.URL, title: p.Title, snapshot: p.Snapshot, doc: p.Doc, seq: b.seq}
 	b.bytes += len(p.Snapshot)
 	for len(b.m) > maxBaselines || b.bytes > maxBaselineBytes {
 		oldest := ""
@@ -142,10 +143,11 @@ func unifiedRange(start, stop int) string {
 }
 
 // changesText is an action's result as the changes since base, or "" when
-// the whole tree is due: another document (URL), a cut snapshot, or a diff
-// not clearly smaller than the tree.
+// the whole tree is due: another document (another URL, or another document
+// number at the same URL: a reload, a link to the page itself), a cut
+// snapshot, or a diff not clearly smaller than the tree.
 func (h *handlers) changesText(lead string, base baseline, p protocol.PageResult) string {
-	if base.url != p.URL || p.Omitted > 0 || p.Partial || len(p.Dialogs) > 0 {
+	if base.url != p.URL || base.doc != p.Doc || p.Omitted > 0 || p.Partial || len(p.Dialogs) > 0 {
 		return ""
 	}
 	diff := snapshotDiff(strings.TrimRight(base.snapshot, "\n"), strings.TrimRight(p.Snapshot, "\n"))

@@ -78,6 +78,18 @@ func TestActionResultsCarryChanges(t *testing.T) {
 		t.Errorf("another document is not whole:\n%s", text)
 	}
 
+	// Another document at the same URL (a reload): whole, however small
+	// the change.
+	reloaded := page("https://a.example/next", true)
+	reloaded.Doc = 7
+	b.results[protocol.MethodClick] = reloaded
+	if text, _ = callTool(t, c, "browser_click", map[string]any{"ref": "e20"}); strings.Contains(text, "CHANGES ONLY") || strings.Contains(text, "has not changed") || !strings.Contains(text, `"Row 39"`) {
+		t.Errorf("a reload (document 7 at the same URL) is not whole:\n%s", text)
+	}
+	if text, _ = callTool(t, c, "browser_click", map[string]any{"ref": "e20"}); !strings.Contains(text, "has not changed") {
+		t.Errorf("the same document again:\n%s", text)
+	}
+
 	other := page("https://a.example/next", false)
 	other.Snapshot = strings.ReplaceAll(other.Snapshot, "Row", "Line")
 	b.results[protocol.MethodClick] = other

@@ -587,6 +587,10 @@ type PageResult struct {
 	// Snapshot is the page's ARIA snapshot, Playwright aria-snapshot style:
 	// one "- role "name" [state] [ref=e7]" line per node, nested by two spaces.
 	Snapshot string `json:"snapshot"`
+	// Doc is the number of the top frame's document the snapshot is of
+	// (the d<doc> of its refs); 0 when unknown (about:blank, a document
+	// that issued no ref yet). A reload is another document at the same URL.
+	Doc int `json:"doc,omitempty"`
 	// OpenedTabs lists tabs the action opened (target=_blank links,
 	// window.open, OAuth popups); they are shared automatically.
 	OpenedTabs []TabInfo `json:"openedTabs,omitempty"`

@@ -809,6 +809,12 @@ export interface PageResult {
    */
   snapshot: string;
   /**
+   * Doc is the number of the top frame's document the snapshot is of
+   * (the d<doc> of its refs); 0 when unknown (about:blank, a document
+   * that issued no ref yet). A reload is another document at the same URL.
+   */
+  doc?: number;
+  /**
    * OpenedTabs lists tabs the action opened (target=_blank links,
    * window.open, OAuth popups); they are shared automatically.
    */

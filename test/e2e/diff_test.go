@@ -286,3 +286,108 @@ func TestChangesOnlyKeepTheAgentsView(t *testing.T) {
 	}
 	act("insert after push", "browser_click", map[string]any{"ref": refOf("button", "Insert")})
 }
+
+// docPage is mostly text (lines without refs), with a button that reloads
+// it, a link to itself and a cross-origin frame whose content changes.
+func docPage(frameURL string) string {
+	var sb strings.Builder
+	sb.WriteString(`<!doctype html><html><head><title>Doc bench</title></head><body><main><h1>Doc bench</h1>`)
+	for i := range 60 {
+		sb.WriteString("<p>Paragraph number " + strconv.Itoa(i) + " of a long text that has no refs at all.</p>")
+	}
+	sb.WriteString(`<p id="count"></p><button onclick="location.reload()">Reload</button>
+<button onclick="document.getElementById('count').textContent = 'Clicked ' + (++window.n)">Count</button>
+<a href="/doc">Same page</a> <a href="#part">Hash</a>
+<iframe src="` + frameURL + `" title="Frame"></iframe>
+<script>window.n = 0;</script></main></body></html>`)
+	return sb.String()
+}
+
+const framePage = `<!doctype html><html><body><p id="f">Frame text</p><button onclick="document.getElementById('f').textContent = 'Frame changed ' + (++window.k)">In frame</button><script>window.k = 0;</script></body></html>`
+
+// TestChangesOnlyAcrossDocuments: what an agent holds stays the page across
+// a reload (a new document at the same URL), a link to the page itself, a
+// hash change, a change inside a cross-origin frame, and the user leaving
+// and coming back between the agent's calls; and it says which it is.
+func TestChangesOnlyAcrossDocuments(t *testing.T) {
+	RequireChromium(t)
+	d := StartDaemon(t, Binary(t), "--auto-approve-profiles", "--unattended=allow")
+	var frameURL string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		switch r.URL.Path {
+		case "/frame":
+			w.Write([]byte(framePage))
+		case "/away":
+			w.Write([]byte(`<!doctype html><title>Away</title><p>Away</p>`))
+		default:
+			w.Write([]byte(docPage(frameURL)))
+		}
+	}))
+	defer srv.Close()
+	// The frame comes from another origin (localhost, not 127.0.0.1).
+	frameURL = strings.Replace(srv.URL, "127.0.0.1", "localhost", 1) + "/frame"
+	b := StartBrowser(t, d)
+	devtools := b.DevTools(t)
+	ctx := Context(t, 6*time.Minute)
+	agent := stdioClient(t, ctx, d)
+	other := stdioClient(t, ctx, d)
+
+	navText := mustCall(t, ctx, agent, "browser_navigate", map[string]any{"url": srv.URL + "/doc"})
+	tab := resultTab(navText)
+	nav := readResult(t, navText)
+	model, title := nav.body, nav.title
+	check := func(step string) {
+		t.Helper()
+		fresh := readResult(t, mustCall(t, ctx, other, "browser_snapshot", map[string]any{"tab": tab}))
+		if fresh.body != model || fresh.title != title {
+			t.Fatalf("after %s the agent's view is not the page.\nagent's view:\n%s\n\npage:\n%s", step, model, fresh.body)
+		}
+	}
+	act := func(step, tool string, args map[string]any) pageView {
+		t.Helper()
+		text := mustCall(t, ctx, agent, tool, args)
+		v := readResult(t, text)
+		switch v.kind {
+		case "whole":
+			model, title = v.body, v.title
+		case "changes":
+			title = v.title
+			if v.body != "" {
+				model, _ = applyDiff(t, model, v.body)
+			}
+		}
+		t.Logf("%s: %s\n%s", step, v.kind, text)
+		check(step)
+		return v
+	}
+	refOf := func(role, name string) string { return ref(t, model, role, name) }
+	waitLoaded := func(urlPart string) {
+		t.Helper()
+		for start := time.Now(); time.Since(start) < 20*time.Second; time.Sleep(100 * time.Millisecond) {
+			if _, _, err := findPage(devtools, urlPart); err == nil {
+				break
+			}
+		}
+		pctx, _ := PageTab(t, devtools, urlPart)
+		if _, err := chromedp.Run(pctx, chromedp.WaitReady("body")); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	act("count", "browser_click", map[string]any{"ref": refOf("button", "Count")})
+	act("in frame", "browser_click", map[string]any{"ref": refOf("button", "In frame")})
+	if v := act("reload", "browser_click", map[string]any{"ref": refOf("button", "Reload")}); v.kind != "whole" {
+		t.Errorf("a reload (a new document at the same URL) gave %s, want the whole tree", v.kind)
+	}
+	if v := act("link to itself", "browser_click", map[string]any{"ref": refOf("link", "Same page")}); v.kind != "whole" {
+		t.Errorf("a link to the page itself (a new document) gave %s, want the whole tree", v.kind)
+	}
+	act("hash", "browser_click", map[string]any{"ref": refOf("link", "Hash")})
+	// The user goes away and back between the agent's calls.
+	userEval(t, devtools, "/doc", `location.href = '/away'`)
+	waitLoaded("/away")
+	userEval(t, devtools, "/away", `history.back()`)
+	waitLoaded("/doc")
+	act("count after the user came back", "browser_click", map[string]any{"ref": refOf("button", "Count")})
+}

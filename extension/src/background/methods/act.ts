@@ -68,7 +68,7 @@ async function actIn(t: SharedTab, frameId: number, msg: ContentMessage & { docs
       if (reply.page.scrolled) page.scrolled = reply.page.scrolled;
       return withOpened(page, await openedTabs(opened, t.tabId));
     }
-    if (reply && 'page' in reply) return withOpened(await finishPage(t.tabId, t.number, reply.page, shape, deadline), await openedTabs(opened, t.tabId));
+    if (reply && 'page' in reply) return withOpened(await finishPage(t.tabId, t.number, reply.page, shape, deadline, reply.doc), await openedTabs(opened, t.tabId));
     throw new Error('the content script answered without a page');
   } finally {
     watcher.dispose();

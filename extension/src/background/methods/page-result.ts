@@ -26,25 +26,33 @@ export async function pageResult(tabId: number, deadline: number, shape: Snapsho
   const url = tab.url || tab.pendingUrl || '';
   if (url === 'about:blank' || url === '') return withDialogs<PageResult>({ tab: number, url, title: tab.title ?? '', snapshot: '' }, tabId);
   await pageReady(tabId);
-  const page = await snapshotFrame(tabId, frameId, shape, deadline);
-  return finishPage(tabId, number, page, shape, deadline);
+  const { page, doc } = await snapshotFrameDoc(tabId, frameId, shape, deadline);
+  return finishPage(tabId, number, page, shape, deadline, frameId === 0 ? doc : undefined);
 }
 
 async function snapshotFrame(tabId: number, frameId: number, shape: SnapshotShape, deadline: number): Promise<PageSnapshot> {
+  return (await snapshotFrameDoc(tabId, frameId, shape, deadline)).page;
+}
+
+/** A frame's snapshot and the number of the document that answered it. */
+async function snapshotFrameDoc(tabId: number, frameId: number, shape: SnapshotShape, deadline: number): Promise<{ page: PageSnapshot; doc?: number }> {
   const reply = await callContent(tabId, { target: 'content', kind: 'snapshot', docsIssued: await documentsIssued(), snap: shape }, deadline, frameId);
   if (!reply.ok) throw new TetherError(reply.error.code, reply.error.message);
   if (!('page' in reply)) throw new Error('the content script answered without a page');
-  return reply.page;
+  return { page: reply.page, doc: reply.doc };
 }
 
 /**
  * Completes a content script's page into a PageResult: cross-origin frames
- * stitched in, the cap applied (with its note line), dialogs added.
+ * stitched in, the cap applied (with its note line), dialogs added. doc is
+ * the number of the top frame's document that answered, when known: the
+ * daemon tells a new document at the same URL (a reload) by it.
  */
-export async function finishPage(tabId: number, number: number, page: PageSnapshot, shape: SnapshotShape, deadline: number): Promise<PageResult> {
+export async function finishPage(tabId: number, number: number, page: PageSnapshot, shape: SnapshotShape, deadline: number, doc?: number): Promise<PageResult> {
   const stitched = await stitchFrames(tabId, 0, page, shape, deadline, 0);
   const capped = capSnapshot(stitched.text, shape.maxChars ?? 0, stitched.omitted, stitched.more);
   const out: PageResult = { tab: number, url: page.url, title: page.title, snapshot: capped.text };
+  if (doc !== undefined) out.doc = doc;
   if (capped.omitted > 0) out.omitted = capped.omitted;
   if (capped.omitted > 0 && stitched.more) out.omittedMore = true;
   if (stitched.partial) out.partial = true;
