@@ -41,23 +41,37 @@ type baseline struct {
 // baselines are the sessions' baselines, by baselineKey.
 type baselines struct {
 	mu    sync.Mutex
-	m     map[string]*baseline
+	m     map[baselineKey]*baseline
 	bytes int
 	seq   uint64
 }
 
-func newBaselines() *baselines { return &baselines{m: map[string]*baseline{}} }
+func newBaselines() *baselines { return &baselines{m: map[baselineKey]*baseline{}} }
 
 // baselineKey names a session's view of one tab: the calling session, the
 // profile as the call named it ("" : the session's own) and the tab.
-func baselineKey(ctx context.Context, profile string, tab int) string {
-	return fmt.Sprintf("%s\x00%s\x00%d", CallerOf(ctx).Session, profile, tab)
+type baselineKey struct {
+	session, profile string
+	tab              int
 }
 
-// put records p as key's baseline.
-func (b *baselines) put(key string, p protocol.PageResult) {
+func keyOf(ctx context.Context, profile string, tab int) baselineKey {
+	return baselineKey{session: CallerOf(ctx).Session, profile: profile, tab: tab}
+}
+
+// put records p as key's baseline. The agent reads "Tab N" whatever name
+// the call gave the profile, so a whole tree under one name replaces the
+// baselines of the same tab number under the others ("", a slug, an id,
+// a prefix), unless distinct says the two names are surely two profiles.
+func (b *baselines) put(key baselineKey, p protocol.PageResult, distinct func(a, b string) bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	for k, v := range b.m {
+		if k.session == key.session && k.tab == key.tab && k.profile != key.profile && !distinct(k.profile, key.profile) {
+			b.bytes -= len(v.snapshot)
+			delete(b.m, k)
+		}
+	}
 	if old := b.m[key]; old != nil {
 		b.bytes -= len(old.snapshot)
 	}
@@ -65,10 +79,11 @@ func (b *baselines) put(key string, p protocol.PageResult) {
 	b.m[key] = &baseline{url: p.URL, title: p.Title, snapshot: p.Snapshot, doc: p.Doc, seq: b.seq}
 	b.bytes += len(p.Snapshot)
 	for len(b.m) > maxBaselines || b.bytes > maxBaselineBytes {
-		oldest := ""
+		var oldest baselineKey
+		first := true
 		for k, v := range b.m {
-			if oldest == "" || v.seq < b.m[oldest].seq {
-				oldest = k
+			if first || v.seq < b.m[oldest].seq {
+				oldest, first = k, false
 			}
 		}
 		b.bytes -= len(b.m[oldest].snapshot)
@@ -76,8 +91,25 @@ func (b *baselines) put(key string, p protocol.PageResult) {
 	}
 }
 
+// distinctProfiles says whether two profile names surely name two
+// profiles: each is a profile's exact id or slug, and not the same one's.
+// "" (the session's own profile, which may be either) and a name matched
+// only in part are never surely distinct.
+func distinctProfiles(profiles []Profile, a, b string) bool {
+	which := func(name string) string {
+		for _, p := range profiles {
+			if name != "" && (name == p.ID || name == p.Slug) {
+				return p.ID
+			}
+		}
+		return ""
+	}
+	pa, pb := which(a), which(b)
+	return pa != "" && pb != "" && pa != pb
+}
+
 // get returns key's baseline.
-func (b *baselines) get(key string) (baseline, bool) {
+func (b *baselines) get(key baselineKey) (baseline, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	v, ok := b.m[key]

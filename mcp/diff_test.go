@@ -150,3 +150,45 @@ func TestSnapshotDiff(t *testing.T) {
 		t.Fatalf("no change gave %q", d)
 	}
 }
+
+// TestBaselineAcrossProfileNames: a tab named with and without its profile
+// (or by slug and by id) is one tab to the agent, which sees "Tab 2" either
+// way: the changes are always against the last whole tree it got of it,
+// whatever name the call used.
+func TestBaselineAcrossProfileNames(t *testing.T) {
+	b := &fakeBrowser{
+		results:  map[protocol.Method]any{protocol.MethodSnapshot: page("https://a.example/", false)},
+		profiles: []Profile{{ID: "p-1234", Slug: "work", Connected: true}},
+	}
+	c := newClient(t, b)
+	callTool(t, c, "browser_snapshot", nil) // the baseline without a profile: Save
+	// By slug: no baseline under that name, so the whole tree (Saved).
+	b.results[protocol.MethodClick] = page("https://a.example/", true)
+	if text, _ := callTool(t, c, "browser_click", map[string]any{"profile": "work", "ref": "e20"}); strings.Contains(text, "CHANGES ONLY") {
+		t.Fatalf("the first result under a profile's name is a diff:\n%s", text)
+	}
+	// Without the profile again, nothing changed since that whole tree.
+	if text, _ := callTool(t, c, "browser_click", map[string]any{"ref": "e20"}); strings.Contains(text, "CHANGES ONLY") {
+		t.Errorf("the changes are against an older tree than the last whole one the agent got (the one under the profile's name):\n%s", text)
+	}
+	// By id, after a whole tree by slug: the same profile, so no diff
+	// against the older tree the id had.
+	b.results[protocol.MethodSnapshot] = page("https://a.example/", false)
+	callTool(t, c, "browser_snapshot", map[string]any{"profile": "p-1234"})
+	b.results[protocol.MethodSnapshot] = page("https://a.example/", true)
+	callTool(t, c, "browser_snapshot", map[string]any{"profile": "work"})
+	if text, _ := callTool(t, c, "browser_click", map[string]any{"profile": "p-1234", "ref": "e20"}); strings.Contains(text, "CHANGES ONLY") {
+		t.Errorf("a profile named by id diffed against an older tree than the one by slug:\n%s", text)
+	}
+
+	// Two profiles surely distinct (exact slugs) keep a baseline each.
+	b.profiles = append(b.profiles, Profile{ID: "p-5678", Slug: "home", Connected: true})
+	b.results[protocol.MethodSnapshot] = page("https://a.example/", false)
+	callTool(t, c, "browser_snapshot", map[string]any{"profile": "work"})
+	b.results[protocol.MethodSnapshot] = page("https://b.example/", false)
+	callTool(t, c, "browser_snapshot", map[string]any{"profile": "home"})
+	b.results[protocol.MethodClick] = page("https://a.example/", true)
+	if text, _ := callTool(t, c, "browser_click", map[string]any{"profile": "work", "ref": "e20"}); !strings.Contains(text, "CHANGES ONLY") {
+		t.Errorf("another profile's tab of the same number dropped this one's baseline:\n%s", text)
+	}
+}

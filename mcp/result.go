@@ -34,7 +34,7 @@ func (h *handlers) resultText(ctx context.Context, profile string, method protoc
 	if h.seen == nil {
 		return h.pageText(lead, res)
 	}
-	key := baselineKey(ctx, profile, res.Tab)
+	key := keyOf(ctx, profile, res.Tab)
 	whole := true
 	if sp, ok := params.(*protocol.SnapshotParams); ok {
 		whole = sp.Ref == "" && sp.Depth == 0 && !sp.URLs
@@ -54,7 +54,14 @@ func (h *handlers) resultText(ctx context.Context, profile string, method protoc
 		text = whole
 	}
 	if whole && res.Omitted == 0 && !res.Partial {
-		h.seen.put(key, res)
+		var profiles []Profile
+		listed := false
+		h.seen.put(key, res, func(a, b string) bool {
+			if !listed {
+				profiles, listed = h.browser.Profiles(ctx), true
+			}
+			return distinctProfiles(profiles, a, b)
+		})
 	}
 	return text
 }
