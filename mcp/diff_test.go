@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -190,5 +191,40 @@ func TestBaselineAcrossProfileNames(t *testing.T) {
 	b.results[protocol.MethodClick] = page("https://a.example/", true)
 	if text, _ := callTool(t, c, "browser_click", map[string]any{"profile": "work", "ref": "e20"}); !strings.Contains(text, "CHANGES ONLY") {
 		t.Errorf("another profile's tab of the same number dropped this one's baseline:\n%s", text)
+	}
+}
+
+// TestBaselineNotPoisoned: an error, a partial (deadline-cut) or cut
+// result, a dialog's and a subtree read leave the baseline alone: the next
+// changes are against the last whole tree.
+func TestBaselineNotPoisoned(t *testing.T) {
+	b := &fakeBrowser{results: map[protocol.Method]any{protocol.MethodSnapshot: page("https://a.example/", false)}}
+	c := newClient(t, b)
+	callTool(t, c, "browser_snapshot", nil)
+
+	junk := page("https://a.example/", false)
+	junk.Snapshot = "- paragraph: read so far"
+	partial, cut := junk, junk
+	partial.Partial = true
+	cut.Omitted = 30
+	for _, r := range []protocol.PageResult{partial, cut} {
+		b.results[protocol.MethodClick] = r
+		if text, _ := callTool(t, c, "browser_click", map[string]any{"ref": "e20"}); strings.Contains(text, "CHANGES ONLY") {
+			t.Fatalf("a partial or cut result came as changes:\n%s", text)
+		}
+	}
+	b.err = errors.New("stale_ref: gone")
+	if _, isErr := callTool(t, c, "browser_click", map[string]any{"ref": "e20"}); !isErr {
+		t.Fatal("the failed click did not fail")
+	}
+	b.err = nil
+	b.results[protocol.MethodSnapshot] = junk
+	callTool(t, c, "browser_snapshot", map[string]any{"depth": 1})
+	callTool(t, c, "browser_snapshot", map[string]any{"urls": true})
+
+	b.results[protocol.MethodClick] = page("https://a.example/", true)
+	text, _ := callTool(t, c, "browser_click", map[string]any{"ref": "e20"})
+	if !strings.Contains(text, "CHANGES ONLY") || !strings.Contains(text, `-  - button "Save" [ref=e20]`) || strings.Contains(text, "read so far") {
+		t.Errorf("the changes are not against the last whole tree:\n%s", text)
 	}
 }
