@@ -38,6 +38,10 @@ const diffPage = `<!doctype html><html><head><title>Diff bench</title></head><bo
 <button id="retitle">Retitle</button>
 <button id="other">Other</button>
 <button id="push">Push</button>
+<button id="rerender">Rerender</button>
+<button id="grow">Grow</button>
+<label>Notes <textarea id="notes"></textarea></label>
+<ul id="big"></ul>
 </main>
 <script>
 const $ = (s) => document.querySelector(s);
@@ -58,6 +62,12 @@ $('#plus').onclick = () => {
 };
 $('#retitle').onclick = () => { document.title = 'Diff bench ' + (++n); };
 $('#other').onclick = () => { const p = document.createElement('p'); p.textContent = 'Same'; $('#same').prepend(p); };
+$('#rerender').onclick = () => { const o = $('#order'); [...o.children].forEach((b) => b.replaceWith(b.cloneNode(true))); };
+$('#grow').onclick = () => {
+  const big = $('#big');
+  if (big.children.length) { const li = document.createElement('li'); li.textContent = 'Row'; big.children[150].after(li); return; }
+  for (let i = 0; i < 300; i++) { const li = document.createElement('li'); li.textContent = 'Row'; big.append(li); }
+};
 $('#push').onclick = () => { history.pushState({}, '', '?pushed=' + (++n)); };
 </script>
 </body></html>`
@@ -281,6 +291,10 @@ func TestChangesOnlyKeepTheAgentsView(t *testing.T) {
 	act("hover", "browser_hover", map[string]any{"ref": refOf("button", "One")})
 	act("scroll", "browser_scroll", map[string]any{"to": "bottom"})
 	act("retitle", "browser_click", map[string]any{"ref": refOf("button", "Retitle")})
+	act("re-render: the same lines with new refs", "browser_click", map[string]any{"ref": refOf("button", "Rerender")})
+	act("a long list of identical rows", "browser_click", map[string]any{"ref": refOf("button", "Grow")})
+	act("a row inserted among them", "browser_click", map[string]any{"ref": refOf("button", "Grow")})
+	act("several lines of text", "browser_type", map[string]any{"ref": refOf("textbox", "Notes"), "text": "first\n- second\n+ third"})
 	if v := act("push state", "browser_click", map[string]any{"ref": refOf("button", "Push")}); v.kind != "whole" {
 		t.Errorf("a same-document navigation (pushState) gave %s, want the whole tree", v.kind)
 	}
