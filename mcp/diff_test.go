@@ -71,7 +71,7 @@ func TestActionResultsCarryChanges(t *testing.T) {
 	b.results[protocol.MethodSnapshot] = protocol.PageResult{Tab: 2, URL: "https://a.example/", Title: "Rows", Snapshot: `- button "Save" [ref=e20]`}
 	callTool(t, c, "browser_snapshot", map[string]any{"ref": "e20"})
 	b.results[protocol.MethodClick] = page("https://a.example/", false)
-	if text, _ := callTool(t, c, "browser_click", map[string]any{"ref": "e20"}); !strings.Contains(text, "CHANGES ONLY, against the last whole tree you got of this tab") {
+	if text, _ := callTool(t, c, "browser_click", map[string]any{"ref": "e20"}); !strings.Contains(text, "CHANGES ONLY, against the last whole tree you got of this tab with the changes since applied") {
 		t.Errorf("the changes do not say they are against the last whole tree:\n%s", text)
 	}
 	b.results[protocol.MethodClick] = page("https://a.example/next", true)
