@@ -24,6 +24,14 @@ const cases: Array<[string, string]> = [
   ['a header', '<header id="x"><h1>Site</h1></header>'],
   ['a row of two cells with a select (no shortcut)', '<table><tr id="x"><td>Size</td><td><select><option>S</option><option selected>M</option></select></td></tr></table>'],
   ['a row with a checkbox (no shortcut)', '<table><tr id="x"><td>Pick</td><td><input type="checkbox" aria-label="pick"></td></tr></table>'],
+  ['a cell holding only an empty text field (empty content)', '<table><tr><td id="x"><input aria-label="Note 1"></td></tr></table>'],
+  ['a cell holding only an empty text field, with a title', '<table><tr><td id="x" title="Notes"><input aria-label="Note 1"></td></tr></table>'],
+  ['a cell holding only hidden content', '<table><tr><td id="x"><span style="display:none">gone</span> </td></tr></table>'],
+  ['an empty header cell', '<table><tr><th id="x"> </th></tr></table>'],
+  ['an empty button', '<button id="x" type="button"></button>'],
+  ['an empty button with a title', '<button id="x" type="button" title="Close"></button>'],
+  ['a link holding only an empty field', '<a id="x" href="#"><input></a>'],
+  ['an empty heading with an empty title', '<h2 id="x" title=" "></h2>'],
   ['a button in a row with a labelledby (no shortcut)', '<span id="l">Label</span><table><tr id="x"><td><button aria-labelledby="l">B</button></td></tr></table>'],
 ];
 

@@ -81,6 +81,8 @@ const INPUT_FORMATS: Record<string, string> = {
 };
 /** Implicit roles dom-accessibility-api 0.7 does not map. */
 const FALLBACK_ROLES: Record<string, string> = { P: 'paragraph', BLOCKQUOTE: 'blockquote', CAPTION: 'caption', CODE: 'code', IFRAME: 'iframe', FRAME: 'iframe' };
+/** The children of a node before its walk gives them (never added to). */
+const NO_ITEMS: Item[] = [];
 /** Marks a block-box boundary between text runs: they are printed apart. */
 const BREAK = '\u0000';
 const INTERACTIVE_TAGS = new Set(['BUTTON', 'SELECT', 'TEXTAREA', 'SUMMARY']);
@@ -141,7 +143,7 @@ export function snapshotPage(doc: Document, refs: RefRegistry, opts: SnapshotOpt
     const items = buildTree(doc, { root: opts.root, frameIdOf: opts.frameIdOf, budget: walkBudget, hover: hoverRevealed(doc), until: opts.until });
     const r = new Renderer(refs, Math.max(maxChars - NOTE_RESERVE, 1), opts.depth && opts.depth > 0 ? opts.depth : Infinity, opts.urls === true, opts.until);
     r.renderItems(items.items, '', opts.root ? 0 : 1);
-    return { text: r.lines.join('\n'), omitted: r.omitted + items.uncounted, more: items.stopped, frames: r.frames, partial: items.late || r.late };
+    return { text: r.text(), omitted: r.omitted + items.uncounted, more: items.stopped, frames: r.frames, partial: items.late || r.late };
   });
 }
 
@@ -188,7 +190,11 @@ export interface StyleFacts {
  * A computed style whose properties are read from the page once each (a
  * read crosses into the engine). The four the snapshot reads are fields,
  * not a map: one is made per element of the page, and a map each made a
- * large page's snapshot spend much of its time collecting garbage.
+ * large page's snapshot spend much of its time collecting garbage. The ones
+ * every element's walk reads (display and visibility; content for a
+ * pseudo-element) are read when it is made, and the declaration is not
+ * kept: holding one per element until the snapshot's end made each garbage
+ * collection during it longer. A property read later asks the page again.
  */
 class Style implements StyleFacts {
   private d: string | undefined;
@@ -196,7 +202,25 @@ class Style implements StyleFacts {
   private o: string | undefined;
   private c: string | undefined;
   private others: Map<string, string> | undefined;
-  constructor(private readonly style: Pick<CSSStyleDeclaration, 'getPropertyValue'>) {}
+  /** The declaration, once a property not read up front is asked for (or always, for a made-up style). */
+  private decl: Pick<CSSStyleDeclaration, 'getPropertyValue'> | undefined;
+
+  /** style: el's computed style (of pseudo); without el, a made-up style that is kept. */
+  constructor(
+    style: Pick<CSSStyleDeclaration, 'getPropertyValue'>,
+    private readonly el?: Element,
+    private readonly pseudo?: string | null,
+  ) {
+    if (!el) this.decl = style;
+    else if (pseudo) this.c = style.getPropertyValue('content');
+    else {
+      this.d = style.getPropertyValue('display');
+      this.v = style.getPropertyValue('visibility');
+    }
+  }
+  private style(): Pick<CSSStyleDeclaration, 'getPropertyValue'> {
+    return (this.decl ??= (this.el!.ownerDocument.defaultView ?? window).getComputedStyle(this.el!, this.pseudo));
+  }
   getPropertyValue(property: string): string {
     switch (property) {
       case 'display':
@@ -210,20 +234,20 @@ class Style implements StyleFacts {
     }
     this.others ??= new Map();
     let v = this.others.get(property);
-    if (v === undefined) this.others.set(property, (v = this.style.getPropertyValue(property)));
+    if (v === undefined) this.others.set(property, (v = this.style().getPropertyValue(property)));
     return v;
   }
   get display(): string {
-    return (this.d ??= this.style.getPropertyValue('display'));
+    return (this.d ??= this.style().getPropertyValue('display'));
   }
   get visibility(): string {
-    return (this.v ??= this.style.getPropertyValue('visibility'));
+    return (this.v ??= this.style().getPropertyValue('visibility'));
   }
   get opacity(): string {
-    return (this.o ??= this.style.getPropertyValue('opacity'));
+    return (this.o ??= this.style().getPropertyValue('opacity'));
   }
   get content(): string {
-    return (this.c ??= this.style.getPropertyValue('content'));
+    return (this.c ??= this.style().getPropertyValue('content'));
   }
 }
 
@@ -261,7 +285,7 @@ export function styleOf(el: Element, pseudo?: string | null): StyleFacts {
   const cache = pseudo ? (pseudoStyles!.get(pseudo) ?? pseudoStyles!.set(pseudo, new Map()).get(pseudo)!) : styles;
   let style = cache.get(el);
   // The window is looked up on a miss only: most calls are hits.
-  if (!style) cache.set(el, (style = new Style((el.ownerDocument.defaultView ?? window).getComputedStyle(el, pseudo))));
+  if (!style) cache.set(el, (style = new Style((el.ownerDocument.defaultView ?? window).getComputedStyle(el, pseudo), el, pseudo)));
   return style;
 }
 
@@ -372,13 +396,12 @@ export interface Tree {
 /** Walks the page (or root and its subtree) into role nodes and text runs. */
 export function buildTree(doc: Document, opts: TreeOptions = {}): Tree {
   const walker = new Walker(opts.frameIdOf, opts.budget ?? Infinity, opts.hover, opts.until ?? Infinity, opts.inHover ? 1 : 0);
-  const items: Item[] = [];
-  if (opts.root) walker.visit(opts.root, items, true);
+  if (opts.root) walker.visit(opts.root, true);
   else {
     const root = doc.body ?? doc.documentElement;
-    if (root) walker.visitChildren(root, items, true);
+    if (root) walker.visitChildren(root, true);
   }
-  return { items: normalize(items), uncounted: walker.skipped, stopped: walker.stopped, late: walker.late };
+  return { items: walker.take(0), uncounted: walker.skipped, stopped: walker.stopped, late: walker.late };
 }
 
 /** How many elements are walked between two looks at the clock. */
@@ -434,6 +457,16 @@ class Walker {
   private inHover: number;
   /** Shadow roots whose style sheets were scanned for :hover rules. */
   private shadowScans = 0;
+  /**
+   * The items met and not yet taken by their node, deepest last: a node's
+   * children are pushed here by the walk below it, then copied out once
+   * into an array of their own (take). One buffer instead of a growing
+   * array per node: a large page's walk spent much of its time collecting
+   * the arrays it outgrew.
+   */
+  private readonly buf: Item[] = [];
+  /** Items in buf (past it: stale entries, overwritten as the walk goes on). */
+  private top = 0;
 
   constructor(
     private readonly frameIdOf: ((iframe: Element) => number | undefined) | undefined,
@@ -452,7 +485,18 @@ class Walker {
     return n;
   }
 
-  visitChildren(el: Element, out: Item[], textVisible: boolean): void {
+  private put(item: Item): void {
+    this.buf[this.top++] = item;
+  }
+
+  /** The items pushed since start, merged as normalize does, as a new array; they leave the buffer. */
+  take(start: number): Item[] {
+    const end = this.top;
+    this.top = start;
+    return normalizeRange(this.buf, start, end);
+  }
+
+  visitChildren(el: Element, textVisible: boolean): void {
     if (this.stopped) return;
     // Asked once per element: for one that can host a closed root, it is a call into Chrome's extension API.
     const shadow = shadowRootOf(el);
@@ -463,18 +507,29 @@ class Walker {
         for (const found of hoverRevealed(shadow)) this.hover.add(found);
       }
     }
-    const kids = childNodesOf(el, shadow);
-    // By index: an iterator per element was a large share of a big page's garbage.
-    for (let i = 0; i < kids.length; i++) {
+    if (!shadow && el.tagName === 'SLOT') {
+      const assigned = (el as HTMLSlotElement).assignedNodes();
+      if (assigned.length) {
+        for (let i = 0; i < assigned.length; i++) {
+          if (this.stopped) return;
+          this.visit(assigned[i]!, textVisible);
+        }
+        return;
+      }
+    }
+    // By sibling links, not el.childNodes: a NodeList per element (kept by
+    // the page, and wrapped for this world) was a large share of a big
+    // page's garbage.
+    for (let kid = shadow ? shadow.firstChild : el.firstChild; kid; kid = kid.nextSibling) {
       if (this.stopped) return;
-      this.visit(kids[i]!, out, textVisible);
+      this.visit(kid, textVisible);
     }
   }
 
-  visit(node: Node, out: Item[], textVisible: boolean): void {
+  visit(node: Node, textVisible: boolean): void {
     if (this.stopped) return;
     if (node.nodeType === 3 /* TEXT_NODE */) {
-      if (textVisible) out.push((node as Text).data);
+      if (textVisible) this.put((node as Text).data);
       return;
     }
     if (node.nodeType !== 1 /* ELEMENT_NODE */) return;
@@ -488,7 +543,7 @@ class Walker {
     }
     if (tag === 'INPUT' && (el as HTMLInputElement).type === 'hidden') return;
     if (tag === 'BR') {
-      out.push('\n');
+      this.put('\n');
       return;
     }
     if (--this.tick <= 0) {
@@ -508,7 +563,7 @@ class Walker {
     if (revealed) {
       this.inHover++;
       try {
-        this.walkElement(el, tag, style, out, true);
+        this.walkElement(el, tag, style, true);
       } finally {
         this.inHover--;
       }
@@ -516,10 +571,10 @@ class Walker {
     }
     if (style.display === 'none') return;
     if (this.inHover === 0 && !visibleNow(el, style)) return;
-    this.walkElement(el, tag, style, out, this.inHover > 0 || (style.visibility !== 'hidden' && style.visibility !== 'collapse'));
+    this.walkElement(el, tag, style, this.inHover > 0 || (style.visibility !== 'hidden' && style.visibility !== 'collapse'));
   }
 
-  private walkElement(el: Element, tag: string, style: StyleFacts, out: Item[], selfVisible: boolean): void {
+  private walkElement(el: Element, tag: string, style: StyleFacts, selfVisible: boolean): void {
     const editable = isEditableHost(el);
     const role = selfVisible ? roleOf(el, tag, editable) : null;
     const interactive = selfVisible && isInteractive(el, role, tag, editable);
@@ -527,30 +582,32 @@ class Walker {
     if (role === null && !interactive) {
       // A wrapper: its children move up. Block boxes separate text runs.
       const block = style.display !== '' && !/^inline/.test(style.display) && style.display !== 'contents';
-      if (block) out.push(BREAK);
+      if (block) this.put(BREAK);
       // Text shown only on hover is left to the names of the controls it is in.
-      this.visitChildren(el, out, selfVisible && this.inHover === 0);
-      if (block) out.push(BREAK);
+      this.visitChildren(el, selfVisible && this.inHover === 0);
+      if (block) this.put(BREAK);
       return;
     }
 
     this.built++;
-    const aria: AriaNode = { role: role ?? 'generic', el, interactive, tag, editable, children: [] };
-    if (this.inHover > 0) aria.hoverHidden = true;
+    let url: string | undefined;
     if (tag === 'A' && el.hasAttribute('href')) {
       const href = el.getAttribute('href')!.trim();
-      if (href && !/^javascript:/i.test(href)) aria.url = clip(href);
+      if (href && !/^javascript:/i.test(href)) url = clip(href);
     }
+    // Every node gets the same properties in the same order (one object shape).
+    const aria: AriaNode = { role: role ?? 'generic', el, interactive, tag, editable, children: NO_ITEMS, hoverHidden: this.inHover > 0 ? true : undefined, url, frame: undefined };
+    const start = this.top;
     if (tag === 'IFRAME' || tag === 'FRAME') {
       this.visitFrame(el as HTMLIFrameElement, aria);
     } else if (tag === 'SELECT') {
       // The options are the children; the value is the selected one.
-      this.visitChildren(el, aria.children, true);
+      this.visitChildren(el, true);
     } else if (!LEAF_ROLES.has(aria.role) && !editable && tag !== 'INPUT' && tag !== 'TEXTAREA') {
-      this.visitChildren(el, aria.children, selfVisible);
+      this.visitChildren(el, selfVisible);
     }
-    aria.children = normalize(aria.children);
-    out.push(aria);
+    aria.children = this.top > start ? this.take(start) : [];
+    this.put(aria);
   }
 
   private visitFrame(frame: HTMLIFrameElement, aria: AriaNode): void {
@@ -565,7 +622,7 @@ class Walker {
     const body = inner?.body ?? inner?.documentElement;
     if (body) {
       this.frameRank(url);
-      this.visitChildren(body, aria.children, true);
+      this.visitChildren(body, true);
       return;
     }
     const id = this.frameIdOf?.(frame);
@@ -579,14 +636,21 @@ class Walker {
   }
 }
 
-/** Prints a tree within a character budget and a depth, counting what it leaves out. */
+/**
+ * Prints a tree within a character budget and a depth, counting what it
+ * leaves out. The text is kept as pieces (mostly shared strings: indents,
+ * roles, punctuation) joined once at the end (text()): a line built by
+ * concatenation left several short-lived strings per line, which a large
+ * page's snapshot kept until its end and spent much of its time collecting.
+ */
 export class Renderer {
-  readonly lines: string[] = [];
+  private readonly parts: string[] = [];
   readonly frames: Array<number | string> = [];
   omitted = 0;
   /** Printing stopped at the deadline. */
   late = false;
   private chars = 0;
+  private lineCount = 0;
   private full = false;
   private tick = CLOCK_EVERY;
 
@@ -598,40 +662,66 @@ export class Renderer {
     private readonly until = Infinity,
   ) {}
 
-  private push(line: string, item: Item): boolean {
+  /** The printed lines, joined by line breaks. */
+  text(): string {
+    return this.parts.join('');
+  }
+
+  /** Starts a line (its pieces follow in parts); returns where it starts. */
+  private begin(indent: string): number {
+    const mark = this.parts.length;
+    if (this.lineCount > 0) this.parts.push('\n');
+    this.parts.push(indent);
+    return mark;
+  }
+
+  /**
+   * Ends the line begun at mark: kept when it fits the budget, else taken
+   * back and left out, with item (or a count of elements) counted as omitted.
+   */
+  private end(mark: number, item: Item | number): boolean {
     if (!this.full && --this.tick <= 0) {
       this.tick = CLOCK_EVERY;
       if (Date.now() > this.until) this.full = this.late = true;
     }
-    if (this.full || this.chars + line.length + 1 > this.maxChars) {
+    let length = this.lineCount > 0 ? -1 : 0;
+    for (let i = mark; i < this.parts.length; i++) length += this.parts[i]!.length;
+    if (this.full || this.chars + length + 1 > this.maxChars) {
       this.full = true;
-      this.omitted += countItems([item]);
+      this.omitted += typeof item === 'number' ? item : countItem(item);
+      this.parts.length = mark;
       return false;
     }
-    this.chars += line.length + 1;
-    this.lines.push(line);
+    this.chars += length + 1;
+    this.lineCount++;
     return true;
   }
 
   renderItems(items: Item[], indent: string, level: number): void {
-    for (const item of items) {
+    for (let i = 0; i < items.length; i++) {
+      const item = items[i]!;
       if (this.full) {
-        this.omitted += countItems([item]);
+        this.omitted += countItem(item);
         continue;
       }
       if (typeof item === 'string') {
-        this.push(`${indent}- text: ${yamlText(clip(item))}`, item);
+        const mark = this.begin(indent);
+        this.parts.push('- text: ', yamlText(clip(item)));
+        this.end(mark, item);
         continue;
       }
       const name = nodeName(item);
       let kids = item.children;
       // A name computed from the content repeats it: print only the name.
-      if (name && kids.length > 0 && repeatsName(kids, name)) kids = [];
+      if (name && kids.length > 0 && repeatsName(kids, name)) kids = NO_ITEMS;
       const cut = level >= this.depth && (kids.length > 0 || item.frame !== undefined);
-      const key = nodeKey(item, name, this.refs, cut);
       const value = nodeValue(item);
+      let mark = this.begin(indent);
+      this.parts.push('- ');
+      keyParts(item, name, this.refs, cut, this.parts);
       if (cut) {
-        if (this.push(value !== undefined ? `${indent}- ${key}: ${yamlText(value)}` : `${indent}- ${key}`, { ...item, children: [] })) {
+        if (value !== undefined) this.parts.push(': ', yamlText(value));
+        if (this.end(mark, 1)) {
           this.omitted += countItems(kids) + (item.frame !== undefined ? 1 : 0);
         } else {
           this.omitted += countItems(kids);
@@ -641,19 +731,43 @@ export class Renderer {
       // A link's URL is a child line only when URLs are printed.
       const url = this.urls ? item.url : undefined;
       if (url === undefined && kids.length === 0 && item.frame === undefined) {
-        this.push(value !== undefined ? `${indent}- ${key}: ${yamlText(value)}` : `${indent}- ${key}`, item);
+        if (value !== undefined) this.parts.push(': ', yamlText(value));
+        this.end(mark, item);
       } else if (url === undefined && item.frame === undefined && kids.length === 1 && typeof kids[0] === 'string' && value === undefined) {
-        this.push(`${indent}- ${key}: ${yamlText(clip(kids[0]))}`, item);
+        this.parts.push(': ', yamlText(clip(kids[0])));
+        this.end(mark, item);
       } else {
-        if (!this.push(`${indent}- ${key}:`, item)) continue;
-        const inner = indent + '  ';
-        if (value !== undefined) this.push(`${inner}- /value: ${yamlText(value)}`, '');
-        if (url !== undefined) this.push(`${inner}- /url: ${yamlText(url)}`, '');
-        if (item.frame !== undefined && this.push(`${inner}${FRAME_MARK}${item.frame}`, '')) this.frames.push(item.frame);
+        this.parts.push(':');
+        if (!this.end(mark, item)) continue;
+        const inner = deeper(indent);
+        if (value !== undefined) {
+          mark = this.begin(inner);
+          this.parts.push('- /value: ', yamlText(value));
+          this.end(mark, 0);
+        }
+        if (url !== undefined) {
+          mark = this.begin(inner);
+          this.parts.push('- /url: ', yamlText(url));
+          this.end(mark, 0);
+        }
+        if (item.frame !== undefined) {
+          mark = this.begin(inner);
+          this.parts.push(FRAME_MARK, String(item.frame));
+          if (this.end(mark, 0)) this.frames.push(item.frame);
+        }
         this.renderItems(kids, inner, level + 1);
       }
     }
   }
+}
+
+/** Indents by length: each level's string is made once. */
+const INDENTS: string[] = [''];
+
+/** indent and one more level. */
+function deeper(indent: string): string {
+  const n = indent.length + 2;
+  return (INDENTS[n] ??= indent + '  ');
 }
 
 /** Whether kids are all text runs that, joined by spaces, are name. */
@@ -666,8 +780,13 @@ function repeatsName(kids: Item[], name: string): boolean {
 /** How many nodes and text runs items hold. */
 export function countItems(items: Item[]): number {
   let n = 0;
-  for (const item of items) n += typeof item === 'string' ? (item === '' ? 0 : 1) : 1 + countItems(item.children);
+  for (let i = 0; i < items.length; i++) n += countItem(items[i]!);
   return n;
+}
+
+/** How many nodes and text runs item is (with its children). */
+function countItem(item: Item): number {
+  return typeof item === 'string' ? (item === '' ? 0 : 1) : 1 + countItems(item.children);
 }
 
 /** A node's accessible name as printed ('' for role-less nodes). */
@@ -677,12 +796,18 @@ export function nodeName(node: AriaNode): string {
 
 /** `role "name" [props] [ref=…]`: a node's line without its "- " and value. withRef issues a ref to any node. */
 export function nodeKey(node: AriaNode, name: string, refs: RefRegistry | undefined, withRef = false): string {
-  let key = node.role;
-  if (name) key += ' ' + JSON.stringify(name);
-  for (const p of propsOf(node.el, node.role, node.tag ?? node.el.tagName)) key += ' ' + p;
-  if (node.hoverHidden) key += ' [hidden until hover]';
-  if (refs && (node.interactive || withRef || CONTAINER_REF_ROLES.has(node.role))) key += ` [ref=${refs.refFor(node.el)}]`;
-  return key;
+  const parts: string[] = [];
+  keyParts(node, name, refs, withRef, parts);
+  return parts.join('');
+}
+
+/** nodeKey's text, appended to out as pieces. */
+function keyParts(node: AriaNode, name: string, refs: RefRegistry | undefined, withRef: boolean, out: string[]): void {
+  out.push(node.role);
+  if (name) out.push(' ', JSON.stringify(name));
+  propsInto(node.el, node.role, node.tag ?? node.el.tagName, out);
+  if (node.hoverHidden) out.push(' [hidden until hover]');
+  if (refs && (node.interactive || withRef || CONTAINER_REF_ROLES.has(node.role))) out.push(' [ref=', refs.refFor(node.el), ']');
 }
 
 /** The value printed after a node's key, if any. */
@@ -721,15 +846,6 @@ export function visibleNow(el: Element, style?: StyleFacts): boolean {
   return typeof el.checkVisibility !== 'function' || el.checkVisibility();
 }
 
-function childNodesOf(el: Element, shadow: ShadowRoot | null): ArrayLike<Node> {
-  if (shadow) return shadow.childNodes;
-  if (el.tagName === 'SLOT') {
-    const assigned = (el as HTMLSlotElement).assignedNodes();
-    if (assigned.length) return assigned;
-  }
-  return el.childNodes;
-}
-
 /** Whether el gets a ref as a control (tag, editable: as in roleOf). */
 export function isInteractive(el: Element, role: string | null, tag = el.tagName, editable?: boolean): boolean {
   if (role !== null && INTERACTIVE_ROLES.has(role)) return true;
@@ -740,6 +856,9 @@ export function isInteractive(el: Element, role: string | null, tag = el.tagName
   if (el.hasAttributes() && (el.hasAttribute('tabindex') || el.hasAttribute('onclick') || el.getAttribute('draggable') === 'true')) return true;
   return editable ?? isEditableHost(el);
 }
+
+/** `[level=n]` for the usual heading levels, made once. */
+const LEVEL_PROPS = ['[level=0]', '[level=1]', '[level=2]', '[level=3]', '[level=4]', '[level=5]', '[level=6]'];
 
 /** Whether el is a visual surface (SURFACE_TAGS, or a sizable <svg> with a role). */
 export function isSurface(el: Element, role: string | null, tag = el.tagName): boolean {
@@ -755,43 +874,43 @@ export function boxProp(el: Element): string {
   return `[box=${Math.round(r.left)},${Math.round(r.top)} ${Math.round(r.width)}x${Math.round(r.height)}]`;
 }
 
-function propsOf(el: Element, role: string, tag: string): string[] {
-  const props: string[] = [];
-  if (isSurface(el, role, tag)) props.push(boxProp(el));
+/** el's properties (`[checked]`, `[level=2]`…), each appended to out after a space. */
+function propsInto(el: Element, role: string, tag: string, out: string[]): void {
+  const props = out;
+  if (isSurface(el, role, tag)) props.push(' ', boxProp(el));
   const files = takesFiles(el, tag);
-  if (files !== undefined) props.push(files ? `[takes files: ${clip(files, 60)}]` : '[takes files]');
+  if (files !== undefined) props.push(' ', files ? `[takes files: ${clip(files, 60)}]` : '[takes files]');
   if (role === 'slider') {
     const input = tag === 'INPUT' ? (el as HTMLInputElement) : undefined;
     const min = input ? input.min || '0' : el.getAttribute('aria-valuemin');
     const max = input ? input.max || '100' : el.getAttribute('aria-valuemax');
-    if (min) props.push(`[min=${min}]`);
-    if (max) props.push(`[max=${max}]`);
+    if (min) props.push(' ', `[min=${min}]`);
+    if (max) props.push(' ', `[max=${max}]`);
   }
   if (tag === 'INPUT' && !(el as HTMLInputElement).value) {
     const format = INPUT_FORMATS[(el as HTMLInputElement).type];
-    if (format) props.push(`[format=${format}]`);
+    if (format) props.push(' ', `[format=${format}]`);
   }
   if (CHECKABLE_ROLES.has(role)) {
     const checked = checkedState(el);
-    if (checked === 'mixed') props.push('[checked=mixed]');
-    else if (checked) props.push('[checked]');
+    if (checked === 'mixed') props.push(' ', '[checked=mixed]');
+    else if (checked) props.push(' ', '[checked]');
   }
-  if (isDisabledEl(el, tag)) props.push('[disabled]');
+  if (isDisabledEl(el, tag)) props.push(' ', '[disabled]');
   // An element without attributes has none of the ARIA states below.
   const attrs = el.hasAttributes();
-  if (attrs && el.getAttribute('aria-expanded') === 'true') props.push('[expanded]');
-  else if (tag === 'SUMMARY' && (el.parentElement as HTMLDetailsElement | null)?.open) props.push('[expanded]');
+  if (attrs && el.getAttribute('aria-expanded') === 'true') props.push(' ', '[expanded]');
+  else if (tag === 'SUMMARY' && (el.parentElement as HTMLDetailsElement | null)?.open) props.push(' ', '[expanded]');
   if (role === 'heading') {
     const level = Number(el.getAttribute('aria-level')) || Number(/^H([1-6])$/.exec(tag)?.[1]) || 2;
-    props.push(`[level=${level}]`);
+    props.push(' ', LEVEL_PROPS[level] ?? `[level=${level}]`);
   }
   const pressed = attrs ? el.getAttribute('aria-pressed') : null;
-  if (pressed === 'true') props.push('[pressed]');
-  else if (pressed === 'mixed') props.push('[pressed=mixed]');
+  if (pressed === 'true') props.push(' ', '[pressed]');
+  else if (pressed === 'mixed') props.push(' ', '[pressed=mixed]');
   if ((attrs && el.getAttribute('aria-selected') === 'true') || (tag === 'OPTION' && (el as HTMLOptionElement).selected)) {
-    props.push('[selected]');
+    props.push(' ', '[selected]');
   }
-  return props;
 }
 
 /**
@@ -828,9 +947,11 @@ function fileInputOf(el: Element, tag: string): HTMLInputElement | undefined {
     }
   }
   // The usual custom upload button: a file input hidden beside it, opened by its click handler.
-  for (const near of [el.nextElementSibling, el.previousElementSibling]) {
-    if (isFileInput(near) && !isRendered(near)) return near;
-  }
+  // Both siblings asked without an array: this runs for every button and link.
+  const next = el.nextElementSibling;
+  if (isFileInput(next) && !isRendered(next)) return next;
+  const previous = el.previousElementSibling;
+  if (isFileInput(previous) && !isRendered(previous)) return previous;
   return undefined;
 }
 
@@ -917,7 +1038,9 @@ export function safeName(el: Element, hidden = false): string {
     if (label) return label;
   }
   if (!hidden) {
-    const text = contentName(el) ?? ownTextName(el);
+    const content = contentName(el);
+    if (content !== undefined) return content;
+    const text = ownTextName(el);
     if (text) return text;
     const titled = titleOnlyName(el);
     if (titled !== undefined) return titled;
@@ -1024,8 +1147,11 @@ const TEXTBOX_TYPES = new Set(['text', 'email', 'tel', 'url']);
  * text alternative, a space around those that are not inline, trimmed at
  * each level), without its walk, when that content is only text, plain
  * elements (PLAIN_TAGS, no NAMING_ATTRS), buttons and text fields, in a tree
- * no style rule gives ::before or ::after. undefined when the shortcut does
- * not apply (or the name is empty: the title may then name it).
+ * no style rule gives ::before or ::after. An empty content names it ''
+ * when it has no title (dom-accessibility-api's next step, 2I, reads only
+ * that: a cell holding just a text field is one of every row of a large
+ * table). undefined when the shortcut does not apply, or the content is
+ * empty and a title may name it.
  */
 function contentName(el: Element): string | undefined {
   if (!styles || !TEXT_NAMED_TAGS.has(el.tagName) || el.hasAttribute('aria-labelledby') || el.hasAttribute('aria-owns')) return undefined;
@@ -1036,7 +1162,7 @@ function contentName(el: Element): string | undefined {
   if (el.tagName === 'BUTTON' && labelsOf(el).length > 0) return undefined;
   const text = plainContent(el);
   if (text === undefined) return undefined;
-  return text.trim().replace(/\s\s+/g, ' ') || undefined;
+  return text.trim().replace(/\s\s+/g, ' ') || (el.hasAttribute('title') ? undefined : '');
 }
 
 /**
@@ -1076,39 +1202,32 @@ function plainContent(el: Element): string | undefined {
 }
 
 /**
- * Merges adjacent text runs, collapses white space and drops empty runs.
- * Called for every node's children: a list with no text is returned as it
- * is, and a run of one string is not copied.
+ * items[start..end) with adjacent text runs merged, white space collapsed
+ * and empty runs dropped, as a new array of just that length. Called for
+ * every node's children; it compacts the range in place (the output is
+ * never longer), so the only allocation is the result.
  */
-function normalize(items: Item[]): Item[] {
-  let i = 0;
-  while (i < items.length && typeof items[i] !== 'string') i++;
-  if (i === items.length) return items;
-  const out: Item[] = items.slice(0, i);
+function normalizeRange(items: Item[], start: number, end: number): Item[] {
+  let w = start;
   let text: string | undefined;
-  let parts: string[] | undefined;
-  const flush = () => {
-    if (parts) text = parts.join('');
+  for (let i = start; i < end; i++) {
+    const item = items[i]!;
+    if (typeof item === 'string' && item !== BREAK) {
+      text = text === undefined ? item : text + item;
+      continue;
+    }
     if (text !== undefined) {
       const t = normalizeSpace(text);
-      if (t) out.push(t);
+      if (t) items[w++] = t;
+      text = undefined;
     }
-    text = parts = undefined;
-  };
-  for (; i < items.length; i++) {
-    const item = items[i]!;
-    if (item === BREAK) flush();
-    else if (typeof item === 'string') {
-      if (parts) parts.push(item);
-      else if (text === undefined) text = item;
-      else parts = [text, item];
-    } else {
-      flush();
-      out.push(item);
-    }
+    if (item !== BREAK) items[w++] = item;
   }
-  flush();
-  return out;
+  if (text !== undefined) {
+    const t = normalizeSpace(text);
+    if (t) items[w++] = t;
+  }
+  return w === start ? [] : items.slice(start, w);
 }
 
 /** White space other than a lone space between words (what normalizeSpace changes). */
