@@ -636,15 +636,39 @@ class Walker {
   }
 }
 
+/** Pieces of text, written into a buffer that is reused, never shrunk. */
+class Sink {
+  readonly buf: string[] = [];
+  /** Pieces in buf; past it, stale ones to be overwritten. */
+  n = 0;
+  w(piece: string): void {
+    this.buf[this.n++] = piece;
+  }
+  /**
+   * The pieces, joined. The buffer is cut to them first, not copied: cut
+   * by less than half (as between chunks), it keeps its room.
+   */
+  text(): string {
+    if (this.n < this.buf.length) this.buf.length = this.n;
+    return this.buf.join('');
+  }
+}
+
+/** Pieces a renderer gathers before joining them into a chunk of its text. */
+const CHUNK_PIECES = 8192;
+
 /**
  * Prints a tree within a character budget and a depth, counting what it
  * leaves out. The text is kept as pieces (mostly shared strings: indents,
- * roles, punctuation) joined once at the end (text()): a line built by
- * concatenation left several short-lived strings per line, which a large
- * page's snapshot kept until its end and spent much of its time collecting.
+ * roles, punctuation) in one reused buffer, joined a chunk of lines at a
+ * time: a line built by concatenation left several strings per line, which
+ * a large page's snapshot kept until its end and spent much of its time
+ * collecting, and one growing array of pieces as much in outgrown copies.
  */
 export class Renderer {
-  private readonly parts: string[] = [];
+  private readonly parts = new Sink();
+  /** The text of the lines before those in parts. */
+  private readonly chunks: string[] = [];
   readonly frames: Array<number | string> = [];
   omitted = 0;
   /** Printing stopped at the deadline. */
@@ -664,14 +688,20 @@ export class Renderer {
 
   /** The printed lines, joined by line breaks. */
   text(): string {
-    return this.parts.join('');
+    if (this.chunks.length === 0) return this.parts.text();
+    return this.chunks.join('') + this.parts.text();
   }
 
   /** Starts a line (its pieces follow in parts); returns where it starts. */
   private begin(indent: string): number {
-    const mark = this.parts.length;
-    if (this.lineCount > 0) this.parts.push('\n');
-    this.parts.push(indent);
+    // Between lines only: a line's pieces stay in one chunk (end may take them back).
+    if (this.parts.n >= CHUNK_PIECES) {
+      this.chunks.push(this.parts.text());
+      this.parts.n = 0;
+    }
+    const mark = this.parts.n;
+    if (this.lineCount > 0) this.parts.w('\n');
+    this.parts.w(indent);
     return mark;
   }
 
@@ -685,11 +715,11 @@ export class Renderer {
       if (Date.now() > this.until) this.full = this.late = true;
     }
     let length = this.lineCount > 0 ? -1 : 0;
-    for (let i = mark; i < this.parts.length; i++) length += this.parts[i]!.length;
+    for (let i = mark; i < this.parts.n; i++) length += this.parts.buf[i]!.length;
     if (this.full || this.chars + length + 1 > this.maxChars) {
       this.full = true;
       this.omitted += typeof item === 'number' ? item : countItem(item);
-      this.parts.length = mark;
+      this.parts.n = mark;
       return false;
     }
     this.chars += length + 1;
@@ -706,7 +736,8 @@ export class Renderer {
       }
       if (typeof item === 'string') {
         const mark = this.begin(indent);
-        this.parts.push('- text: ', yamlText(clip(item)));
+        this.parts.w('- text: ');
+        this.parts.w(yamlText(clip(item)));
         this.end(mark, item);
         continue;
       }
@@ -717,10 +748,13 @@ export class Renderer {
       const cut = level >= this.depth && (kids.length > 0 || item.frame !== undefined);
       const value = nodeValue(item);
       let mark = this.begin(indent);
-      this.parts.push('- ');
+      this.parts.w('- ');
       keyParts(item, name, this.refs, cut, this.parts);
       if (cut) {
-        if (value !== undefined) this.parts.push(': ', yamlText(value));
+        if (value !== undefined) {
+          this.parts.w(': ');
+          this.parts.w(yamlText(value));
+        }
         if (this.end(mark, 1)) {
           this.omitted += countItems(kids) + (item.frame !== undefined ? 1 : 0);
         } else {
@@ -731,28 +765,35 @@ export class Renderer {
       // A link's URL is a child line only when URLs are printed.
       const url = this.urls ? item.url : undefined;
       if (url === undefined && kids.length === 0 && item.frame === undefined) {
-        if (value !== undefined) this.parts.push(': ', yamlText(value));
+        if (value !== undefined) {
+          this.parts.w(': ');
+          this.parts.w(yamlText(value));
+        }
         this.end(mark, item);
       } else if (url === undefined && item.frame === undefined && kids.length === 1 && typeof kids[0] === 'string' && value === undefined) {
-        this.parts.push(': ', yamlText(clip(kids[0])));
+        this.parts.w(': ');
+        this.parts.w(yamlText(clip(kids[0])));
         this.end(mark, item);
       } else {
-        this.parts.push(':');
+        this.parts.w(':');
         if (!this.end(mark, item)) continue;
         const inner = deeper(indent);
         if (value !== undefined) {
           mark = this.begin(inner);
-          this.parts.push('- /value: ', yamlText(value));
+          this.parts.w('- /value: ');
+          this.parts.w(yamlText(value));
           this.end(mark, 0);
         }
         if (url !== undefined) {
           mark = this.begin(inner);
-          this.parts.push('- /url: ', yamlText(url));
+          this.parts.w('- /url: ');
+          this.parts.w(yamlText(url));
           this.end(mark, 0);
         }
         if (item.frame !== undefined) {
           mark = this.begin(inner);
-          this.parts.push(FRAME_MARK, String(item.frame));
+          this.parts.w(FRAME_MARK);
+          this.parts.w(String(item.frame));
           if (this.end(mark, 0)) this.frames.push(item.frame);
         }
         this.renderItems(kids, inner, level + 1);
@@ -796,19 +837,36 @@ export function nodeName(node: AriaNode): string {
 
 /** `role "name" [props] [ref=…]`: a node's line without its "- " and value. withRef issues a ref to any node. */
 export function nodeKey(node: AriaNode, name: string, refs: RefRegistry | undefined, withRef = false): string {
-  const parts: string[] = [];
+  const parts = new Sink();
   keyParts(node, name, refs, withRef, parts);
-  return parts.join('');
+  return parts.text();
 }
 
 /** nodeKey's text, appended to out as pieces. */
-function keyParts(node: AriaNode, name: string, refs: RefRegistry | undefined, withRef: boolean, out: string[]): void {
-  out.push(node.role);
-  if (name) out.push(' ', JSON.stringify(name));
+function keyParts(node: AriaNode, name: string, refs: RefRegistry | undefined, withRef: boolean, out: Sink): void {
+  out.w(node.role);
+  if (name) {
+    // Quoted as JSON.stringify quotes it; without a new string when nothing needs escaping.
+    if (NEEDS_ESCAPE.test(name)) {
+      out.w(' ');
+      out.w(JSON.stringify(name));
+    } else {
+      out.w(' "');
+      out.w(name);
+      out.w('"');
+    }
+  }
   propsInto(node.el, node.role, node.tag ?? node.el.tagName, out);
-  if (node.hoverHidden) out.push(' [hidden until hover]');
-  if (refs && (node.interactive || withRef || CONTAINER_REF_ROLES.has(node.role))) out.push(' [ref=', refs.refFor(node.el), ']');
+  if (node.hoverHidden) out.w(' [hidden until hover]');
+  if (refs && (node.interactive || withRef || CONTAINER_REF_ROLES.has(node.role))) {
+    out.w(' [ref=');
+    out.w(refs.refFor(node.el));
+    out.w(']');
+  }
 }
+
+/** Characters JSON.stringify escapes in a string: quote, backslash, controls, lone surrogates. */
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
 
 /** The value printed after a node's key, if any. */
 export function nodeValue(node: AriaNode): string | undefined {
@@ -857,8 +915,8 @@ export function isInteractive(el: Element, role: string | null, tag = el.tagName
   return editable ?? isEditableHost(el);
 }
 
-/** `[level=n]` for the usual heading levels, made once. */
-const LEVEL_PROPS = ['[level=0]', '[level=1]', '[level=2]', '[level=3]', '[level=4]', '[level=5]', '[level=6]'];
+/** ` [level=n]` for the usual heading levels, made once. */
+const LEVEL_PROPS = [' [level=0]', ' [level=1]', ' [level=2]', ' [level=3]', ' [level=4]', ' [level=5]', ' [level=6]'];
 
 /** Whether el is a visual surface (SURFACE_TAGS, or a sizable <svg> with a role). */
 export function isSurface(el: Element, role: string | null, tag = el.tagName): boolean {
@@ -875,41 +933,43 @@ export function boxProp(el: Element): string {
 }
 
 /** el's properties (`[checked]`, `[level=2]`…), each appended to out after a space. */
-function propsInto(el: Element, role: string, tag: string, out: string[]): void {
-  const props = out;
-  if (isSurface(el, role, tag)) props.push(' ', boxProp(el));
+function propsInto(el: Element, role: string, tag: string, out: Sink): void {
+  if (isSurface(el, role, tag)) {
+    out.w(' ');
+    out.w(boxProp(el));
+  }
   const files = takesFiles(el, tag);
-  if (files !== undefined) props.push(' ', files ? `[takes files: ${clip(files, 60)}]` : '[takes files]');
+  if (files !== undefined) out.w(files ? ` [takes files: ${clip(files, 60)}]` : ' [takes files]');
   if (role === 'slider') {
     const input = tag === 'INPUT' ? (el as HTMLInputElement) : undefined;
     const min = input ? input.min || '0' : el.getAttribute('aria-valuemin');
     const max = input ? input.max || '100' : el.getAttribute('aria-valuemax');
-    if (min) props.push(' ', `[min=${min}]`);
-    if (max) props.push(' ', `[max=${max}]`);
+    if (min) out.w(` [min=${min}]`);
+    if (max) out.w(` [max=${max}]`);
   }
   if (tag === 'INPUT' && !(el as HTMLInputElement).value) {
     const format = INPUT_FORMATS[(el as HTMLInputElement).type];
-    if (format) props.push(' ', `[format=${format}]`);
+    if (format) out.w(` [format=${format}]`);
   }
   if (CHECKABLE_ROLES.has(role)) {
     const checked = checkedState(el);
-    if (checked === 'mixed') props.push(' ', '[checked=mixed]');
-    else if (checked) props.push(' ', '[checked]');
+    if (checked === 'mixed') out.w(' [checked=mixed]');
+    else if (checked) out.w(' [checked]');
   }
-  if (isDisabledEl(el, tag)) props.push(' ', '[disabled]');
+  if (isDisabledEl(el, tag)) out.w(' [disabled]');
   // An element without attributes has none of the ARIA states below.
   const attrs = el.hasAttributes();
-  if (attrs && el.getAttribute('aria-expanded') === 'true') props.push(' ', '[expanded]');
-  else if (tag === 'SUMMARY' && (el.parentElement as HTMLDetailsElement | null)?.open) props.push(' ', '[expanded]');
+  if (attrs && el.getAttribute('aria-expanded') === 'true') out.w(' [expanded]');
+  else if (tag === 'SUMMARY' && (el.parentElement as HTMLDetailsElement | null)?.open) out.w(' [expanded]');
   if (role === 'heading') {
     const level = Number(el.getAttribute('aria-level')) || Number(/^H([1-6])$/.exec(tag)?.[1]) || 2;
-    props.push(' ', LEVEL_PROPS[level] ?? `[level=${level}]`);
+    out.w(LEVEL_PROPS[level] ?? ` [level=${level}]`);
   }
   const pressed = attrs ? el.getAttribute('aria-pressed') : null;
-  if (pressed === 'true') props.push(' ', '[pressed]');
-  else if (pressed === 'mixed') props.push(' ', '[pressed=mixed]');
+  if (pressed === 'true') out.w(' [pressed]');
+  else if (pressed === 'mixed') out.w(' [pressed=mixed]');
   if ((attrs && el.getAttribute('aria-selected') === 'true') || (tag === 'OPTION' && (el as HTMLOptionElement).selected)) {
-    props.push(' ', '[selected]');
+    out.w(' [selected]');
   }
 }
 
@@ -1138,6 +1198,11 @@ const PLAIN_TAGS = new Set([
 const NAMING_ATTRS = ['aria-label', 'aria-labelledby', 'aria-hidden', 'aria-owns', 'hidden', 'role', 'title'];
 /** Attributes that make a control's part of a name other than its content or value (a control skips 2C and 2D inside a name). */
 const CONTROL_NAMING_ATTRS = ['aria-labelledby', 'aria-hidden', 'aria-owns', 'hidden', 'role'];
+/** Whether el has one of names (a loop: a callback would be a closure per element named). */
+function hasAnyAttribute(el: Element, names: readonly string[]): boolean {
+  for (let i = 0; i < names.length; i++) if (el.hasAttribute(names[i]!)) return true;
+  return false;
+}
 /** Input types whose role is textbox (dom-accessibility-api's getRole, without a list attribute). */
 const TEXTBOX_TYPES = new Set(['text', 'email', 'tel', 'url']);
 
@@ -1185,9 +1250,9 @@ function plainContent(el: Element): string | undefined {
     let inner: string | undefined;
     const tag = e.tagName;
     if (tag === 'BUTTON' || tag === 'INPUT' || tag === 'TEXTAREA') {
-      if (e.hasAttributes() && CONTROL_NAMING_ATTRS.some((a) => e.hasAttribute(a))) return undefined;
+      if (e.hasAttributes() && hasAnyAttribute(e, CONTROL_NAMING_ATTRS)) return undefined;
       if (tag === 'INPUT' && (!TEXTBOX_TYPES.has((e as HTMLInputElement).type) || e.hasAttribute('list'))) return undefined;
-    } else if (!PLAIN_TAGS.has(tag) || (e.hasAttributes() && NAMING_ATTRS.some((a) => e.hasAttribute(a)))) {
+    } else if (!PLAIN_TAGS.has(tag) || (e.hasAttributes() && hasAnyAttribute(e, NAMING_ATTRS))) {
       return undefined;
     }
     const style = styleOf(e);
