@@ -305,3 +305,43 @@ func TestErrorCodesMatchSchema(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeFrameTypeFirst: a response that names its type first is decoded
+// in one pass (peekType); whatever the order of its members, duplicates or
+// damage, DecodeFrame answers as decoding the envelope first would.
+func TestDecodeFrameTypeFirst(t *testing.T) {
+	for _, data := range []string{
+		`{"type":"response","id":"1","result":{"tab":2}}`,
+		`{"id":"1","result":{"tab":2},"type":"response"}`,
+		` {"type" : "response", "id":"1","error":{"code":"internal","message":"x"}}`,
+		`{"type":"response","id":"1","result":{"tab":2},"type":"tabs_changed","change":"opened","tabs":[]}`,
+		`{"type":"tabs_changed","change":"opened","tabs":[],"type":"response","id":"1","result":{}}`,
+		`{"type":"response","id":"1","result":{"tab":2}`,
+		`{"type":"response","id":1,"result":{}}`,
+		`{"type":"response","ID":"1","Result":{}}`,
+		`{"type":"response","result":{}}`,
+	} {
+		got, err := DecodeFrame([]byte(data))
+		want, wantErr := decodeFrameEnvelopeFirst([]byte(data))
+		if fmt.Sprint(err) != fmt.Sprint(wantErr) || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: got %#v, %v; want %#v, %v", data, got, err, want, wantErr)
+		}
+	}
+}
+
+// decodeFrameEnvelopeFirst is DecodeFrame without the one-pass path.
+func decodeFrameEnvelopeFirst(data []byte) (any, error) {
+	var env Envelope
+	if err := unmarshal("frame", data, &env); err != nil {
+		return nil, err
+	}
+	if env.Type != TypeResponse {
+		// Not a response: DecodeFrame takes the same path for it.
+		return DecodeFrame(data)
+	}
+	var r Response
+	if err := unmarshal("response", data, &r); err != nil {
+		return nil, err
+	}
+	return checkResponse(r)
+}
