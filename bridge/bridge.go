@@ -606,7 +606,12 @@ func (b *Bridge) post(ctx context.Context, msg []byte, m message, write bool) (e
 	answered := !m.isRequest() // only requests expect an answer
 	out := func(msg []byte) {
 		if !answered {
-			var got message
+			// Only the id and method: decoding the result too copied a
+			// snapshot's megabytes once more for nothing.
+			var got struct {
+				ID     json.RawMessage `json:"id,omitempty"`
+				Method string          `json:"method,omitempty"`
+			}
 			if json.Unmarshal(msg, &got) == nil && bytes.Equal(got.ID, m.ID) && got.Method == "" {
 				answered = true
 				if m.Method == "tools/list" {
