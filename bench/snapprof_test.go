@@ -195,18 +195,9 @@ func TestSnapProf(t *testing.T) {
 				total := walk(res.Profile.Head, nil)
 				t.Logf("allocated %.1f MB", total/1e6)
 				for _, m := range []map[string]float64{self, incl} {
-					type kv struct {
-						k string
-						v float64
-					}
-					var xs []kv
-					for a, b := range m {
-						xs = append(xs, kv{a, b})
-					}
-					sort.Slice(xs, func(i, j int) bool { return xs[i].v > xs[j].v })
 					var sb strings.Builder
-					for i := 0; i < 40 && i < len(xs); i++ {
-						fmt.Fprintf(&sb, "%8.2f MB %s\n", xs[i].v/1e6, xs[i].k)
+					for _, x := range largestFirst(m, 40) {
+						fmt.Fprintf(&sb, "%8.2f MB %s\n", x.v/1e6, x.k)
 					}
 					t.Logf("alloc:\n%s", sb.String())
 				}
@@ -326,23 +317,30 @@ func profSummary(p *profiler.Profile) string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "total %.0f ms, idle+program %.0f ms\n", total, idle)
 	top := func(m map[string]float64, k int, title string) {
-		type kv struct {
-			k string
-			v float64
-		}
-		var xs []kv
-		for a, b := range m {
-			xs = append(xs, kv{a, b})
-		}
-		sort.Slice(xs, func(i, j int) bool { return xs[i].v > xs[j].v })
 		fmt.Fprintf(&sb, "-- %s\n", title)
-		for i := 0; i < k && i < len(xs); i++ {
-			fmt.Fprintf(&sb, "%8.1f ms  %s\n", xs[i].v, xs[i].k)
+		for _, x := range largestFirst(m, k) {
+			fmt.Fprintf(&sb, "%8.1f ms  %s\n", x.v, x.k)
 		}
 	}
 	top(self, 45, "self")
 	top(incl, 60, "inclusive")
 	return sb.String()
+}
+
+// keyed is one entry of a map of figures.
+type keyed struct {
+	k string
+	v float64
+}
+
+// largestFirst is m's n largest entries, largest first.
+func largestFirst(m map[string]float64, n int) []keyed {
+	xs := make([]keyed, 0, len(m))
+	for k, v := range m {
+		xs = append(xs, keyed{k, v})
+	}
+	sort.Slice(xs, func(i, j int) bool { return xs[i].v > xs[j].v })
+	return xs[:min(n, len(xs))]
 }
 
 // busyTimeline: per 100 ms from the call's start, ms of non-idle samples (GC in brackets).

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/mark3labs/mcp-go/client"
 )
 
 // diffPage is a page whose buttons make the changes a diff finds hard:
@@ -200,6 +201,57 @@ func applyDiff(t *testing.T, tree, diff string) (out string, ambiguous []string)
 	return strings.Join(res, "\n"), ambiguous
 }
 
+// agentView is what an agent knows of a tab: the tree and title of its
+// last whole result, with each CHANGES ONLY result since applied.
+type agentView struct {
+	t            *testing.T
+	ctx          context.Context
+	agent, other *client.Client // other: another app, with its own baseline
+	tab          int
+	model, title string
+}
+
+// check compares the agent's view with a fresh snapshot the other app
+// takes (which leaves the agent's baseline alone).
+func (v *agentView) check(step string) {
+	v.t.Helper()
+	fresh := readResult(v.t, mustCall(v.t, v.ctx, v.other, "browser_snapshot", map[string]any{"tab": v.tab}))
+	if fresh.body != v.model {
+		v.t.Fatalf("after %s the agent's view is not the page.\nagent's view:\n%s\n\npage:\n%s", step, v.model, fresh.body)
+	}
+	if fresh.title != v.title {
+		v.t.Fatalf("after %s the agent thinks the title is %q; it is %q", step, v.title, fresh.title)
+	}
+}
+
+// act runs an action of the agent, folds its result into the view, and
+// checks the view against the page.
+func (v *agentView) act(step, tool string, args map[string]any) pageView {
+	v.t.Helper()
+	text := mustCall(v.t, v.ctx, v.agent, tool, args)
+	r := readResult(v.t, text)
+	switch r.kind {
+	case "whole":
+		v.model, v.title = r.body, r.title
+	case "changes":
+		v.title = r.title
+		if r.body == "" { // the title alone changed
+			break
+		}
+		var amb []string
+		v.model, amb = applyDiff(v.t, v.model, r.body)
+		if len(amb) > 0 {
+			v.t.Errorf("%s: a run of the changes fits more than one place in the tree:\n%s\n\nresult:\n%s", step, strings.Join(amb, "\n--\n"), text)
+		}
+	}
+	v.t.Logf("%s: %s\n%s", step, r.kind, text)
+	v.check(step)
+	return r
+}
+
+// ref is the ref of the element with this role and name in the view.
+func (v *agentView) ref(role, name string) string { return ref(v.t, v.model, role, name) }
+
 // TestChangesOnlyKeepTheAgentsView: an agent that applies each CHANGES
 // ONLY result to the last whole tree it got holds exactly the page a fresh
 // snapshot shows, over many successive actions of every kind, changes made
@@ -225,45 +277,8 @@ func TestChangesOnlyKeepTheAgentsView(t *testing.T) {
 	if nav.kind != "whole" {
 		t.Fatalf("navigate gave %s", nav.kind)
 	}
-	model, title := nav.body, nav.title
-
-	// check compares the agent's view with a fresh snapshot the other app
-	// takes (which leaves the agent's baseline alone).
-	check := func(step string) {
-		t.Helper()
-		fresh := readResult(t, mustCall(t, ctx, other, "browser_snapshot", map[string]any{"tab": tab}))
-		if fresh.body != model {
-			t.Fatalf("after %s the agent's view is not the page.\nagent's view:\n%s\n\npage:\n%s", step, model, fresh.body)
-		}
-		if fresh.title != title {
-			t.Fatalf("after %s the agent thinks the title is %q; it is %q", step, title, fresh.title)
-		}
-	}
-	// act runs an action of the agent and folds its result into the view.
-	act := func(step, tool string, args map[string]any) pageView {
-		t.Helper()
-		text := mustCall(t, ctx, agent, tool, args)
-		v := readResult(t, text)
-		switch v.kind {
-		case "whole":
-			model, title = v.body, v.title
-		case "changes":
-			title = v.title
-			if v.body == "" { // the title alone changed
-				break
-			}
-			var amb []string
-			model, amb = applyDiff(t, model, v.body)
-			title = v.title
-			if len(amb) > 0 {
-				t.Errorf("%s: a run of the changes fits more than one place in the tree:\n%s\n\nresult:\n%s", step, strings.Join(amb, "\n--\n"), text)
-			}
-		}
-		t.Logf("%s: %s", step, v.kind)
-		check(step)
-		return v
-	}
-	refOf := func(role, name string) string { return ref(t, model, role, name) }
+	v := &agentView{t: t, ctx: ctx, agent: agent, other: other, tab: tab, model: nav.body, title: nav.title}
+	act, refOf := v.act, v.ref
 
 	act("insert among identical lines", "browser_click", map[string]any{"ref": refOf("button", "Insert")})
 	act("insert again", "browser_click", map[string]any{"ref": refOf("button", "Insert")})
@@ -273,9 +288,9 @@ func TestChangesOnlyKeepTheAgentsView(t *testing.T) {
 	act("reverse", "browser_click", map[string]any{"ref": refOf("button", "Reverse")})
 	act("move", "browser_click", map[string]any{"ref": refOf("button", "Move")})
 	act("odd lines", "browser_click", map[string]any{"ref": refOf("button", "Plus")})
-	dels := regexp.MustCompile(`button "Delete" \[ref=([^\]]+)\]`).FindAllStringSubmatch(model, -1)
+	dels := regexp.MustCompile(`button "Delete" \[ref=([^\]]+)\]`).FindAllStringSubmatch(v.model, -1)
 	if len(dels) != 5 {
-		t.Fatalf("want 5 Delete buttons:\n%s", model)
+		t.Fatalf("want 5 Delete buttons:\n%s", v.model)
 	}
 	act("delete an identical item", "browser_click", map[string]any{"ref": dels[2][1]})
 
@@ -350,32 +365,8 @@ func TestChangesOnlyAcrossDocuments(t *testing.T) {
 	navText := mustCall(t, ctx, agent, "browser_navigate", map[string]any{"url": srv.URL + "/doc"})
 	tab := resultTab(navText)
 	nav := readResult(t, navText)
-	model, title := nav.body, nav.title
-	check := func(step string) {
-		t.Helper()
-		fresh := readResult(t, mustCall(t, ctx, other, "browser_snapshot", map[string]any{"tab": tab}))
-		if fresh.body != model || fresh.title != title {
-			t.Fatalf("after %s the agent's view is not the page.\nagent's view:\n%s\n\npage:\n%s", step, model, fresh.body)
-		}
-	}
-	act := func(step, tool string, args map[string]any) pageView {
-		t.Helper()
-		text := mustCall(t, ctx, agent, tool, args)
-		v := readResult(t, text)
-		switch v.kind {
-		case "whole":
-			model, title = v.body, v.title
-		case "changes":
-			title = v.title
-			if v.body != "" {
-				model, _ = applyDiff(t, model, v.body)
-			}
-		}
-		t.Logf("%s: %s\n%s", step, v.kind, text)
-		check(step)
-		return v
-	}
-	refOf := func(role, name string) string { return ref(t, model, role, name) }
+	v := &agentView{t: t, ctx: ctx, agent: agent, other: other, tab: tab, model: nav.body, title: nav.title}
+	act, refOf := v.act, v.ref
 	waitLoaded := func(urlPart string) {
 		t.Helper()
 		for start := time.Now(); time.Since(start) < 20*time.Second; time.Sleep(100 * time.Millisecond) {
