@@ -33,13 +33,13 @@ func page(url string, changed bool) protocol.PageResult {
 func TestActionResultsCarryChanges(t *testing.T) {
 	b := &fakeBrowser{results: map[protocol.Method]any{protocol.MethodSnapshot: page("https://a.example/", false)}}
 	c := newClient(t, b)
-	if text, _ := callTool(t, c, "browser_snapshot", nil); strings.Contains(text, "CHANGES ONLY") || !strings.Contains(text, `listitem: "Row 39"`) {
-		t.Fatalf("browser_snapshot is not the whole tree:\n%s", text)
+	if text, _ := callTool(t, c, "browser_snapshot", nil); strings.Contains(text, "CHANGES ONLY") || !strings.Contains(text, `listitem: "Row 39"`) || !strings.Contains(text, "Tab 2. Tree 1 of this tab.") {
+		t.Fatalf("browser_snapshot is not the whole tree 1:\n%s", text)
 	}
 
 	b.results[protocol.MethodClick] = page("https://a.example/", true)
 	text, _ := callTool(t, c, "browser_click", map[string]any{"ref": "e20"})
-	for _, want := range []string{"Clicked e20.", "Tab 2: CHANGES ONLY", `-  - button "Save" [ref=e20]`, `+  - button "Saved" [disabled] [ref=e20]`, ` - listitem: "Row 19"`, "URL: https://a.example/"} {
+	for _, want := range []string{"Clicked e20.", "Tab 2: CHANGES ONLY, turning tree 1 (the last whole tree you got of this tab", "into tree 2.", `-  - button "Save" [ref=e20]`, `+  - button "Saved" [disabled] [ref=e20]`, ` - listitem: "Row 19"`, "URL: https://a.example/"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the click's changes lack %q:\n%s", want, text)
 		}
@@ -49,7 +49,7 @@ func TestActionResultsCarryChanges(t *testing.T) {
 	}
 
 	text, _ = callTool(t, c, "browser_click", map[string]any{"ref": "e20"})
-	if !strings.Contains(text, "Tab 2: the page has not changed since the last whole tree you got of it") {
+	if !strings.Contains(text, "Tab 2: the page has not changed since tree 2, the last whole tree you got of it") {
 		t.Errorf("an action that changed nothing:\n%s", text)
 	}
 
@@ -58,11 +58,11 @@ func TestActionResultsCarryChanges(t *testing.T) {
 	retitled.Title = "Rows (2 unsaved)"
 	b.results[protocol.MethodClick] = retitled
 	text, _ = callTool(t, c, "browser_click", map[string]any{"ref": "e20"})
-	if strings.Contains(text, "has not changed") || !strings.Contains(text, "Title: Rows (2 unsaved) (was: Rows)") || !strings.Contains(text, "CHANGES ONLY") {
+	if strings.Contains(text, "has not changed") || !strings.Contains(text, "Title: Rows (2 unsaved) (was: Rows)") || !strings.Contains(text, "CHANGES ONLY, turning tree 2 (the last whole tree you got of this tab) into tree 3") {
 		t.Errorf("a change of the title alone:\n%s", text)
 	}
 	b.results[protocol.MethodClick] = retitled
-	if text, _ = callTool(t, c, "browser_click", map[string]any{"ref": "e20"}); !strings.Contains(text, "has not changed") {
+	if text, _ = callTool(t, c, "browser_click", map[string]any{"ref": "e20"}); !strings.Contains(text, "has not changed since tree 3") {
 		t.Errorf("the new title did not become the baseline's:\n%s", text)
 	}
 
@@ -71,11 +71,12 @@ func TestActionResultsCarryChanges(t *testing.T) {
 	b.results[protocol.MethodSnapshot] = protocol.PageResult{Tab: 2, URL: "https://a.example/", Title: "Rows", Snapshot: `- button "Save" [ref=e20]`}
 	callTool(t, c, "browser_snapshot", map[string]any{"ref": "e20"})
 	b.results[protocol.MethodClick] = page("https://a.example/", false)
-	if text, _ := callTool(t, c, "browser_click", map[string]any{"ref": "e20"}); !strings.Contains(text, "CHANGES ONLY, against the last whole tree you got of this tab with the changes since applied") {
+	// (The subtree got no number: it is no tree the changes build on.)
+	if text, _ := callTool(t, c, "browser_click", map[string]any{"ref": "e20"}); !strings.Contains(text, "CHANGES ONLY, turning tree 3 (the last whole tree you got of this tab, with the changes since applied; ref, depth, cut or partial snapshots do not count) into tree 4.") {
 		t.Errorf("the changes do not say they are against the last whole tree:\n%s", text)
 	}
 	b.results[protocol.MethodClick] = page("https://a.example/next", true)
-	if text, _ = callTool(t, c, "browser_click", map[string]any{"ref": "e20"}); strings.Contains(text, "CHANGES ONLY") || !strings.Contains(text, `"Row 39"`) {
+	if text, _ = callTool(t, c, "browser_click", map[string]any{"ref": "e20"}); strings.Contains(text, "CHANGES ONLY") || !strings.Contains(text, `"Row 39"`) || !strings.Contains(text, "Tab 2. Tree 5 of this tab.") {
 		t.Errorf("another document is not whole:\n%s", text)
 	}
 
@@ -87,7 +88,7 @@ func TestActionResultsCarryChanges(t *testing.T) {
 	if text, _ = callTool(t, c, "browser_click", map[string]any{"ref": "e20"}); strings.Contains(text, "CHANGES ONLY") || strings.Contains(text, "has not changed") || !strings.Contains(text, `"Row 39"`) {
 		t.Errorf("a reload (document 7 at the same URL) is not whole:\n%s", text)
 	}
-	if text, _ = callTool(t, c, "browser_click", map[string]any{"ref": "e20"}); !strings.Contains(text, "has not changed") {
+	if text, _ = callTool(t, c, "browser_click", map[string]any{"ref": "e20"}); !strings.Contains(text, "has not changed since tree 6") {
 		t.Errorf("the same document again:\n%s", text)
 	}
 
@@ -165,12 +166,12 @@ func TestBaselineAcrossProfileNames(t *testing.T) {
 	callTool(t, c, "browser_snapshot", nil) // the baseline without a profile: Save
 	// By slug: no baseline under that name, so the whole tree (Saved).
 	b.results[protocol.MethodClick] = page("https://a.example/", true)
-	if text, _ := callTool(t, c, "browser_click", map[string]any{"profile": "work", "ref": "e20"}); strings.Contains(text, "CHANGES ONLY") {
-		t.Fatalf("the first result under a profile's name is a diff:\n%s", text)
+	if text, _ := callTool(t, c, "browser_click", map[string]any{"profile": "work", "ref": "e20"}); strings.Contains(text, "CHANGES ONLY") || !strings.Contains(text, "Tree 2 of this tab.") {
+		t.Fatalf("the first result under a profile's name is a diff, or not the tab's next tree (2):\n%s", text)
 	}
 	// Without the profile again, nothing changed since that whole tree.
-	if text, _ := callTool(t, c, "browser_click", map[string]any{"ref": "e20"}); strings.Contains(text, "CHANGES ONLY") {
-		t.Errorf("the changes are against an older tree than the last whole one the agent got (the one under the profile's name):\n%s", text)
+	if text, _ := callTool(t, c, "browser_click", map[string]any{"ref": "e20"}); strings.Contains(text, "CHANGES ONLY") || !strings.Contains(text, "Tree 3 of this tab.") {
+		t.Errorf("the changes are against an older tree than the last whole one the agent got (the one under the profile's name), or the tree is not the tab's next (3):\n%s", text)
 	}
 	// By id, after a whole tree by slug: the same profile, so no diff
 	// against the older tree the id had.

@@ -55,7 +55,7 @@ func (h *handlers) readSnapshotResource(ctx context.Context, req mcpgo.ReadResou
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", req.Params.URI, err)
 	}
-	return []mcpgo.ResourceContents{mcpgo.TextResourceContents{URI: req.Params.URI, MIMEType: "text/plain", Text: h.pageText("", res)}}, nil
+	return []mcpgo.ResourceContents{mcpgo.TextResourceContents{URI: req.Params.URI, MIMEType: "text/plain", Text: h.pageText("", res, 0)}}, nil
 }
 
 func (h *handlers) readMarkdownResource(ctx context.Context, req mcpgo.ReadResourceRequest) ([]mcpgo.ResourceContents, error) {

@@ -88,7 +88,18 @@ type pageView struct {
 	kind       string // "whole", "changes" or "unchanged"
 	url, title string
 	body       string // the tree (whole) or the diff (changes)
+	// from and tree are the numbers of the tree changes start from and of
+	// the tree the result is (0: none given).
+	from, tree int
 }
+
+var (
+	wholeTree     = regexp.MustCompile(`(?m)^Tab \d+\. Tree (\d+) of this tab\.`)
+	changesTrees  = regexp.MustCompile(`CHANGES ONLY, turning tree (\d+) .*?into tree (\d+)`)
+	unchangedTree = regexp.MustCompile(`the page has not changed since tree (\d+),`)
+)
+
+func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
 
 var fenceOpen = regexp.MustCompile(`(?m)^<([A-Za-z0-9_-]+)>$`)
 
@@ -99,11 +110,20 @@ func readResult(t *testing.T, text string) pageView {
 	switch {
 	case strings.Contains(text, "CHANGES ONLY"):
 		v.kind = "changes"
-	case strings.Contains(text, "the page has not changed since the last whole tree"):
+		if m := changesTrees.FindStringSubmatch(text); m != nil {
+			v.from, v.tree = atoi(m[1]), atoi(m[2])
+		}
+	case strings.Contains(text, "the page has not changed since tree"):
 		v.kind = "unchanged"
+		if m := unchangedTree.FindStringSubmatch(text); m != nil {
+			v.from, v.tree = atoi(m[1]), atoi(m[1])
+		}
 		return v
 	default:
 		v.kind = "whole"
+		if m := wholeTree.FindStringSubmatch(text); m != nil {
+			v.tree = atoi(m[1])
+		}
 	}
 	m := fenceOpen.FindStringSubmatchIndex(text)
 	if m == nil {
@@ -209,6 +229,7 @@ type agentView struct {
 	agent, other *client.Client // other: another app, with its own baseline
 	tab          int
 	model, title string
+	tree         int // the number of the tree the agent holds
 }
 
 // check compares the agent's view with a fresh snapshot the other app
@@ -230,6 +251,13 @@ func (v *agentView) act(step, tool string, args map[string]any) pageView {
 	v.t.Helper()
 	text := mustCall(v.t, v.ctx, v.agent, tool, args)
 	r := readResult(v.t, text)
+	if r.kind != "whole" && r.from != v.tree {
+		v.t.Errorf("%s: the result starts from tree %d; the agent holds tree %d:\n%s", step, r.from, v.tree, text)
+	}
+	if r.tree == 0 {
+		v.t.Errorf("%s: the result names no tree:\n%s", step, text)
+	}
+	v.tree = r.tree
 	switch r.kind {
 	case "whole":
 		v.model, v.title = r.body, r.title
@@ -277,7 +305,7 @@ func TestChangesOnlyKeepTheAgentsView(t *testing.T) {
 	if nav.kind != "whole" {
 		t.Fatalf("navigate gave %s", nav.kind)
 	}
-	v := &agentView{t: t, ctx: ctx, agent: agent, other: other, tab: tab, model: nav.body, title: nav.title}
+	v := &agentView{t: t, ctx: ctx, agent: agent, other: other, tab: tab, model: nav.body, title: nav.title, tree: nav.tree}
 	act, refOf := v.act, v.ref
 
 	act("insert among identical lines", "browser_click", map[string]any{"ref": refOf("button", "Insert")})
@@ -365,7 +393,7 @@ func TestChangesOnlyAcrossDocuments(t *testing.T) {
 	navText := mustCall(t, ctx, agent, "browser_navigate", map[string]any{"url": srv.URL + "/doc"})
 	tab := resultTab(navText)
 	nav := readResult(t, navText)
-	v := &agentView{t: t, ctx: ctx, agent: agent, other: other, tab: tab, model: nav.body, title: nav.title}
+	v := &agentView{t: t, ctx: ctx, agent: agent, other: other, tab: tab, model: nav.body, title: nav.title, tree: nav.tree}
 	act, refOf := v.act, v.ref
 	waitLoaded := func(urlPart string) {
 		t.Helper()
