@@ -39,7 +39,7 @@ func TestActionResultsCarryChanges(t *testing.T) {
 
 	b.results[protocol.MethodClick] = page("https://a.example/", true)
 	text, _ := callTool(t, c, "browser_click", map[string]any{"ref": "e20"})
-	for _, want := range []string{"Clicked e20.", "Tab 2: CHANGES ONLY, turning tree 1 (the last whole tree you got of this tab", "into tree 2.", `-  - button "Save" [ref=e20]`, `+  - button "Saved" [disabled] [ref=e20]`, ` - listitem: "Row 19"`, "URL: https://a.example/"} {
+	for _, want := range []string{"Clicked e20.", "Tab 2: CHANGES ONLY, turning tree 1 into tree 2 (snapshots with ref or depth, cut or partial, are no trees).", `-  - button "Save" [ref=e20]`, `+  - button "Saved" [disabled] [ref=e20]`, ` - listitem: "Row 19"`, "URL: https://a.example/"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the click's changes lack %q:\n%s", want, text)
 		}
@@ -58,7 +58,7 @@ func TestActionResultsCarryChanges(t *testing.T) {
 	retitled.Title = "Rows (2 unsaved)"
 	b.results[protocol.MethodClick] = retitled
 	text, _ = callTool(t, c, "browser_click", map[string]any{"ref": "e20"})
-	if strings.Contains(text, "has not changed") || !strings.Contains(text, "Title: Rows (2 unsaved) (was: Rows)") || !strings.Contains(text, "CHANGES ONLY, turning tree 2 (the last whole tree you got of this tab) into tree 3") {
+	if strings.Contains(text, "has not changed") || !strings.Contains(text, "Title: Rows (2 unsaved) (was: Rows)") || !strings.Contains(text, "CHANGES ONLY, turning tree 2 into tree 3: only the page's title changed") {
 		t.Errorf("a change of the title alone:\n%s", text)
 	}
 	b.results[protocol.MethodClick] = retitled
@@ -72,7 +72,7 @@ func TestActionResultsCarryChanges(t *testing.T) {
 	callTool(t, c, "browser_snapshot", map[string]any{"ref": "e20"})
 	b.results[protocol.MethodClick] = page("https://a.example/", false)
 	// (The subtree got no number: it is no tree the changes build on.)
-	if text, _ := callTool(t, c, "browser_click", map[string]any{"ref": "e20"}); !strings.Contains(text, "CHANGES ONLY, turning tree 3 (the last whole tree you got of this tab, with the changes since applied; ref, depth, cut or partial snapshots do not count) into tree 4.") {
+	if text, _ := callTool(t, c, "browser_click", map[string]any{"ref": "e20"}); !strings.Contains(text, "CHANGES ONLY, turning tree 3 into tree 4") {
 		t.Errorf("the changes do not say they are against the last whole tree:\n%s", text)
 	}
 	b.results[protocol.MethodClick] = page("https://a.example/next", true)
