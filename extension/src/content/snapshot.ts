@@ -151,7 +151,7 @@ export function snapshotPage(doc: Document, refs: RefRegistry, opts: SnapshotOpt
 // style (and its pseudo-elements') and its box are read once, and so is each
 // property of a style. The page does not change during one synchronous
 // snapshot, so a cached value is current.
-let styles: Map<Element, Style> | undefined;
+let styles: Map<Element, Shown | Style> | undefined;
 let pseudoStyles: Map<string, Map<Element, Style>> | undefined;
 let boxes: Map<Element, DOMRect> | undefined;
 /** The <label>s of each control, by tree (document or shadow root), collected once per tree. */
@@ -187,6 +187,28 @@ export interface StyleFacts {
 }
 
 /**
+ * An element's display and visibility, all the walk and most names read of
+ * its style: one object per distinct pair (internedShown), shared by every
+ * element that has it. A large page has a handful of pairs, and an object
+ * per element, kept until the snapshot's end, was much of its garbage.
+ */
+export interface Shown {
+  readonly display: string;
+  readonly visibility: string;
+}
+
+/** The pairs met so far, by display then visibility (a few dozen at most: keywords). */
+const shownPairs = new Map<string, Map<string, Shown>>();
+
+function internedShown(display: string, visibility: string): Shown {
+  let byVisibility = shownPairs.get(display);
+  if (!byVisibility) shownPairs.set(display, (byVisibility = new Map()));
+  let pair = byVisibility.get(visibility);
+  if (!pair) byVisibility.set(visibility, (pair = { display, visibility }));
+  return pair;
+}
+
+/**
  * A computed style whose properties are read from the page once each (a
  * read crosses into the engine). The four the snapshot reads are fields,
  * not a map: one is made per element of the page, and a map each made a
@@ -205,17 +227,25 @@ class Style implements StyleFacts {
   /** The declaration, once a property not read up front is asked for (or always, for a made-up style). */
   private decl: Pick<CSSStyleDeclaration, 'getPropertyValue'> | undefined;
 
-  /** style: el's computed style (of pseudo); without el, a made-up style that is kept. */
+  /**
+   * style: el's computed style (of pseudo), or undefined when shown holds
+   * el's display and visibility, read before; without el, a made-up style
+   * that is kept.
+   */
   constructor(
-    style: Pick<CSSStyleDeclaration, 'getPropertyValue'>,
+    style: Pick<CSSStyleDeclaration, 'getPropertyValue'> | undefined,
     private readonly el?: Element,
     private readonly pseudo?: string | null,
+    shown?: Shown,
   ) {
     if (!el) this.decl = style;
-    else if (pseudo) this.c = style.getPropertyValue('content');
-    else {
-      this.d = style.getPropertyValue('display');
-      this.v = style.getPropertyValue('visibility');
+    else if (pseudo) this.c = style!.getPropertyValue('content');
+    else if (shown) {
+      this.d = shown.display;
+      this.v = shown.visibility;
+    } else {
+      this.d = style!.getPropertyValue('display');
+      this.v = style!.getPropertyValue('visibility');
     }
   }
   private style(): Pick<CSSStyleDeclaration, 'getPropertyValue'> {
@@ -282,11 +312,30 @@ export function labelsOf(el: Element): HTMLLabelElement[] {
 export function styleOf(el: Element, pseudo?: string | null): StyleFacts {
   if (!styles) return new Style((el.ownerDocument.defaultView ?? window).getComputedStyle(el, pseudo));
   if (pseudo && (pseudo === '::before' || pseudo === '::after') && el.tagName !== 'Q' && pseudoFree(el)) return NO_PSEUDO;
-  const cache = pseudo ? (pseudoStyles!.get(pseudo) ?? pseudoStyles!.set(pseudo, new Map()).get(pseudo)!) : styles;
-  let style = cache.get(el);
-  // The window is looked up on a miss only: most calls are hits.
-  if (!style) cache.set(el, (style = new Style((el.ownerDocument.defaultView ?? window).getComputedStyle(el, pseudo), el, pseudo)));
+  if (pseudo) {
+    const cache = pseudoStyles!.get(pseudo) ?? pseudoStyles!.set(pseudo, new Map()).get(pseudo)!;
+    let style = cache.get(el);
+    // The window is looked up on a miss only: most calls are hits.
+    if (!style) cache.set(el, (style = new Style((el.ownerDocument.defaultView ?? window).getComputedStyle(el, pseudo), el, pseudo)));
+    return style;
+  }
+  const known = styles.get(el);
+  if (known instanceof Style) return known;
+  // Asked for more than shownOf gives: an object of el's own from now on.
+  const style = known ? new Style(undefined, el, null, known) : new Style((el.ownerDocument.defaultView ?? window).getComputedStyle(el), el);
+  styles.set(el, style);
   return style;
+}
+
+/** el's display and visibility (as styleOf(el) gives them), without an object per element when the read cache is on. */
+export function shownOf(el: Element): Shown {
+  if (!styles) return styleOf(el);
+  let shown = styles.get(el);
+  if (!shown) {
+    const style = (el.ownerDocument.defaultView ?? window).getComputedStyle(el);
+    styles.set(el, (shown = internedShown(style.getPropertyValue('display'), style.getPropertyValue('visibility'))));
+  }
+  return shown;
 }
 
 /** Style rules looked at per tree for ::before/::after, at most; past it the tree counts as using them. */
@@ -403,6 +452,13 @@ export function buildTree(doc: Document, opts: TreeOptions = {}): Tree {
   }
   return { items: walker.take(0), uncounted: walker.skipped, stopped: walker.stopped, late: walker.late };
 }
+
+/**
+ * checkVisibility's options for an element shown as it is: it has a box and
+ * its visibility is visible (visibilityProperty; checkVisibilityCSS is its
+ * earlier name, which Chrome 120 still knows).
+ */
+const SHOWN = { visibilityProperty: true, checkVisibilityCSS: true };
 
 /** How many elements are walked between two looks at the clock. */
 const CLOCK_EVERY = 256;
@@ -557,9 +613,21 @@ class Walker {
       return;
     }
     if (!el.ownerDocument.defaultView) return;
-    const style = styleOf(el);
+    // Most elements are shown: when checkVisibility says so (a box, so display
+    // is neither none nor contents, and visibility visible), the walk needs
+    // no style, and only a role-less wrapper reads its display later. Each
+    // computed style read made a declaration object (and a cache entry) per
+    // element of a large page, much of the garbage its snapshot collected.
+    // Not shown (or an option, which has no box of its own in a drop-down, or
+    // one a :hover rule may reveal): the style decides, as below.
+    if (tag !== 'OPTION' && tag !== 'OPTGROUP' && typeof el.checkVisibility === 'function' && this.hover?.has(el) !== true && el.checkVisibility(SHOWN)) {
+      this.walkElement(el, tag, undefined, true);
+      return;
+    }
+    // Its opacity matters only to an element a :hover rule may reveal.
+    const style = this.hover?.has(el) === true ? styleOf(el) : shownOf(el);
     // Hidden now but shown by a :hover rule: walked as shown, and marked.
-    const revealed = this.hover?.has(el) === true && (style.display === 'none' || style.visibility === 'hidden' || style.opacity === '0' || !visibleNow(el));
+    const revealed = this.hover?.has(el) === true && (style.display === 'none' || style.visibility === 'hidden' || (style as StyleFacts).opacity === '0' || !visibleNow(el));
     if (revealed) {
       this.inHover++;
       try {
@@ -574,14 +642,16 @@ class Walker {
     this.walkElement(el, tag, style, this.inHover > 0 || (style.visibility !== 'hidden' && style.visibility !== 'collapse'));
   }
 
-  private walkElement(el: Element, tag: string, style: StyleFacts, selfVisible: boolean): void {
+  /** style: el's, when the walk read it (else read here if needed). */
+  private walkElement(el: Element, tag: string, style: Shown | undefined, selfVisible: boolean): void {
     const editable = isEditableHost(el);
     const role = selfVisible ? roleOf(el, tag, editable) : null;
     const interactive = selfVisible && isInteractive(el, role, tag, editable);
 
     if (role === null && !interactive) {
       // A wrapper: its children move up. Block boxes separate text runs.
-      const block = style.display !== '' && !/^inline/.test(style.display) && style.display !== 'contents';
+      const display = (style ?? shownOf(el)).display;
+      const block = display !== '' && !/^inline/.test(display) && display !== 'contents';
       if (block) this.put(BREAK);
       // Text shown only on hover is left to the names of the controls it is in.
       this.visitChildren(el, selfVisible && this.inHover === 0);
@@ -899,7 +969,7 @@ export function textLine(text: string): string {
  * display:contents elements and for the options of a drop-down <select>, so
  * those skip it.
  */
-export function visibleNow(el: Element, style?: StyleFacts): boolean {
+export function visibleNow(el: Element, style?: Shown): boolean {
   if (style?.display === 'contents' || el.tagName === 'OPTION' || el.tagName === 'OPTGROUP') return true;
   return typeof el.checkVisibility !== 'function' || el.checkVisibility();
 }
@@ -1018,7 +1088,7 @@ function fileInputOf(el: Element, tag: string): HTMLInputElement | undefined {
 function isRendered(el: Element): boolean {
   if (el.hasAttribute('hidden')) return false;
   if (!el.ownerDocument.defaultView) return false;
-  const style = styleOf(el);
+  const style = shownOf(el);
   return style.display !== 'none' && style.visibility !== 'hidden';
 }
 
@@ -1255,7 +1325,7 @@ function plainContent(el: Element): string | undefined {
     } else if (!PLAIN_TAGS.has(tag) || (e.hasAttributes() && hasAnyAttribute(e, NAMING_ATTRS))) {
       return undefined;
     }
-    const style = styleOf(e);
+    const style = shownOf(e);
     const sep = style.display !== 'inline' ? ' ' : '';
     if (style.display === 'none' || style.visibility === 'hidden') inner = '';
     else if (tag === 'INPUT' || tag === 'TEXTAREA') inner = (e as HTMLInputElement).value;
