@@ -1295,45 +1295,85 @@ function contentName(el: Element): string | undefined {
   if (el.tagName === 'A' && !el.hasAttribute('href')) return undefined;
   if (shadowRootOf(el) || !pseudoFree(el)) return undefined;
   if (el.tagName === 'BUTTON' && labelsOf(el).length > 0) return undefined;
-  const text = plainContent(el);
+  let text: string | undefined;
+  nameTop = 0;
+  if (plainPieces(el)) {
+    // Joined once: most names are one piece (a link's text), which is the name as it is.
+    let only: string | undefined;
+    let count = 0;
+    for (let i = 0; i < nameTop; i++) {
+      if (namePieces[i] !== '') {
+        only = namePieces[i];
+        count++;
+      }
+    }
+    text = count > 1 ? namePieces.slice(0, nameTop).join('') : (only ?? '');
+  }
+  nameTop = 0;
+  // A rare huge name's pieces are not kept.
+  if (namePieces.length > MAX_KEPT_PIECES) namePieces.length = 0;
   if (text === undefined) return undefined;
   return text.trim().replace(/\s\s+/g, ' ') || (el.hasAttribute('title') ? undefined : '');
 }
 
 /**
- * el's content as dom-accessibility-api's computeMiscTextAlternative gives
- * it inside a name (recursion), or undefined when a child is not one the
- * shortcut knows. A hidden child (hidden, display none, visibility hidden)
- * adds nothing but its separator. A button adds its own content (a control
- * skips aria-label inside a name: 2C), a text field its value (2E).
+ * The pieces of the name contentName is making (text runs, values and
+ * separators), in a buffer that is reused: the name is joined once, where
+ * concatenating and trimming at each level of its content made several
+ * strings per level, a table row's name a dozen.
  */
-function plainContent(el: Element): string | undefined {
-  let acc = '';
+const namePieces: string[] = [];
+/** Pieces in namePieces (past it: stale ones). */
+let nameTop = 0;
+const MAX_KEPT_PIECES = 1024;
+
+/**
+ * Appends el's content to namePieces as dom-accessibility-api's
+ * computeMiscTextAlternative gives it inside a name (recursion), trimmed;
+ * false when a child is not one the shortcut knows. A hidden child (hidden,
+ * display none, visibility hidden) adds nothing but its separator. A button
+ * adds its own content (a control skips aria-label inside a name: 2C), a
+ * text field its value (2E).
+ */
+function plainPieces(el: Element): boolean {
+  const start = nameTop;
   for (let c = el.firstChild; c; c = c.nextSibling) {
     if (c.nodeType === 3 /* TEXT_NODE */) {
-      acc += (c as Text).data;
+      namePieces[nameTop++] = (c as Text).data;
       continue;
     }
     if (c.nodeType !== 1 /* ELEMENT_NODE */) continue;
     const e = c as Element;
-    if (shadowRootOf(e)) return undefined;
-    let inner: string | undefined;
+    if (shadowRootOf(e)) return false;
     const tag = e.tagName;
     if (tag === 'BUTTON' || tag === 'INPUT' || tag === 'TEXTAREA') {
-      if (e.hasAttributes() && hasAnyAttribute(e, CONTROL_NAMING_ATTRS)) return undefined;
-      if (tag === 'INPUT' && (!TEXTBOX_TYPES.has((e as HTMLInputElement).type) || e.hasAttribute('list'))) return undefined;
+      if (e.hasAttributes() && hasAnyAttribute(e, CONTROL_NAMING_ATTRS)) return false;
+      if (tag === 'INPUT' && (!TEXTBOX_TYPES.has((e as HTMLInputElement).type) || e.hasAttribute('list'))) return false;
     } else if (!PLAIN_TAGS.has(tag) || (e.hasAttributes() && hasAnyAttribute(e, NAMING_ATTRS))) {
-      return undefined;
+      return false;
     }
     const style = shownOf(e);
-    const sep = style.display !== 'inline' ? ' ' : '';
-    if (style.display === 'none' || style.visibility === 'hidden') inner = '';
-    else if (tag === 'INPUT' || tag === 'TEXTAREA') inner = (e as HTMLInputElement).value;
-    else inner = plainContent(e);
-    if (inner === undefined) return undefined;
-    acc += sep + inner + sep;
+    const block = style.display !== 'inline';
+    if (block) namePieces[nameTop++] = ' ';
+    if (style.display === 'none' || style.visibility === 'hidden') {
+      // Nothing but the separators.
+    } else if (tag === 'INPUT' || tag === 'TEXTAREA') namePieces[nameTop++] = (e as HTMLInputElement).value;
+    else if (!plainPieces(e)) return false;
+    if (block) namePieces[nameTop++] = ' ';
   }
-  return acc.trim();
+  // Trimmed as the pieces' concatenation would be: white space is cut from
+  // the first pieces until one keeps some text, and likewise from the last.
+  for (let i = start; i < nameTop; i++) {
+    const t = namePieces[i]!.trimStart();
+    namePieces[i] = t;
+    if (t !== '') break;
+  }
+  for (let i = nameTop - 1; i >= start; i--) {
+    const t = namePieces[i]!.trimEnd();
+    namePieces[i] = t;
+    if (t !== '') break;
+  }
+  return true;
 }
 
 /**
