@@ -81,7 +81,7 @@ const INPUT_FORMATS: Record<string, string> = {
 };
 /** Implicit roles dom-accessibility-api 0.7 does not map. */
 const FALLBACK_ROLES: Record<string, string> = { P: 'paragraph', BLOCKQUOTE: 'blockquote', CAPTION: 'caption', CODE: 'code', IFRAME: 'iframe', FRAME: 'iframe' };
-/** The children of a node before its walk gives them (never added to). */
+/** The children of a node before its walk gives them, and of a leaf (never added to). */
 const NO_ITEMS: Item[] = [];
 /** Marks a block-box boundary between text runs: they are printed apart. */
 const BREAK = '\u0000';
@@ -676,7 +676,8 @@ class Walker {
     } else if (!LEAF_ROLES.has(aria.role) && !editable && tag !== 'INPUT' && tag !== 'TEXTAREA') {
       this.visitChildren(el, selfVisible);
     }
-    aria.children = this.top > start ? this.take(start) : [];
+    // A leaf shares the one empty list (no node's children are added to once built).
+    aria.children = this.top > start ? this.take(start) : NO_ITEMS;
     this.put(aria);
   }
 
@@ -1402,7 +1403,7 @@ function normalizeRange(items: Item[], start: number, end: number): Item[] {
     const t = normalizeSpace(text);
     if (t) items[w++] = t;
   }
-  return w === start ? [] : items.slice(start, w);
+  return w === start ? NO_ITEMS : items.slice(start, w);
 }
 
 /** White space other than a lone space between words (what normalizeSpace changes). */
