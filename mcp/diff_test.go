@@ -1,12 +1,16 @@
 package mcp
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
 
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/tether-browser/tether/protocol"
+	"github.com/tether-browser/tether/test/mcpclient"
 )
 
 // page is a 40-line snapshot; with changed set, line 20's button says Saved.
@@ -227,5 +231,29 @@ func TestBaselineNotPoisoned(t *testing.T) {
 	text, _ := callTool(t, c, "browser_click", map[string]any{"ref": "e20"})
 	if !strings.Contains(text, "CHANGES ONLY") || !strings.Contains(text, `-  - button "Save" [ref=e20]`) || strings.Contains(text, "read so far") {
 		t.Errorf("the changes are not against the last whole tree:\n%s", text)
+	}
+}
+
+// TestRepeatKeepsItsTree: the repeat of a call (the same idempotency key,
+// its first answer perhaps lost) answers as the first did, with the same
+// tree number; a new call after it gets the next.
+func TestRepeatKeepsItsTree(t *testing.T) {
+	b := &fakeBrowser{results: map[protocol.Method]any{protocol.MethodClick: page("https://a.example/", true)}}
+	c := newClient(t, b)
+	meta := &mcpgo.Meta{AdditionalFields: map[string]any{protocol.MetaIdempotencyKey: "k-tree"}}
+	first, _, err := mcpclient.Call(context.Background(), c, "browser_click", map[string]any{"ref": "e20"}, meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _, err := mcpclient.Call(context.Background(), c, "browser_click", map[string]any{"ref": "e20"}, meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(first, "Tree 1 of this tab.") || again != first {
+		t.Fatalf("the repeat answered otherwise:\nfirst:\n%s\nrepeat:\n%s", first, again)
+	}
+	b.results[protocol.MethodSnapshot] = page("https://a.example/", true)
+	if text, _ := callTool(t, c, "browser_snapshot", nil); !strings.Contains(text, "Tree 2 of this tab.") {
+		t.Errorf("the next whole tree is not tree 2:\n%s", text)
 	}
 }

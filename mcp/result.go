@@ -54,9 +54,15 @@ func (h *handlers) resultText(ctx context.Context, profile string, method protoc
 	if whole && res.Omitted == 0 && !res.Partial {
 		fresh = h.seen.last(key, distinct) + 1
 	}
-	text, tree := h.pageText(lead, res, fresh), fresh
-	// A repeat of a call whose answer never arrived gets the whole page.
+	// A repeat of a call whose answer never arrived gets the whole page;
+	// the same tree as the first answer's keeps its number, so the repeat
+	// reads as that answer did.
 	repeat := protocol.IdempotentCallFrom(ctx).Repeat
+	if base, ok := h.seen.get(key); ok && repeat && fresh > 0 && base.url == res.URL && base.doc == res.Doc && base.title == res.Title &&
+		strings.TrimRight(base.snapshot, "\n") == strings.TrimRight(res.Snapshot, "\n") {
+		fresh = base.n
+	}
+	text, tree := h.pageText(lead, res, fresh), fresh
 	// An action's result may carry changes; a wait is no action (the agent
 	// asked to see the page once it holds the text), nor is a navigation.
 	action := method.Mutates() && method != protocol.MethodNavigate && method != protocol.MethodHistory && method != protocol.MethodTabNew && method != protocol.MethodWaitFor
