@@ -65,6 +65,13 @@ func keyOf(ctx context.Context, profile string, tab int) baselineKey {
 	return baselineKey{session: CallerOf(ctx).Session, profile: profile, tab: tab}
 }
 
+// same reports whether p is the tree b holds: the same document, title
+// and snapshot text (trailing newlines aside, as snapshotDiff reads them).
+func (b baseline) same(p protocol.PageResult) bool {
+	return b.url == p.URL && b.doc == p.Doc && b.title == p.Title &&
+		strings.TrimRight(b.snapshot, "\n") == strings.TrimRight(p.Snapshot, "\n")
+}
+
 // put records p as key's baseline. The agent reads "Tab N" whatever name
 // the call gave the profile, so a whole tree under one name replaces the
 // baselines of the same tab number under the others ("", a slug, an id,

@@ -58,17 +58,17 @@ func (h *handlers) resultText(ctx context.Context, profile string, method protoc
 	// the same tree as the first answer's keeps its number, so the repeat
 	// reads as that answer did.
 	repeat := protocol.IdempotentCallFrom(ctx).Repeat
-	if base, ok := h.seen.get(key); ok && repeat && fresh > 0 && base.url == res.URL && base.doc == res.Doc && base.title == res.Title &&
-		strings.TrimRight(base.snapshot, "\n") == strings.TrimRight(res.Snapshot, "\n") {
+	base, hasBase := h.seen.get(key)
+	if hasBase && repeat && fresh > 0 && base.same(res) {
 		fresh = base.n
 	}
 	text, tree := h.pageText(lead, res, fresh), fresh
 	// An action's result may carry changes; a wait is no action (the agent
 	// asked to see the page once it holds the text), nor is a navigation.
 	action := method.Mutates() && method != protocol.MethodNavigate && method != protocol.MethodHistory && method != protocol.MethodTabNew && method != protocol.MethodWaitFor
-	if base, ok := h.seen.get(key); ok && !repeat && action && fresh > 0 {
+	if hasBase && !repeat && action && fresh > 0 {
 		next := fresh
-		if strings.TrimRight(res.Snapshot, "\n") == strings.TrimRight(base.snapshot, "\n") && res.Title == base.title {
+		if base.same(res) {
 			next = base.n // nothing changed: still that tree
 		}
 		// The changes never take more room than the page itself: on a
