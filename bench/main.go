@@ -3,7 +3,7 @@
 //
 //	go run ./bench all [-bin bin/tether] [-smoke]   the whole BENCHMARKS.md on stdout
 //	go run ./bench concurrency [-profiles 32 -tabs 8 -calls 10000 -workers 32] [-cpuprofile FILE]
-//	go run ./bench noop [-bins bin/tether,OTHER] [-calls 200 -rounds 3] [-peers]   the no-op call alone, binaries in turn (before/after)
+//	go run ./bench noop [-bins bin/tether,OTHER] [-calls 200 -rounds 3] [-peers]   the no-op call alone, binaries in turn (before/after), and mcp-go's floor (floor.go)
 //	go run ./bench pageload [-pages 30 -rounds 5]   page-load cost in unshared tabs (also in `all`)
 //	go run ./bench pagesize [-bin bin/tether] [-rounds 3] [-peers] [-smoke]   snapshots of 1k–100k-element pages (also in `all`; -smoke: 1k and 5k)
 //	go run ./bench flood [-duration 20s]            an unauthenticated flood: what it leaves behind (also in `all`)
@@ -61,6 +61,8 @@ func main() {
 		os.Exit(runPageSize(os.Args[2:]))
 	case "desktop":
 		os.Exit(runDesktopCmd(os.Args[2:]))
+	case floorServerArg:
+		os.Exit(runFloorServer())
 	default:
 		usage()
 	}

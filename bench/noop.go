@@ -26,7 +26,8 @@ type noopRun struct {
 // from the daemon's registry) against a real daemon and browser, for one
 // or more tether binaries taken in turn, round after round, so that
 // before/after figures share the machine's conditions; with -peers, Chrome
-// DevTools MCP's list_pages in each round too (the ratio's peer).
+// DevTools MCP's list_pages in each round too (the ratio's peer). Each
+// round also times mcp-go's floor (floor.go).
 func runNoop(args []string) int {
 	fs := flag.NewFlagSet("noop", flag.ExitOnError)
 	bins := fs.String("bins", "bin/tether", "comma-separated tether binaries to compare")
@@ -49,7 +50,7 @@ func runNoop(args []string) int {
 	}
 	binList := strings.Split(*bins, ",")
 	runs := make([][]noopRun, len(binList))
-	var devtools [][]time.Duration
+	var devtools, floor [][]time.Duration
 	for r := range *rounds {
 		for i, bin := range binList {
 			logf("round %d: %s", r+1, bin)
@@ -70,8 +71,15 @@ func runNoop(args []string) int {
 			}
 			devtools = append(devtools, d)
 		}
+		logf("round %d: mcp-go floor", r+1)
+		f, err := noopFloor(ctx, filepath.Join(tmp, fmt.Sprintf("r%d-floor", r)), *calls)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench: mcp-go floor:", err)
+			return 1
+		}
+		floor = append(floor, f)
 	}
-	writeNoop(os.Stdout, binList, runs, devtools, *calls)
+	writeNoop(os.Stdout, binList, runs, devtools, floor, *calls)
 	for _, rs := range runs {
 		for _, r := range rs {
 			if r.Err != "" {
@@ -141,26 +149,34 @@ func noopTether(ctx context.Context, bin, tmp string, n int) noopRun {
 	return r
 }
 
-func writeNoop(w io.Writer, bins []string, runs [][]noopRun, devtools [][]time.Duration, calls int) {
+func writeNoop(w io.Writer, bins []string, runs [][]noopRun, devtools, floor [][]time.Duration, calls int) {
 	us := func(d time.Duration) string { return fmt.Sprintf("%.0f µs", float64(d)/float64(time.Microsecond)) }
 	fmt.Fprintf(w, "### No-op call (browser_tabs list): %d calls per round\n\n", calls)
-	fmt.Fprintln(w, "| binary | round | bridge p50 | bridge p95 | HTTP p50 | HTTP p95 | daemon CPU / call | bridge CPU / call | Chrome DevTools MCP p50 | bridge p50 ÷ DevTools p50 |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| binary | round | bridge p50 | bridge p95 | HTTP p50 | HTTP p95 | daemon CPU / call | bridge CPU / call | Chrome DevTools MCP p50 | bridge p50 ÷ DevTools p50 | mcp-go floor p50 | floor ÷ DevTools |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for i, bin := range bins {
 		for r, run := range runs[i] {
 			if run.Err != "" {
 				fmt.Fprintf(w, "| %s | %d | failed: %s |\n", bin, r+1, clip(run.Err, 200))
 				continue
 			}
-			peer, ratio := "", ""
+			peer, ratio, low, lowRatio := "", "", "", ""
+			if r < len(floor) {
+				low = us(quantile(floor[r], 0.5))
+			}
 			if r < len(devtools) {
 				p := quantile(devtools[r], 0.5)
 				peer, ratio = us(p), fmt.Sprintf("%.2f×", float64(quantile(run.Bridge, 0.5))/float64(p))
+				if r < len(floor) {
+					lowRatio = fmt.Sprintf("%.2f×", float64(quantile(floor[r], 0.5))/float64(p))
+				}
 			}
-			fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", bin, r+1,
+			fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", bin, r+1,
 				us(quantile(run.Bridge, 0.5)), us(quantile(run.Bridge, 0.95)), us(quantile(run.HTTP, 0.5)), us(quantile(run.HTTP, 0.95)),
-				us(run.DaemonCPU), us(run.BridgeCPU), peer, ratio)
+				us(run.DaemonCPU), us(run.BridgeCPU), peer, ratio, low, lowRatio)
 		}
 	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "mcp-go floor: mcp-go's own stdio server with one tool answering a fixed line from memory, one process, no daemon or browser (bench/floor.go), timed with the same client.")
 	fmt.Fprintln(w)
 }

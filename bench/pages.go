@@ -128,6 +128,11 @@ type benchResult struct {
 	PageSize           *pageSizeResult
 	Chromium, Node, Go string
 	CPU                string
+	// NoopFloor is mcp-go's floor (floor.go), timed with the peers while
+	// Tether idles, as Chrome DevTools MCP's no-op is; NoopFloorErr says
+	// why it is missing.
+	NoopFloor    []time.Duration
+	NoopFloorErr string
 }
 
 // smokeIdle is a smoke run's idle window (`tether serve`, `tether --hidden`).
@@ -277,6 +282,11 @@ func runBench(ctx context.Context, o options) (*benchResult, error) {
 			}
 			measure(ctx, s, res, srv.URL, r.Corpus, paths, o)
 			s.s.Close()
+		}
+		logf("mcp-go floor: %d no-op calls", o.noops)
+		if r.NoopFloor, err = noopFloor(ctx, filepath.Join(tmp, "floor"), o.noops); err != nil {
+			r.NoopFloorErr = err.Error()
+			logf("mcp-go floor: %v", err)
 		}
 		r.Idle = <-idleDone
 	}

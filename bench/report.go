@@ -242,6 +242,11 @@ func writeReport(w io.Writer, o options, r *benchResult) {
 		p("**Misses, why, and what would reach them:**\n\n")
 		for _, k := range missed {
 			if n, ok := missNotes[k]; ok {
+				if k == "noop" && cd != nil && len(cd.Noop) > 0 && len(r.NoopFloor) > 0 {
+					f := quantile(r.NoopFloor, 0.5)
+					n += fmt.Sprintf(" In this run, mcp-go's own stdio server with one tool answering from memory, in one process (bench/floor.go, the same client), took %s at p50: %s of Chrome DevTools MCP's, so the library itself leaves %s of the %s the target allows for the stdio bridge, the daemon's HTTP handling and Tether's work.",
+						ms(f), ratio(float64(f), float64(quantile(cd.Noop, 0.5))), ms(max(0, time.Duration(0.3*float64(quantile(cd.Noop, 0.5)))-f)), ms(time.Duration(0.3*float64(quantile(cd.Noop, 0.5)))))
+				}
 				p("- %s\n", n)
 			} else {
 				p("- %s: see the tables below.\n", k)
@@ -341,6 +346,12 @@ func writeReport(w io.Writer, o options, r *benchResult) {
 	row("no-op call p95", noop(0.95))
 	if len(tether.NoopHTTP) > 0 {
 		p("| Tether's no-op over streamable HTTP (no stdio bridge), p50 / p95 | %s / %s |%s\n", ms(quantile(tether.NoopHTTP, 0.5)), ms(quantile(tether.NoopHTTP, 0.95)), strings.Repeat(" |", len(header)-2))
+	}
+	switch {
+	case len(r.NoopFloor) > 0:
+		p("| mcp-go's floor: its own stdio server, one tool, one process (bench/floor.go), p50 / p95 | %s / %s |%s\n", ms(quantile(r.NoopFloor, 0.5)), ms(quantile(r.NoopFloor, 0.95)), strings.Repeat(" |", len(header)-2))
+	case r.NoopFloorErr != "":
+		p("| mcp-go's floor (bench/floor.go) | failed: %s |%s\n", cell(clip(r.NoopFloorErr, 200)), strings.Repeat(" |", len(header)-2))
 	}
 	click := func(q float64) func(summary, *serverResult) (string, float64) {
 		return func(_ summary, s *serverResult) (string, float64) {
@@ -642,9 +653,9 @@ var missNotes = map[string]string{
 	"latency": "**Snapshot latency.** Tether's snapshot is computed in the page by the extension's content script and travels extension → WebSocket → daemon → HTTP → `tether mcp` → stdio, where Playwright MCP reads Chromium's own accessibility tree over CDP in process. " +
 		"What would reach it: profile the content script's walk on the slow pages (the p90), and cache computed names between repeats on an unchanged DOM.",
 	"tools": "**tools/list.** Trim descriptions and move shared argument text into the server's instructions (as `profile` and `tab` already are).",
-	"noop": "**No-op call.** Chrome DevTools MCP answers `list_pages` from its own memory, in process, one stdio hop from the client. Tether's `browser_tabs` list is also answered from the daemon's memory, but passes the stdio bridge (`tether mcp`), a loopback HTTP request to the daemon, and the per-call guard (policy check; the timeline row is queued for a writer that stores rows in batches, off the call's path). " +
-		"Profiles (`go test -run '^$' -bench CallPath -cpuprofile cpu.out ./daemon`; `go run ./bench noop -bins OLD,NEW` for the daemon's and the bridge's CPU per call) put most of the daemon's CPU per call in mcp-go's handling of a MCP 2026-07-28 request (its body decoded again for the era, `_meta`, the standard headers and the x-mcp-header check, which also parses the tool's input schema; a session with three buffered channels and a goroutine per request), in net/http and in encoding/json; Tether's guard, argument check and timeline are a small part. " +
-		"What would reach it: those costs cut in mcp-go (upstream), and less CPU in the bridge, whose HTTP client and JSON are on the same path.",
+	"noop": "**No-op call.** Chrome DevTools MCP answers `list_pages` from its own memory, in process, one stdio hop from the client. Tether's `browser_tabs` list is also answered from memory, but the daemon's: the call passes the stdio bridge (`tether mcp`), a loopback HTTP request, mcp-go's streamable HTTP handling of a MCP 2026-07-28 request (its body decoded again for the era, `_meta`, the standard headers and the x-mcp-header check), and Tether's guard (policy check; the timeline row is queued for a writer off the call's path). " +
+		"`go test -run '^$' -bench CallPath -cpuprofile cpu.out ./daemon` profiles the daemon's part in process; `go run ./bench noop -bins OLD,NEW -peers` times binaries in turn, with the daemon's and the bridge's CPU per call, Chrome DevTools MCP and the floor below. " +
+		"What would reach it: fewer hops and less work per call between the client and the handler, such as the bridge keeping one connection to the daemon and handing each message to mcp-go's message handling without an HTTP request per call.",
 	"clickbytes":       "**Click round-trip characters.** A click's result carries only the changes since the last whole snapshot the session got of the tab, when they are at most half its size (mcp/diff.go): look at the click results in a dump for what makes them large (context lines, a changed line repeated in frames) or why the whole tree was sent (another URL, a cut snapshot).",
 	"concurrency-p99":  "**Concurrency p99.** With the machine's cores saturated (the CPU row of the concurrency section), p99 is queueing: CPU per call is what moves it. `go run ./bench concurrency -cpuprofile FILE` shows where it goes; the no-op's note names the largest costs.",
 	"concurrency-rate": "**Concurrency throughput.** The baseline (issue 16's ~1 700 calls/s) was measured on another day and load; throughput per CPU-second in the concurrency section is the steadier figure to compare.",
