@@ -43,6 +43,10 @@ const (
 	// counted apart from MaxProfiles; a newer one pushes the oldest out
 	// (see holdLocked).
 	MaxPendingPairings = 16
+	// MaxUnpairedFrame caps one frame of a socket not paired yet: its
+	// hello, and anything it sends while it waits for approval (any local
+	// program can open one; MaxFrameBytes is for paired extensions).
+	MaxUnpairedFrame = 1 << 20
 	// PruneAfter is how long a disconnected profile's record is kept.
 	PruneAfter = 30 * 24 * time.Hour
 )
