@@ -43,6 +43,10 @@ const (
 	// counted apart from MaxProfiles; a newer one pushes the oldest out
 	// (see holdLocked).
 	MaxPendingPairings = 16
+	// MaxUnpairedFrame caps one frame of a socket not paired yet: its
+	// hello, and anything it sends while it waits for approval (any local
+	// program can open one; MaxFrameBytes is for paired extensions).
+	MaxUnpairedFrame = 1 << 20
 	// PruneAfter is how long a disconnected profile's record is kept.
 	PruneAfter = 30 * 24 * time.Hour
 )
@@ -246,14 +250,14 @@ func (b *Broker) WaitConnected(ctx context.Context) error {
 // decodes its result into result (a pointer, or nil to discard). The
 // caller (WithCaller) decides the tab of params implementing
 // protocol.TabScoped whose tab is 0 and may be refused a named one
-// (resolveTabLocked: ErrNotYourTab, ErrTabInUse, ErrNoOwnTab); a tab it
+// (resolveTabLocked: ErrNotYourTab, ErrTabInUse, ErrNoOwnTab, ErrUnknownTab); a tab it
 // opens is its own (protocol.Opener), and the tab it used becomes its
 // current one. Mutating methods on one tab are serialized in arrival
 // order. timeout bounds the wait for the tab and the extension's work.
 //
 // Errors: ErrNoProfile, ErrUnknownProfile, ErrAmbiguousProfile,
 // ErrProfileDisconnected, ErrDisconnected, ErrTimeout, ErrNotYourTab,
-// ErrTabInUse, ErrNoOwnTab (all wrapped), *RemoteError for an error the
+// ErrTabInUse, ErrNoOwnTab, ErrUnknownTab (all wrapped), *RemoteError for an error the
 // extension reports, or ctx.Err().
 func (b *Broker) Call(ctx context.Context, profile string, method protocol.Method, params, result any, timeout time.Duration) error {
 	caller := callerOf(ctx)

@@ -3,7 +3,9 @@ package broker
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"strconv"
 	"sync"
@@ -46,6 +48,9 @@ type conn struct {
 	// (0: none).
 	rtt      atomic.Int64
 	pingSent atomic.Int64
+	// paired is set once the socket is a profile's (attachLocked): until
+	// then its frames are capped at MaxUnpairedFrame.
+	paired atomic.Bool
 }
 
 // Link limits (remote mode, docs/remote.md).
@@ -188,7 +193,11 @@ func (c *conn) readLoop() {
 		return c.ws.SetReadDeadline(time.Now().Add(c.cfg.PongWait))
 	})
 	for {
-		_, data, err := c.ws.ReadMessage()
+		data, err := c.readFrame()
+		if errors.Is(err, errUnpairedFrame) {
+			c.log.Warn("extension socket closed: a frame over the limit of a socket not paired yet", "profile", shortID(c.hello.ProfileID), "limit", MaxUnpairedFrame)
+			return
+		}
 		if err != nil {
 			if websocket.IsUnexpectedCloseError(err, websocket.CloseNormalClosure, websocket.CloseGoingAway, websocket.CloseNoStatusReceived) {
 				c.log.Info("extension socket closed", "profile", shortID(c.hello.ProfileID), "err", err)
@@ -215,6 +224,30 @@ func (c *conn) readLoop() {
 			}
 		}
 	}
+}
+
+// errUnpairedFrame: a socket not paired yet sent a frame over
+// MaxUnpairedFrame.
+var errUnpairedFrame = errors.New("frame over the limit of a socket not paired yet")
+
+// readFrame reads the next message. Its limit is chosen once the message
+// has begun (the socket may be approved while it waits): MaxFrameBytes
+// (the socket's own read limit) when paired, else MaxUnpairedFrame
+// (errUnpairedFrame past it), so an unpaired socket never makes the
+// daemon hold more than that.
+func (c *conn) readFrame() ([]byte, error) {
+	_, r, err := c.ws.NextReader()
+	if err != nil {
+		return nil, err
+	}
+	if c.paired.Load() {
+		return io.ReadAll(r)
+	}
+	data, err := io.ReadAll(io.LimitReader(r, MaxUnpairedFrame+1))
+	if err == nil && len(data) > MaxUnpairedFrame {
+		return nil, errUnpairedFrame
+	}
+	return data, err
 }
 
 func (c *conn) deliver(resp protocol.Response) {

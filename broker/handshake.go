@@ -130,7 +130,7 @@ func (b *Broker) awaitHello(ws *websocket.Conn) func() bool {
 // presentsSecret); heard takes the socket off the list of silent ones (see
 // awaitHello).
 func (b *Broker) handshake(ws *websocket.Conn, presented, remote bool, heard func() bool) {
-	ws.SetReadLimit(1 << 20)
+	ws.SetReadLimit(MaxUnpairedFrame)
 	_ = ws.SetReadDeadline(time.Now().Add(b.cfg.HelloTimeout))
 	_, data, err := ws.ReadMessage()
 	if !heard() {

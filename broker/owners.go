@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tether-browser/tether/protocol"
@@ -59,6 +61,9 @@ var (
 	// ErrNoOwnTab: the call named no tab, the session has none of its
 	// own, and the user's tab in front is not free to use.
 	ErrNoOwnTab = errors.New("this session has no tab of its own")
+	// ErrUnknownTab: the named tab is not among the shared tabs the
+	// extension reported.
+	ErrUnknownTab = errors.New("no shared tab has that number")
 )
 
 // session is what the broker knows of one session.
@@ -133,7 +138,11 @@ func (b *Broker) mayUseLocked(rec *record, c Caller, info protocol.TabInfo, muta
 // else, for a call that may open one (opens), a new tab (open true, tab
 // 0); else the user's shared tab in front in Chrome if no other session
 // holds it; else ErrNoOwnTab. A named tab the extension has not reported
-// passes through: the extension answers that it is not shared.
+// is refused (ErrUnknownTab): the extension does not know who calls, and
+// a tab it shared may not be reported yet (its tabs_changed waits up to
+// 100 ms: a popup another app's page just opened, numbered next), so it
+// cannot be let through unchecked. Every answer of the extension comes
+// after the tabs it reports, so a number a session was told is known.
 func (b *Broker) resolveTabLocked(rec *record, c Caller, n int, mutates, opens bool) (tab int, open bool, err error) {
 	if c.Session == "" {
 		if n == 0 {
@@ -142,10 +151,13 @@ func (b *Broker) resolveTabLocked(rec *record, c Caller, n int, mutates, opens b
 		return n, false, nil
 	}
 	if n > 0 {
-		if info, ok := tabOf(rec.tabs, n); ok {
-			if err := b.mayUseLocked(rec, c, info, mutates); err != nil {
-				return 0, false, err
-			}
+		info, ok := tabOf(rec.tabs, n)
+		if !ok {
+			return 0, false, fmt.Errorf("%w %d in profile %q (its shared tabs: %s). Call browser_tabs to list them, or pass one of those numbers",
+				ErrUnknownTab, n, rec.stored.Slug, tabNumbers(rec.tabs))
+		}
+		if err := b.mayUseLocked(rec, c, info, mutates); err != nil {
+			return 0, false, err
 		}
 		return n, false, nil
 	}
@@ -191,6 +203,18 @@ func (b *Broker) resolveTabLocked(rec *record, c Caller, n int, mutates, opens b
 	return front.Tab, false, nil
 }
 
+// tabNumbers lists tabs' numbers ("1, 5"), "none" when there are none.
+func tabNumbers(tabs []protocol.TabInfo) string {
+	if len(tabs) == 0 {
+		return "none"
+	}
+	ns := make([]string, len(tabs))
+	for i, t := range tabs {
+		ns[i] = strconv.Itoa(t.Tab)
+	}
+	return strings.Join(ns, ", ")
+}
+
 // Resolution is what a call of a caller addresses, as Resolve finds it.
 type Resolution struct {
 	// Profile is the addressed profile.
@@ -205,7 +229,7 @@ type Resolution struct {
 // (may be "") and tab (0: none) addresses, by the rules Call applies
 // (resolveTabLocked); mutates is true for an action, opens for a call
 // that opens a tab when it addresses none (browser_navigate). The errors
-// are ErrNotYourTab, ErrTabInUse, ErrNoOwnTab (wrapped, with what to do
+// are ErrNotYourTab, ErrTabInUse, ErrNoOwnTab, ErrUnknownTab (wrapped, with what to do
 // next), or those of an unknown or ambiguous profile; a disconnected
 // profile is resolved as it was last seen.
 func (b *Broker) Resolve(c Caller, profile string, tab int, mutates, opens bool) (Resolution, error) {

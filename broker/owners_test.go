@@ -294,3 +294,45 @@ func TestOwnTabFoundAgain(t *testing.T) {
 		t.Fatalf("session known %v, still known after its MCP session ended %v", known, still)
 	}
 }
+
+// TestUnreportedTabRefused: a tab the extension shared but has not reported
+// yet (its tabs_changed is coalesced for up to 100 ms: a popup another
+// app's page just opened, numbered next) is refused by number before
+// anything reaches the extension, which does not know who calls; once
+// reported, it is refused as another app's.
+func TestUnreportedTabRefused(t *testing.T) {
+	b, url := newTestBroker(t, Config{AutoApprove: true})
+	user := protocol.TabInfo{Tab: 1, URL: "https://user.example/", Active: true, Current: true}
+	mine := protocol.TabInfo{Tab: 5, URL: "https://a.example/", Owner: &protocol.TabOwner{App: "claude-code", Session: "s-claude"}}
+	f, _ := connect(t, b, url, "11111111-aaaa", "Work", user, mine)
+
+	// Tab 6, claude-code's popup, is shared in Chrome but not reported yet.
+	for _, m := range []protocol.Method{protocol.MethodSnapshot, protocol.MethodClick} {
+		err := b.Call(WithCaller(context.Background(), cursor), "", m, &protocol.ClickParams{TabParams: protocol.TabParams{Tab: 6}}, nil, time.Second)
+		if !errors.Is(err, ErrUnknownTab) || !strings.Contains(err.Error(), "browser_tabs") {
+			t.Fatalf("cursor's %s on the unreported tab 6: %v, want ErrUnknownTab", m, err)
+		}
+		if _, err := b.Resolve(cursor, "", 6, m.Mutates(), false); !errors.Is(err, ErrUnknownTab) {
+			t.Fatalf("Resolve of cursor's %s on tab 6: %v, want ErrUnknownTab", m, err)
+		}
+	}
+	// Nothing reached the extension: its next request is this one.
+	done := callAsync(b, claude, protocol.MethodSnapshot, &protocol.TabParams{Tab: 5})
+	serveOne(t, f, 5)
+	mustOK(t, done)
+
+	// Reported: another app's tab, refused with its owner.
+	popup := protocol.TabInfo{Tab: 6, URL: "https://login.a.example/", Owner: mine.Owner}
+	f.send(protocol.TabsChanged{Type: protocol.TypeTabsChanged, Change: protocol.TabOpened, Tab: 6, Tabs: []protocol.TabInfo{user, mine, popup}})
+	// The socket is read in order: once a later answer is in, so is the list.
+	done = callAsync(b, claude, protocol.MethodSnapshot, &protocol.TabParams{Tab: 5})
+	serveOne(t, f, 5)
+	mustOK(t, done)
+	if err := b.Call(WithCaller(context.Background(), cursor), "", protocol.MethodSnapshot, &protocol.TabParams{Tab: 6}, nil, time.Second); !errors.Is(err, ErrNotYourTab) {
+		t.Fatalf("cursor's snapshot of claude-code's reported tab 6: %v, want ErrNotYourTab", err)
+	}
+	// Its owner uses it.
+	done = callAsync(b, claude, protocol.MethodSnapshot, &protocol.TabParams{Tab: 6})
+	serveOne(t, f, 6)
+	mustOK(t, done)
+}

@@ -626,3 +626,42 @@ func TestAutoApproveIsLocalOnly(t *testing.T) {
 	}
 	connect(t, b, "ws"+strings.TrimPrefix(local.URL, "http"), "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", "Local")
 }
+
+// An unpaired socket (any local program can open one, no token needed) may
+// send frames of MaxUnpairedFrame bytes at most, like its hello: one over
+// that closes it, so MaxPendingPairings of them cannot make the daemon hold
+// MaxFrameBytes (32 MiB) each, again and again. Approved, a socket's
+// frames may be as large as MaxFrameBytes again, from its next frame on.
+func TestUnpairedSocketFramesAreBounded(t *testing.T) {
+	b, url := newTestBroker(t, Config{})
+	forger := hello(t, url, "cccc3333-0000-4000-8000-000000000003", "Work")
+	forger.readPairing()
+	big := []byte(`{"type":"tabs_changed","change":"opened","tab":1,"tabs":[],"x":"` + strings.Repeat("A", MaxUnpairedFrame) + `"}`)
+	if err := forger.ws.WriteMessage(websocket.TextMessage, big); err != nil {
+		t.Fatal(err)
+	}
+	_ = forger.ws.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, _, err := forger.ws.ReadMessage(); err == nil {
+		t.Fatal("the unpaired socket got a frame after its oversized one, want it closed")
+	} else if ne, ok := err.(interface{ Timeout() bool }); ok && ne.Timeout() {
+		t.Fatal("an unpaired socket's frame over MaxUnpairedFrame was read: the socket stayed open")
+	}
+
+	realExt := hello(t, url, "aaaa1111-0000-4000-8000-000000000001", "Work")
+	code := realExt.readPairing().Code
+	if _, err := b.Approve(code); err != nil {
+		t.Fatal(err)
+	}
+	var ack protocol.HelloAck
+	realExt.read(&ack)
+	done := make(chan error, 1)
+	go func() {
+		var r protocol.PageResult
+		done <- b.Call(context.Background(), "", protocol.MethodSnapshot, &protocol.TabParams{Tab: 1}, &r, 5*time.Second)
+	}()
+	r := realExt.readRequest()
+	realExt.answer(r.ID, protocol.PageResult{Tab: 1, Snapshot: strings.Repeat("x", 2*MaxUnpairedFrame)})
+	if err := <-done; err != nil {
+		t.Fatalf("a paired socket's large answer: %v", err)
+	}
+}

@@ -130,6 +130,7 @@ func (b *Broker) createLocked(h protocol.Hello, now time.Time) (*record, string)
 // so the extension always receives hello_ack before any request.
 func (b *Broker) attachLocked(rec *record, c *conn, now time.Time, ack *protocol.HelloAck) {
 	c.queueFirst(*ack)
+	c.paired.Store(true)
 	rec.conn = c
 	rec.connectedAt = now
 	rec.stored.LastSeen = now

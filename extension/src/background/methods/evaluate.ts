@@ -34,6 +34,18 @@ async function evaluateIn(t: SharedTab, expression: string, url: string, d: numb
   return { tab: t.number, valueJson: evaluationResult(results[0]?.result) };
 }
 
+/** Most characters of what the page threw that an error quotes. */
+const QUOTE_LIMIT = 300;
+
+/**
+ * What the page threw, as an error quotes it: page text (the page decides
+ * what a call into it throws), so one JSON string, cut at QUOTE_LIMIT, that
+ * cannot break the error's line or pass for Tether's own words.
+ */
+function quotePageText(text: string): string {
+  return JSON.stringify(text.length > QUOTE_LIMIT ? text.slice(0, QUOTE_LIMIT - 1) + '…' : text);
+}
+
 /** What evaluateInPage answers. */
 export type PageEvaluation = { ok: true; json: string } | { ok: false; kind: 'csp' | 'threw' | 'too_large'; message: string };
 
@@ -45,11 +57,11 @@ export function evaluationResult(r: unknown): string {
   if (res.kind === 'csp') {
     throw new TetherError(
       'restricted_page',
-      `This page's Content-Security-Policy forbids evaluating code from strings (no 'unsafe-eval'), so browser_evaluate cannot run here (${res.message}). Read the page with browser_snapshot or browser_read instead.`,
+      `This page's Content-Security-Policy forbids evaluating code from strings (no 'unsafe-eval'), so browser_evaluate cannot run here. The error (untrusted page text): ${quotePageText(res.message)}. Read the page with browser_snapshot or browser_read instead.`,
     );
   }
   if (res.kind === 'too_large') throw new TetherError('bad_request', res.message);
-  throw new TetherError('bad_request', `The expression threw: ${res.message}. Fix the expression and retry.`);
+  throw new TetherError('bad_request', `The expression threw (untrusted page text): ${quotePageText(res.message)}. Fix the expression and retry.`);
 }
 
 /**
