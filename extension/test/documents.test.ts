@@ -33,8 +33,12 @@ describe('documents are numbered per profile', () => {
     expect(await st.nextDocument(11, 5)).toBe(3);
     expect(await st.documentsIssued()).toBe(3);
     expect(await st.documentOwner(2)).toEqual({ tabId: 11, frameId: 0 });
-    // A ref of tab 11 acts in tab 11 even when tab 1 (id 10) is addressed or current.
-    expect(await mr.routeRef('d2e4', 1)).toEqual({ t: { tabId: 11, number: 2 }, frameId: 0 });
+    // A ref of tab 11 acts in tab 11 when it is addressed, or no tab is.
+    expect(await mr.routeRef('d2e4', 2)).toEqual({ t: { tabId: 11, number: 2 }, frameId: 0 });
+    expect(await mr.routeRef('d2e4', undefined)).toEqual({ t: { tabId: 11, number: 2 }, frameId: 0 });
+    // Addressed to tab 1 (id 10), whose use the daemon checked, it is refused (another app's ref must not act in its tab), naming its tab.
+    await expect(mr.routeRef('d2e4', 1)).rejects.toMatchObject({ code: 'bad_request', message: expect.stringMatching(/belongs to tab 2, not to tab 1.*Nothing was done/) });
+    await expect(mr.routeRef('f5d3e1', 1)).rejects.toMatchObject({ code: 'bad_request' });
     expect(await mr.routeRef('f5d3e1', undefined)).toEqual({ t: { tabId: 11, number: 2 }, frameId: 5 });
     expect(await mr.routeRef('e1', undefined)).toEqual({ t: { tabId: 10, number: 1 }, frameId: 0 });
     // Tab 11's top frame loads a new document: the old one's refs are stale, unseen ones unknown.

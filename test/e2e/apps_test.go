@@ -411,3 +411,42 @@ func TestTabGroupsHeaded(t *testing.T) {
 		t.Fatalf("tab groups %s, want %s (the popup window's tab %d in none)", got, want, popupTab)
 	}
 }
+
+// TestRefOfAnotherAppsTab: a ref names its tab (refs are numbered per
+// profile, so another app can guess one), but the tab a call acts in is
+// the one the daemon checked: another app's ref, passed without a tab or
+// with the caller's own, is refused and changes nothing there, whether
+// the call reads (browser_snapshot with ref) or acts (type, click).
+func TestRefOfAnotherAppsTab(t *testing.T) {
+	RequireChromium(t)
+	d := StartDaemon(t, Binary(t), "--auto-approve-profiles", "--unattended=allow")
+	fixtures := httptest.NewServer(http.FileServer(http.Dir("testdata")))
+	t.Cleanup(fixtures.Close)
+	StartBrowser(t, d)
+	ctx := Context(t, 2*time.Minute)
+	claude := appStdio(t, ctx, d, "claude-code")
+	cursor := appHTTP(t, ctx, d, "cursor")
+
+	theirs := openedTab(t, mustCall(t, ctx, claude, "browser_tabs", map[string]any{"action": "new", "url": fixtures.URL + "/form.html"}))
+	own := openedTab(t, mustCall(t, ctx, cursor, "browser_tabs", map[string]any{"action": "new", "url": fixtures.URL + "/page2.html"}))
+	snap := mustCall(t, ctx, claude, "browser_snapshot", nil)
+	name, greet := ref(t, snap, "textbox", "Your name"), ref(t, snap, "button", "Greet")
+
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"browser_snapshot", map[string]any{"ref": greet}},
+		{"browser_type", map[string]any{"ref": name, "text": "Mallory"}},
+		{"browser_click", map[string]any{"ref": greet}},
+		{"browser_click", map[string]any{"ref": greet, "tab": own}},
+	} {
+		out, isErr := call(t, ctx, cursor, tc.tool, tc.args)
+		if !isErr || strings.Contains(out, "Greeter") || strings.Contains(out, "Mallory") {
+			t.Errorf("cursor's %s %v with claude-code's ref (tab %d; cursor's own is %d) was not refused: error=%v\n%.400s", tc.tool, tc.args, theirs, own, isErr, out)
+		}
+	}
+	if out := mustCall(t, ctx, claude, "browser_snapshot", nil); resultTab(out) != theirs || strings.Contains(out, "Mallory") || strings.Contains(out, "Hello") {
+		t.Fatalf("claude-code's tab after cursor's calls:\n%s", out)
+	}
+}

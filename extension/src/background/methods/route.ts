@@ -11,9 +11,12 @@ import { readState } from '../state';
 
 /**
  * The shared tab and frame a ref belongs to. Refs are unique per profile, so
- * the ref wins over tab: a ref of another shared tab acts there. A ref of a
- * tab that is not shared (any more) fails; a malformed one goes to the
- * addressed tab, whose content script names the problem.
+ * a ref names its tab: without tab it acts there. With tab (the daemon always
+ * sends the tab it checked the caller may use: its owner, its lease) a ref of
+ * another tab is refused, naming its tab: another AI app's ref must not act
+ * in, or read, that app's tab. A ref of a tab that is not shared (any more)
+ * fails; a malformed one goes to the addressed tab, whose content script
+ * names the problem.
  */
 export async function routeRef(ref: string, tab: number | undefined): Promise<{ t: SharedTab; frameId: number }> {
   const parsed = parseRef(ref);
@@ -25,6 +28,9 @@ export async function routeRef(ref: string, tab: number | undefined): Promise<{ 
   const number = (await readState()).shared[owner.tabId];
   if (number === undefined) {
     throw new TetherError('unknown_tab', `Element ref ${ref} belongs to a tab that is not shared with Tether (any more). Call browser_tabs to list the shared tabs and browser_snapshot to get refs there.`);
+  }
+  if (tab !== undefined && tab !== number) {
+    throw new TetherError('bad_request', `Element ref ${ref} belongs to tab ${number}, not to tab ${tab} that this call addresses. Nothing was done. Pass tab: ${number} with the ref (Tether checks that you may use that tab), or take a snapshot of tab ${tab} for its refs.`);
   }
   return { t: { tabId: owner.tabId, number }, frameId: owner.frameId };
 }
