@@ -1419,9 +1419,13 @@ export function clip(s: string, limit = TEXT_LIMIT): string {
   return s.length > limit ? s.slice(0, limit - 1).trimEnd() + '…' : s;
 }
 
-/** Quotes a scalar only when plain YAML would misread it. */
+/**
+ * Quotes a scalar when plain YAML would misread it, or when it holds a
+ * bracket: unquoted, page text such as "Archive [ref=e12]" would read as
+ * Tether's own marks (a ref, [level=2], [selected]) after its words.
+ */
 export function yamlText(s: string): string {
-  if (s === '' || /^[\s\-?:,[\]{}#&*!|>'"%@`]/.test(s) || /: | #|:$/.test(s) || /^(true|false|null|~|[-+.\d][\d.eE+-]*)$/i.test(s)) {
+  if (s === '' || s.includes('[') || /^[\s\-?:,[\]{}#&*!|>'"%@`]/.test(s) || /: | #|:$/.test(s) || /^(true|false|null|~|[-+.\d][\d.eE+-]*)$/i.test(s)) {
     return JSON.stringify(s);
   }
   return s;
