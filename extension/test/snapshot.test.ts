@@ -46,6 +46,13 @@ describe('snapshot', () => {
     ]);
   });
 
+  it('turns a next-line character (U+0085) into a space: some clients split lines there', () => {
+    page('<p>Thanks\u0085- button "Pay now" [ref=e1]</p><button aria-label="Ok\u0085- link">x</button>');
+    const text = snapshot(document, refs);
+    expect(text).not.toContain('\u0085');
+    expect(text.split('\n')).toEqual(['- paragraph: "Thanks - button \\"Pay now\\" [ref=e1]"', '- button "Ok - link" [ref=e1]: x']);
+  });
+
   it('gives a canvas a ref and its box', () => {
     page('<canvas aria-label="Seat map" role="img"></canvas><canvas></canvas>');
     expect(snapshot(document, refs).split('\n')).toEqual([

@@ -1406,13 +1406,17 @@ function normalizeRange(items: Item[], start: number, end: number): Item[] {
   return w === start ? NO_ITEMS : items.slice(start, w);
 }
 
-/** White space other than a lone space between words (what normalizeSpace changes). */
-const UNTIDY_SPACE = /[^\S ]|  |^ | $/;
+/**
+ * White space other than a lone space between words (what normalizeSpace
+ * changes), and U+0085 (next line), which JavaScript's \s leaves out but
+ * some clients split lines at: page text never starts a line of its own.
+ */
+const UNTIDY_SPACE = /[^\S ]|\u0085|  |^ | $/;
 
 export function normalizeSpace(s: string): string {
   // Most runs are tidy already: testing allocates nothing, replacing does.
   if (!UNTIDY_SPACE.test(s)) return s;
-  return s.replace(/[\s\u00a0]+/g, ' ').trim();
+  return s.replace(/[\s\u00a0\u0085]+/g, ' ').trim();
 }
 
 export function clip(s: string, limit = TEXT_LIMIT): string {
