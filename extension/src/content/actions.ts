@@ -314,7 +314,9 @@ export function typeText(el: Element, text: string, submit: boolean): void {
 function setRange(el: HTMLInputElement, text: string): void {
   const n = Number(text.trim());
   if (text.trim() === '' || !Number.isFinite(n)) {
-    throw new TetherError('not_interactable', `The ${describe(el)} is a slider: type a number from ${el.min || '0'} to ${el.max || '100'}, not ${JSON.stringify(text)}.`);
+    // min and max are the page's text: only a number of theirs is said (the browser's defaults otherwise).
+    const bound = (v: string, d: number) => (v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : d);
+    throw new TetherError('not_interactable', `The ${describe(el)} is a slider: type a number from ${bound(el.min, 0)} to ${bound(el.max, 100)}, not ${JSON.stringify(text)}.`);
   }
   if (el.readOnly) throw new TetherError('not_interactable', `The ${describe(el)} is read-only, so its value cannot be set.`);
   el.scrollIntoView?.({ block: 'center', inline: 'center', behavior: 'instant' });

@@ -34,35 +34,40 @@ async function evaluateIn(t: SharedTab, expression: string, url: string, d: numb
   return { tab: t.number, valueJson: evaluationResult(results[0]?.result) };
 }
 
-/** Most characters of what the page threw that an error quotes. */
-const QUOTE_LIMIT = 300;
+/** What evaluateInPage answers. */
+export type PageEvaluation = { ok: true; json: string } | { ok: false; kind: 'csp' | 'threw'; message: string } | { ok: false; kind: 'too_large'; length: number };
 
 /**
- * What the page threw, as an error quotes it: page text (the page decides
- * what a call into it throws), so one JSON string, cut at QUOTE_LIMIT, that
- * cannot break the error's line or pass for Tether's own words.
+ * Turns evaluateInPage's answer into valueJson, or the error the agent can
+ * act on. The answer is made in the page's world, where the page's script
+ * may have changed any built-in: its messages (a thrown text, a CSP
+ * directive) are the page's words, so an error quotes them as untrusted
+ * page text (one JSON string: no line of it can pass for Tether's own), and
+ * its numbers are taken as numbers only.
  */
-function quotePageText(text: string): string {
-  return JSON.stringify(text.length > QUOTE_LIMIT ? text.slice(0, QUOTE_LIMIT - 1) + '…' : text);
-}
-
-/** What evaluateInPage answers. */
-export type PageEvaluation = { ok: true; json: string } | { ok: false; kind: 'csp' | 'threw' | 'too_large'; message: string };
-
-/** Turns evaluateInPage's answer into valueJson, or the error the agent can act on. */
 export function evaluationResult(r: unknown): string {
   const res = r as PageEvaluation | undefined;
   if (!res || typeof res !== 'object') throw new TetherError('internal', 'The page gave no evaluation result (it may have navigated while the expression ran). Call browser_snapshot, then retry.');
   if (res.ok) return res.json;
+  const quoted = (m: unknown) => JSON.stringify(String(m).slice(0, QUOTE_LIMIT));
   if (res.kind === 'csp') {
     throw new TetherError(
       'restricted_page',
-      `This page's Content-Security-Policy forbids evaluating code from strings (no 'unsafe-eval'), so browser_evaluate cannot run here. The error (untrusted page text): ${quotePageText(res.message)}. Read the page with browser_snapshot or browser_read instead.`,
+      `This page's Content-Security-Policy forbids evaluating code from strings (no 'unsafe-eval'), so browser_evaluate cannot run here (the browser said, untrusted page text: ${quoted(res.message)}). Read the page with browser_snapshot or browser_read instead.`,
     );
   }
-  if (res.kind === 'too_large') throw new TetherError('bad_request', res.message);
-  throw new TetherError('bad_request', `The expression threw (untrusted page text): ${quotePageText(res.message)}. Fix the expression and retry.`);
+  if (res.kind === 'too_large') {
+    const n = Number(res.length);
+    const size = Number.isSafeInteger(n) && n > 0 ? `${n} characters` : 'too long';
+    throw new TetherError('bad_request', `The value's JSON is ${size}, over the ${EVALUATE_MAX_CHARS} limit. Return a smaller part of it.`);
+  }
+  throw new TetherError('bad_request', `The expression threw (untrusted page text): ${quoted(res.message)}. Fix the expression and retry.`);
 }
+
+/** The longest JSON value browser_evaluate returns, in characters (evaluateInPage has its own copy: it runs in the page). */
+export const EVALUATE_MAX_CHARS = 1_000_000;
+/** The most of a page's message an error quotes, in characters. */
+const QUOTE_LIMIT = 1000;
 
 /**
  * Runs in the page's main world (serialized by chrome.scripting, so it must
@@ -118,6 +123,6 @@ export async function evaluateInPage(expression: string): Promise<PageEvaluation
     return { ok: false, kind: 'threw', message: `the value could not be turned into JSON (${describeError(e)})` };
   }
   if (json === undefined) return { ok: true, json: 'undefined' };
-  if (json.length > MAX) return { ok: false, kind: 'too_large', message: `The value's JSON is ${json.length} characters, over the ${MAX} limit. Return a smaller part of it.` };
+  if (json.length > MAX) return { ok: false, kind: 'too_large', length: json.length };
   return { ok: true, json };
 }
