@@ -151,7 +151,27 @@ type Health struct {
 // Run starts the daemon and blocks until ctx ends or /shutdown is called.
 // It returns ErrAlreadyRunning (wrapped, naming the pid and port) when another
 // daemon holds the lock.
+//
+// An error after the lock is taken (the port in use, a settings.json or
+// policy.json that does not parse) is also logged: the log file is where
+// `tether mcp` sends the user when a daemon it started exits at start, and
+// such a daemon's stderr goes nowhere.
 func Run(ctx context.Context, cfg Config) error {
+	locked, onLocked := false, cfg.Locked
+	cfg.Locked = func() {
+		locked = true
+		if onLocked != nil {
+			onLocked()
+		}
+	}
+	err := run(ctx, cfg)
+	if err != nil && locked && cfg.Logger != nil {
+		cfg.Logger.Error("tether daemon stopped on an error", "err", err)
+	}
+	return err
+}
+
+func run(ctx context.Context, cfg Config) error {
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -172,9 +192,7 @@ func Run(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("%w (lock %s is held)", ErrAlreadyRunning, p.Lock())
 	}
 	defer lock.Unlock()
-	if cfg.Locked != nil {
-		cfg.Locked()
-	}
+	cfg.Locked()
 
 	token, err := p.LoadOrCreateToken()
 	if err != nil {
