@@ -448,7 +448,7 @@ func (g *Guard) Check(ctx context.Context, c Call) Verdict {
 			return Verdict{Allow: true, Class: class, Decision: prefix + "allowed without asking (--unattended=allow)"}
 		}
 		return Verdict{Outcome: Denied, Class: class, Decision: prefix + "denied, no one to ask (no Tether window)",
-			Message: fmt.Sprintf("%s on %s needs the user's approval, and Tether runs without a window to ask (tether serve). The user can allow it with a rule in Tether's policy.json.", c.Tool, where)}
+			Message: fmt.Sprintf("%s on %s needs the user's approval, and Tether runs without a window to ask (tether serve, or the app without a display). The user can allow it with a rule in Tether's policy.json.", c.Tool, where)}
 	}
 	return g.confirm(ctx, c, class, approver, prefix, where)
 }
