@@ -44,6 +44,13 @@ func runConnect(ctx context.Context, args []string) error {
 	if fs.NArg() == 0 {
 		return fmt.Errorf("name a client to connect\n\n%s", connectUsage)
 	}
+	// Go's flags end at the first client name: a flag after one would be
+	// taken for a client, after the clients before it were written without it.
+	for _, a := range fs.Args() {
+		if strings.HasPrefix(a, "-") {
+			return fmt.Errorf("%s comes after a client name: put options before the client names (tether connect --http CLIENT...); nothing was changed", a)
+		}
+	}
 	paths, err := config.Resolve()
 	if err != nil {
 		return err
