@@ -408,6 +408,15 @@ func (b *Broker) findPendingLocked(name string) (id string, live bool, err error
 	case 1:
 		return ids[0], b.pending[ids[0]] != nil, nil
 	case 0:
+		// A paired profile's code (or id) comes back when someone approves
+		// twice, or from an old `tether profiles` listing: say so, rather
+		// than to wait and try again.
+		for rid, r := range b.records {
+			if rid == name || code != "" && b.codeFor(rid) == code {
+				return "", false, fmt.Errorf("%w: %q is of %q, which is already paired (its slug is %q): nothing waits for approval; "+
+					"`tether profiles forget %s` removes it", ErrUnknownProfile, name, r.stored.Label, r.stored.Slug, r.stored.Slug)
+			}
+		}
 		hint := "give the code the Tether extension's popup shows in that browser (or the full profile id); " +
 			"if it shows one, the browser may be between two attempts (many programs asking at once push it out): try again in a few seconds"
 		if prefixOf > 0 {

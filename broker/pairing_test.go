@@ -163,7 +163,8 @@ func TestCodeMismatchCannotBeApproved(t *testing.T) {
 	if codes := pendingCodes(b); len(codes) != 1 || codes["bbbb2222-0000-4000-8000-000000000002"] != forgedCode {
 		t.Fatalf("pending codes after approval %v", codes)
 	}
-	if _, err := b.Approve(realCode); !errors.Is(err, ErrUnknownProfile) {
+	// Approving it again says it is paired already, not to try again later.
+	if _, err := b.Approve(realCode); !errors.Is(err, ErrUnknownProfile) || !strings.Contains(err.Error(), `is of "Work", which is already paired (its slug is "work")`) {
 		t.Fatalf("second approval of the same code: %v", err)
 	}
 	if err := b.Deny(forgedCode); err != nil {
