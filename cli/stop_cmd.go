@@ -37,6 +37,6 @@ func runStop(ctx context.Context, args []string) error {
 	if err := daemon.Stop(ctx, paths, rec, token); err != nil {
 		return fmt.Errorf("Tether (pid %d) did not stop: %w", rec.PID, err)
 	}
-	fmt.Println("stopped; AI apps do not start it again until you start Tether")
+	fmt.Println("stopped; the AI apps running now do not start it again until you start Tether (an AI app started later does)")
 	return nil
 }
