@@ -1,36 +1,16 @@
 package daemon
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/tether-browser/tether/config"
 )
-
-// syncBuffer is a bytes.Buffer safe for the logger's writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // A daemon that `tether mcp` starts has no stderr anyone reads, and the
 // bridge's error sends the user to the log file: the reason a daemon could
@@ -56,7 +36,7 @@ func TestStartFailureIsLogged(t *testing.T) {
 		"settings.json unparsed": {badSettings, 0},
 	} {
 		t.Run(name, func(t *testing.T) {
-			var logged syncBuffer
+			var logged lockedBuffer
 			err := Run(context.Background(), Config{Paths: tc.paths, Port: tc.port, Version: "test",
 				Logger: slog.New(slog.NewTextHandler(&logged, nil))})
 			if err == nil {
