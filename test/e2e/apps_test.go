@@ -393,10 +393,13 @@ func TestTabGroupsHeaded(t *testing.T) {
 		t.Fatalf("the user's click on the popup button: %v", err)
 	}
 
+	// Wait for both tabs' titles, not only their URLs: a tab is reported
+	// when it opens, and its title only when its page has loaded.
 	list := ""
+	loaded := regexp.MustCompile(`\] Second page — [^\n]*page2\.html\?(blank|popup)`)
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		list = mustCall(t, ctx, claude, "browser_tabs", nil)
-		if strings.Contains(list, "page2.html?blank") && strings.Contains(list, "page2.html?popup") || time.Now().After(deadline) {
+		if len(loaded.FindAllString(list, -1)) == 2 || time.Now().After(deadline) {
 			break
 		}
 	}
