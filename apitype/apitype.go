@@ -39,6 +39,12 @@ import "time"
 
 // Routes of the local API. Paths with {x} take a path value.
 const (
+	// PathHealth answers without a token (Health); on loopback, with
+	// ?nonce=<64 hex digits> (HealthNonce), it proves the daemon is the
+	// one of its config dir (Health.Proof).
+	PathHealth = "/health"
+	// HealthNonce is PathHealth's query parameter for a proof.
+	HealthNonce = "nonce"
 	// PathPrefix is where every local API route lives.
 	PathPrefix = "/api/"
 
@@ -534,4 +540,24 @@ type WindowEvent struct {
 	Action string `json:"action"`
 	// SinceStartMs, on WindowPaintedAction, is WindowPainted's figure.
 	SinceStartMs float64 `json:"sinceStartMs,omitempty"`
+}
+
+// Health is /health's JSON body. It holds no secrets.
+//
+// A request through the reverse proxy in remote mode (docs/remote.md) gets
+// {"name":"tether"} alone; the other fields are for this machine.
+type Health struct {
+	// Name is always "tether".
+	Name string `json:"name"`
+	// Version is the daemon's build version.
+	Version string `json:"version"`
+	// UptimeSeconds since start.
+	UptimeSeconds float64 `json:"uptimeSeconds"`
+	// Profiles is the number of connected browser profiles.
+	Profiles int `json:"profiles"`
+	// Proof answers GET /health?nonce=<64 hex digits> on loopback:
+	// protocol.HealthProof keyed on the config dir's pairing key, so a
+	// client can tell this daemon from another program on its port before
+	// it sends a token (localclient.Probe).
+	Proof string `json:"proof,omitempty"`
 }

@@ -137,7 +137,7 @@ func runConcurrency(ctx context.Context, profiles, tabs, calls, workers int, cpu
 	owned := &ownedTabs{tabs: slices.Clone(tabList)}
 	for i := range profiles {
 		e, err := fakeext.Dial("ws://"+addr+daemon.PathExtension, protocol.Hello{
-			ProfileID: fmt.Sprintf("bench-%02d-0000-4000-8000-000000000000", i), Label: fmt.Sprintf("P%02d", i), Tabs: tabList})
+			ProfileID: fmt.Sprintf("bench-%02d-0000-4000-8000-000000000000", i), Label: fmt.Sprintf("P%02d", i), Tabs: tabList}, "")
 		if err != nil {
 			return res, err
 		}

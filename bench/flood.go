@@ -127,8 +127,12 @@ func measureFlood(ctx context.Context, bin string, dur time.Duration) (*floodRes
 			resp.Body.Close()
 		}
 	}
+	// dial opens the extension socket with origin, offering a fresh nonce
+	// as the extension does (protocol 4), so the daemon sends its
+	// challenge: the work any local program can make it do.
 	dial := func(origin string) *websocket.Conn {
-		d := websocket.Dialer{HandshakeTimeout: 5 * time.Second}
+		d := websocket.Dialer{HandshakeTimeout: 5 * time.Second,
+			Subprotocols: []string{protocol.Subprotocol, protocol.NonceSubprotocolPrefix + protocol.NewNonce()}}
 		c, resp, err := d.DialContext(ctx, wsURL, http.Header{"Origin": {origin}})
 		if resp != nil && resp.Body != nil {
 			resp.Body.Close()
@@ -151,9 +155,14 @@ func measureFlood(ctx context.Context, bin string, dur time.Duration) (*floodRes
 		},
 		attackNames[4]: func() {
 			if c := dial(extOrigin); c != nil {
-				// Hold it until the daemon drops it (or the flood ends).
+				// Hold it until the daemon drops it (or the flood ends),
+				// reading the challenge on the way.
 				_ = c.SetReadDeadline(time.Now().Add(dur))
-				_, _, _ = c.ReadMessage()
+				for {
+					if _, _, err := c.ReadMessage(); err != nil {
+						break
+					}
+				}
 				c.Close()
 			}
 		},
@@ -163,6 +172,12 @@ func measureFlood(ctx context.Context, bin string, dur time.Duration) (*floodRes
 				return
 			}
 			defer c.Close()
+			// The challenge, then the hello.
+			_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+			if _, _, err := c.ReadMessage(); err != nil {
+				return
+			}
+			_ = c.SetReadDeadline(time.Time{})
 			id := make([]byte, 16)
 			_, _ = rand.Read(id)
 			hello, _ := json.Marshal(protocol.Hello{Type: protocol.TypeHello, Protocol: protocol.Version,

@@ -10,6 +10,7 @@ package broker
 import (
 	"context"
 	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -63,6 +64,12 @@ type Config struct {
 	// StorePath is the JSON file the profile registry persists to; empty
 	// keeps it in memory only.
 	StorePath string
+	// PairingKey is the daemon's pairing key (32 bytes; the daemon keeps it
+	// in config.Paths.PairingKey and writes it into the extension folders
+	// it writes): every challenge carries a proof keyed on it
+	// (protocol.Challenge.PairingProof). Nil: a random key for this Broker
+	// only, which no extension folder holds.
+	PairingKey []byte
 	// AutoApprove pairs new profiles without asking the user (tests, a
 	// server's own headless Chrome); never a socket that came through
 	// remote mode's reverse proxy (WithRemote).
@@ -132,6 +139,9 @@ func (c *Config) setDefaults() {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
+	if len(c.PairingKey) == 0 {
+		c.PairingKey, _ = hex.DecodeString(protocol.NewNonce())
+	}
 }
 
 // Broker accepts extension sockets and routes calls to them. Create it with
@@ -154,8 +164,15 @@ type Broker struct {
 	// codeKey derives pairing codes from profile ids (codeFor).
 	codeKey [32]byte
 	silent  []*silentSocket // sockets waiting for hello, oldest first
-	changed chan struct{}   // closed and replaced on every change
-	closed  bool
+	// namedWaiting counts, per paired profile, the sockets naming it that
+	// wait for their hello outside silent (holdNamed).
+	namedWaiting map[string]int
+	// namedNonces are the nonces of the named proofs accepted, oldest
+	// first in namedOrder (MaxNamedNonces).
+	namedNonces map[string]struct{}
+	namedOrder  []string
+	changed     chan struct{} // closed and replaced on every change
+	closed      bool
 	// Several AI apps (owners.go): MCP sessions by id, tab leases, and the
 	// pending closing of apps' tabs by app name.
 	sessions    map[string]*session
@@ -168,17 +185,19 @@ type Broker struct {
 func New(cfg Config) (*Broker, error) {
 	cfg.setDefaults()
 	b := &Broker{
-		cfg:         cfg,
-		log:         cfg.Logger,
-		origins:     make(map[string]bool),
-		records:     make(map[string]*record),
-		sessions:    make(map[string]*session),
-		leases:      make(map[leaseKey]*lease),
-		closeTimers: make(map[string]*time.Timer),
-		pending:     make(map[string]*pendingPairing),
-		remembered:  make(map[string]*rememberedPairing),
-		decided:     make(map[string]*decision),
-		changed:     make(chan struct{}),
+		cfg:          cfg,
+		log:          cfg.Logger,
+		origins:      make(map[string]bool),
+		records:      make(map[string]*record),
+		sessions:     make(map[string]*session),
+		leases:       make(map[leaseKey]*lease),
+		closeTimers:  make(map[string]*time.Timer),
+		pending:      make(map[string]*pendingPairing),
+		remembered:   make(map[string]*rememberedPairing),
+		decided:      make(map[string]*decision),
+		namedWaiting: make(map[string]int),
+		namedNonces:  make(map[string]struct{}),
+		changed:      make(chan struct{}),
 	}
 	if _, err := rand.Read(b.codeKey[:]); err != nil {
 		return nil, fmt.Errorf("pairing code key: %w", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/tether-browser/tether/protocol"
+	"github.com/tether-browser/tether/test/exthandshake"
 )
 
 const testOrigin = "chrome-extension://" + DefaultExtensionID
@@ -39,6 +41,8 @@ func newTestBroker(t *testing.T, cfg Config) (*Broker, string) {
 type fakeExt struct {
 	t  *testing.T
 	ws *websocket.Conn
+	// s is the socket's protocol 4 handshake (nil for a raw dial).
+	s *exthandshake.Socket
 }
 
 func dial(t *testing.T, url, origin string) (*websocket.Conn, *http.Response, error) {
@@ -54,11 +58,24 @@ func dial(t *testing.T, url, origin string) (*websocket.Conn, *http.Response, er
 // extension's chrome.storage.local does.
 var secrets sync.Map
 
-// connect dials, says hello (with the profile's secret, if it has one) and
-// reads the hello_ack.
+func secretOf(profileID string) string {
+	v, _ := secrets.Load(profileID)
+	s, _ := v.(string)
+	return s
+}
+
+// connect dials, says hello (with the proof of the profile's secret, if it
+// has one) and reads the hello_ack. With b, it also checks the challenge's
+// pairing proof against b's pairing key.
 func connect(t *testing.T, b *Broker, url, profileID, label string, tabs ...protocol.TabInfo) (*fakeExt, protocol.HelloAck) {
 	t.Helper()
 	f := hello(t, url, profileID, label, tabs...)
+	if b != nil {
+		s := f.s
+		if want := protocol.DaemonProof(b.cfg.PairingKey, s.Endpoint, s.Named, s.Nonce, s.Challenge.Nonce); !protocol.ProofMatches(s.Challenge.PairingProof, want) {
+			t.Fatalf("the challenge's pairingProof %q is not the broker's proof %q", s.Challenge.PairingProof, want)
+		}
+	}
 	var ack protocol.HelloAck
 	f.read(&ack)
 	if ack.Type != protocol.TypeHelloAck {
@@ -71,20 +88,42 @@ func connect(t *testing.T, b *Broker, url, profileID, label string, tabs ...prot
 	return f, ack
 }
 
-// hello dials and sends a hello, returning before any answer.
+// hello opens the socket as the extension does (offering a nonce, and
+// naming the profile when it holds a secret for it), reads the challenge
+// and sends a hello with the proof of the profile's secret, returning
+// before any answer.
 func hello(t *testing.T, url, profileID, label string, tabs ...protocol.TabInfo) *fakeExt {
 	t.Helper()
-	ws, _, err := dial(t, url, testOrigin)
+	f, err := tryHello(t, url, profileID, label, tabs...)
 	if err != nil {
-		t.Fatalf("dial: %v", err)
+		t.Fatal(err)
 	}
-	t.Cleanup(func() { ws.Close() })
-	f := &fakeExt{t: t, ws: ws}
-	secret, _ := secrets.Load(profileID)
-	s, _ := secret.(string)
-	f.send(protocol.Hello{Type: protocol.TypeHello, Protocol: protocol.Version, ProfileID: profileID,
-		Label: label, ExtVersion: "test", Secret: s, Tabs: tabs})
 	return f
+}
+
+// tryHello is hello, returning an error when the socket is closed before
+// its hello is sent (a flood of silent sockets made room).
+func tryHello(t *testing.T, url, profileID, label string, tabs ...protocol.TabInfo) (*fakeExt, error) {
+	t.Helper()
+	secret := secretOf(profileID)
+	named := ""
+	if secret != "" {
+		named = profileID
+	}
+	s, _, err := exthandshake.OpenAs(nil, url, http.Header{"Origin": {testOrigin}}, named, secret)
+	if err != nil {
+		return nil, fmt.Errorf("open: %w", err)
+	}
+	t.Cleanup(func() { s.WS.Close() })
+	if ch := s.Challenge; ch.Protocol != protocol.Version || !protocol.ValidNonce(ch.Nonce) || !protocol.ValidNonce(ch.PairingProof) || ch.Nonce == s.Nonce {
+		t.Fatalf("challenge %+v: want protocol %d, a fresh nonce and a pairing proof", ch, protocol.Version)
+	}
+	f := &fakeExt{t: t, ws: s.WS, s: s}
+	if err := f.ws.WriteJSON(protocol.Hello{Type: protocol.TypeHello, Protocol: protocol.Version, ProfileID: profileID,
+		Label: label, ExtVersion: "test", Proof: s.Proof(profileID, secret), Tabs: tabs}); err != nil {
+		return nil, fmt.Errorf("write hello: %w", err)
+	}
+	return f, nil
 }
 
 func (f *fakeExt) send(v any) {
@@ -289,21 +328,44 @@ func TestMalformedFrameKeepsConnection(t *testing.T) {
 
 func TestHelloRefusals(t *testing.T) {
 	b, url := newTestBroker(t, Config{DaemonVersion: "9.9", AutoApprove: true})
+	connect(t, b, url, "paired-1", "Paired")
 	cases := []struct {
-		name  string
+		name string
+		// nonce: the socket offers a nonce, as protocol 4 does; named is
+		// the profile its handshake names.
+		nonce bool
+		named string
 		hello any
 		code  protocol.ErrorCode
 		text  string
 	}{
-		{"protocol mismatch", protocol.Hello{Type: protocol.TypeHello, Protocol: protocol.Version + 1, ProfileID: "p"}, protocol.CodeProtocolMismatch, "chrome://extensions"},
-		{"not a hello", map[string]any{"type": "response", "id": "1"}, protocol.CodeBadRequest, "hello"},
-		{"no profile id", protocol.Hello{Type: protocol.TypeHello, Protocol: protocol.Version}, protocol.CodeBadRequest, "profileId"},
+		// An extension before protocol 4 offers no nonce and gets no challenge: it is told to update.
+		{"protocol mismatch", false, "", protocol.Hello{Type: protocol.TypeHello, Protocol: 3, ProfileID: "p"}, protocol.CodeProtocolMismatch, "chrome://extensions"},
+		{"protocol mismatch after a challenge", true, "", protocol.Hello{Type: protocol.TypeHello, Protocol: protocol.Version + 1, ProfileID: "p"}, protocol.CodeProtocolMismatch, "chrome://extensions"},
+		{"not a hello", false, "", map[string]any{"type": "response", "id": "1"}, protocol.CodeBadRequest, "hello"},
+		{"not a hello after a challenge", true, "", map[string]any{"type": "response", "id": "1"}, protocol.CodeBadRequest, "hello"},
+		{"no profile id", false, "", protocol.Hello{Type: protocol.TypeHello, Protocol: protocol.Version}, protocol.CodeBadRequest, "profileId"},
+		{"no profile id after a challenge", true, "", protocol.Hello{Type: protocol.TypeHello, Protocol: protocol.Version}, protocol.CodeBadRequest, "profileId"},
+		// A protocol 4 hello on a socket that offered no nonce: Tether could not prove itself to it.
+		{"no nonce", false, "", protocol.Hello{Type: protocol.TypeHello, Protocol: protocol.Version, ProfileID: "p"}, protocol.CodeBadRequest, "nonce"},
+		// The hello must be of the profile the handshake named.
+		{"another profile than the named one", true, "paired-1", protocol.Hello{Type: protocol.TypeHello, Protocol: protocol.Version, ProfileID: "p"}, protocol.CodeBadRequest, "named"},
+		{"named an unknown profile, said hello as another", true, "q", protocol.Hello{Type: protocol.TypeHello, Protocol: protocol.Version, ProfileID: "p"}, protocol.CodeBadRequest, "named"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			ws, _, err := dial(t, url, testOrigin)
-			if err != nil {
-				t.Fatal(err)
+			var ws *websocket.Conn
+			if tc.nonce {
+				s, _, err := exthandshake.Open(nil, url, http.Header{"Origin": {testOrigin}}, tc.named)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ws = s.WS
+			} else {
+				var err error
+				if ws, _, err = dial(t, url, testOrigin); err != nil {
+					t.Fatal(err)
+				}
 			}
 			defer ws.Close()
 			f := &fakeExt{t: t, ws: ws}
@@ -318,13 +380,13 @@ func TestHelloRefusals(t *testing.T) {
 			}
 		})
 	}
-	if n := len(b.Profiles()); n != 0 {
-		t.Fatalf("%d profiles registered after refusals", n)
+	if ps := b.Profiles(); len(ps) != 1 || ps[0].ID != "paired-1" {
+		t.Fatalf("profiles after refusals: %+v, want paired-1 alone", ps)
 	}
 }
 
 func TestHelloTimeout(t *testing.T) {
-	_, url := newTestBroker(t, Config{HelloTimeout: 100 * time.Millisecond})
+	b, url := newTestBroker(t, Config{HelloTimeout: 100 * time.Millisecond, AutoApprove: true})
 	ws, _, err := dial(t, url, testOrigin)
 	if err != nil {
 		t.Fatal(err)
@@ -335,6 +397,22 @@ func TestHelloTimeout(t *testing.T) {
 		t.Fatal("silent socket was not dropped")
 	} else if ne, ok := err.(interface{ Timeout() bool }); ok && ne.Timeout() {
 		t.Fatal("daemon kept a silent socket open past HelloTimeout")
+	}
+	// The same after the challenge, whether the socket names a paired
+	// profile (kept out of the bound on silent sockets) or not.
+	connect(t, b, url, "timeout-1", "Home")
+	for _, named := range []string{"", "timeout-1"} {
+		s, _, err := exthandshake.Open(nil, url, http.Header{"Origin": {testOrigin}}, named)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.WS.Close()
+		_ = s.WS.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, _, err := s.WS.ReadMessage(); err == nil {
+			t.Fatalf("named %q: a frame after the challenge, want the silent socket dropped", named)
+		} else if ne, ok := err.(interface{ Timeout() bool }); ok && ne.Timeout() {
+			t.Fatalf("named %q: daemon kept a silent socket open past HelloTimeout after its challenge", named)
+		}
 	}
 }
 

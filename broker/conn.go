@@ -30,6 +30,9 @@ type conn struct {
 	// remote: the socket came through remote mode's reverse proxy
 	// (WithRemote); it is never auto-approved.
 	remote bool
+	// proof is what this socket's proofs covered (its hello's Proof is
+	// checked against it in admit).
+	proof socketProof
 	// onTabs receives the extension's tabs_changed reports.
 	onTabs func(*conn, protocol.TabsChanged)
 	// onDownload receives the extension's download frames.

@@ -5,8 +5,11 @@ package broker
 
 import (
 	"context"
+	"crypto/subtle"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -38,13 +41,20 @@ func isRemote(ctx context.Context) bool {
 // for an allowed id: a WebSocket has no CORS preflight, so without this gate
 // any web page the user visits could drive their browser.
 //
+// The daemon's first frame is its challenge (protocol.Challenge): proofs
+// over the socket's nonces that it holds the named profile's key and its
+// pairing key, so the extension can tell it from another program on the
+// port before it says anything that matters (protocol 4, proof.go).
+//
 // A socket then has HelloTimeout to say hello, and at most MaxAwaitingHello
 // sockets may be waiting for theirs: past that, the oldest one waiting is
 // closed to make room, never the newcomer. A real extension says hello as
-// soon as its socket opens, so sockets that hold a slot without a word
-// (anyone can open them) cannot keep it out; a paired extension offers its
-// secret in the handshake (protocol.AuthSubprotocolPrefix) and is not
-// counted at all, so no flood of silent sockets can close it.
+// soon as it has checked the challenge, so sockets that hold a slot without
+// a word (anyone can open them) cannot keep it out; a socket that names a
+// paired profile with a proof of its key over a nonce not seen before
+// (protocol.NamedProof) is not counted, up to MaxNamedAwaiting per
+// profile, so no flood of silent sockets can close it. (A profile's id
+// alone is no credential: a local program can learn it.)
 func (b *Broker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	origin := r.Header.Get("Origin")
 	if !b.origins[origin] {
@@ -53,39 +63,142 @@ func (b *Broker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "forbidden: this socket only accepts Tether's browser extension", http.StatusForbidden)
 		return
 	}
-	paired := b.presentsSecret(r)
 	remote := isRemote(r.Context())
+	hs := offered(r, remote)
+	exempt := b.holdNamed(hs)
 	ws, err := b.upgrader.Upgrade(w, r, nil)
 	if err != nil {
 		b.log.Info("extension socket upgrade failed", "err", err)
+		if exempt {
+			b.releaseNamed(hs.named)
+		}
 		return
 	}
-	if paired {
-		b.handshake(ws, true, remote, func() bool { return true })
+	if exempt {
+		hs.namedProven = true
+		b.handshake(ws, hs, remote, func() bool { b.releaseNamed(hs.named); return true })
 		return
 	}
-	b.handshake(ws, false, remote, b.awaitHello(ws))
+	b.handshake(ws, hs, remote, b.awaitHello(ws))
 }
 
-// presentsSecret reports whether r offers the subprotocol
-// protocol.AuthSubprotocolPrefix + "<id>.<secret>" for a paired profile and
-// its right secret: such a socket is not counted among the silent ones.
-func (b *Broker) presentsSecret(r *http.Request) bool {
+// MaxNamedAwaiting is the most sockets per paired profile, naming it in
+// their handshake, that wait for their hello outside the MaxAwaitingHello
+// bound. A real extension has one socket at a time.
+const MaxNamedAwaiting = 4
+
+// socketProof is what a socket's proofs cover (protocol.DaemonProof).
+type socketProof struct {
+	// endpoint is what the extension dialled: the port the socket came in
+	// on, or the Host of a socket through remote mode's proxy.
+	endpoint string
+	// named is the profile id the handshake named ("" when none), and
+	// namedProof the protocol.NamedProof that came with it; namedProven
+	// when holdNamed accepted it.
+	named, namedProof string
+	namedProven       bool
+	// extNonce is the extension's nonce ("" when none was offered: an
+	// extension before protocol 4) and daemonNonce the challenge's.
+	extNonce, daemonNonce string
+}
+
+// offered reads the subprotocols of r's handshake: the extension's nonce
+// and the profile it names, when valid.
+func offered(r *http.Request, remote bool) socketProof {
+	var hs socketProof
 	for _, p := range websocket.Subprotocols(r) {
-		rest, ok := strings.CutPrefix(p, protocol.AuthSubprotocolPrefix)
-		i := strings.LastIndexByte(rest, '.')
-		if !ok || i < 0 {
-			continue
-		}
-		b.mu.Lock()
-		rec := b.records[rest[:i]]
-		ok = rec != nil && secretMatches(rest[i+1:], rec.stored.SecretHash)
-		b.mu.Unlock()
-		if ok {
-			return true
+		if v, ok := strings.CutPrefix(p, protocol.NonceSubprotocolPrefix); ok && protocol.ValidNonce(v) {
+			hs.extNonce = v
+		} else if v, ok := strings.CutPrefix(p, protocol.ProfileSubprotocolPrefix); ok {
+			id, proof, _ := strings.Cut(v, ".")
+			if protocol.ValidProfileID(id) {
+				hs.named, hs.namedProof = id, proof
+			}
 		}
 	}
-	return false
+	if remote {
+		hs.endpoint = protocol.RemoteEndpoint(r.Host)
+	} else if a, ok := r.Context().Value(http.LocalAddrContextKey).(*net.TCPAddr); ok {
+		hs.endpoint = protocol.LocalEndpoint(a.Port)
+	}
+	return hs
+}
+
+// MaxNamedNonces is how many nonces of valid named proofs the daemon
+// remembers, so that each is accepted once; past it, the oldest is
+// forgotten. Only holders of a profile's key can add to it.
+const MaxNamedNonces = 4096
+
+// holdNamed reports whether the socket hs is kept out of the bound on
+// silent sockets: it names a paired profile with a valid
+// protocol.NamedProof over a nonce not used before, and fewer than
+// MaxNamedAwaiting sockets naming that profile wait for their hello. If
+// so, it counts the socket until releaseNamed.
+func (b *Broker) holdNamed(hs socketProof) bool {
+	if hs.named == "" || hs.namedProof == "" || hs.extNonce == "" {
+		return false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	rec := b.records[hs.named]
+	if rec == nil || b.namedWaiting[hs.named] >= MaxNamedAwaiting {
+		return false
+	}
+	if _, seen := b.namedNonces[hs.extNonce]; seen {
+		return false
+	}
+	key, err := hex.DecodeString(rec.stored.SecretHash)
+	if err != nil || !protocol.ProofMatches(hs.namedProof, protocol.NamedProof(key, hs.endpoint, hs.named, hs.extNonce)) {
+		return false
+	}
+	b.namedNonces[hs.extNonce] = struct{}{}
+	b.namedOrder = append(b.namedOrder, hs.extNonce)
+	if len(b.namedOrder) > MaxNamedNonces {
+		delete(b.namedNonces, b.namedOrder[0])
+		b.namedOrder = slices.Delete(b.namedOrder, 0, 1)
+	}
+	b.namedWaiting[hs.named]++
+	return true
+}
+
+func (b *Broker) releaseNamed(id string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.namedWaiting[id]--; b.namedWaiting[id] <= 0 {
+		delete(b.namedWaiting, id)
+	}
+}
+
+// challenge is the first frame for a socket that offered a nonce: the
+// daemon's nonce and its proofs (protocol.Challenge). It sets
+// hs.daemonNonce.
+func (b *Broker) challenge(hs *socketProof) protocol.Challenge {
+	hs.daemonNonce = protocol.NewNonce()
+	ch := protocol.Challenge{Type: protocol.TypeChallenge, Protocol: protocol.Version, Nonce: hs.daemonNonce,
+		PairingProof: protocol.DaemonProof(b.cfg.PairingKey, hs.endpoint, hs.named, hs.extNonce, hs.daemonNonce)}
+	if hs.named != "" {
+		b.mu.Lock()
+		rec := b.records[hs.named]
+		var key []byte
+		if rec != nil {
+			key, _ = hex.DecodeString(rec.stored.SecretHash)
+		}
+		b.mu.Unlock()
+		if len(key) > 0 {
+			ch.ProfileProof = protocol.DaemonProof(key, hs.endpoint, hs.named, hs.extNonce, hs.daemonNonce)
+		}
+	}
+	return ch
+}
+
+// proves reports whether h carries a valid proof of the profile key
+// stored as hash (hex SHA-256 of the secret) for the socket hs.
+func proves(h protocol.Hello, hs socketProof, hash string) bool {
+	key, err := hex.DecodeString(hash)
+	if err != nil || len(key) == 0 || hs.extNonce == "" || hs.daemonNonce == "" || h.Proof == "" {
+		return false
+	}
+	return protocol.ProofMatches(h.Proof, protocol.ExtensionProof(key, hs.endpoint, h.ProfileID, hs.extNonce, hs.daemonNonce))
 }
 
 // silentSocket is a socket that has not said hello yet.
@@ -124,14 +237,23 @@ func (b *Broker) awaitHello(ws *websocket.Conn) func() bool {
 	}
 }
 
-// handshake reads the hello, admits the profile (or holds it for pairing, or
-// refuses it), then runs the connection until it closes. presented says
-// whether the handshake offered a paired profile's secret (see
-// presentsSecret); heard takes the socket off the list of silent ones (see
-// awaitHello).
-func (b *Broker) handshake(ws *websocket.Conn, presented, remote bool, heard func() bool) {
+// handshake sends the challenge (when the socket offered a nonce), reads
+// the hello, admits the profile (or holds it for pairing, or refuses it),
+// then runs the connection until it closes. hs is what the socket's proofs
+// cover (offered); heard takes the socket off the list of silent ones (see
+// awaitHello, holdNamed).
+func (b *Broker) handshake(ws *websocket.Conn, hs socketProof, remote bool, heard func() bool) {
 	ws.SetReadLimit(MaxUnpairedFrame)
 	_ = ws.SetReadDeadline(time.Now().Add(b.cfg.HelloTimeout))
+	if hs.extNonce != "" {
+		_ = ws.SetWriteDeadline(time.Now().Add(b.cfg.WriteTimeout))
+		if err := ws.WriteJSON(b.challenge(&hs)); err != nil {
+			heard()
+			b.log.Info("extension socket dropped before its challenge", "err", err)
+			_ = ws.Close()
+			return
+		}
+	}
 	_, data, err := ws.ReadMessage()
 	if !heard() {
 		_ = ws.Close()
@@ -157,6 +279,9 @@ func (b *Broker) handshake(ws *websocket.Conn, presented, remote bool, heard fun
 		Protocol int                `json:"protocol"`
 	}
 	if json.Unmarshal(data, &peek) == nil && peek.Type == protocol.TypeHello && peek.Protocol != protocol.Version {
+		if peek.Protocol == legacyProtocol && b.updateLegacy(ws, data) {
+			return
+		}
 		refuse(protocol.CodeProtocolMismatch, fmt.Sprintf(
 			"the extension speaks protocol %d but this Tether daemon (version %s) speaks protocol %d. "+
 				"Update both to the same release; for an unpacked extension, Chrome does not reload changed files by itself: "+
@@ -169,7 +294,16 @@ func (b *Broker) handshake(ws *websocket.Conn, presented, remote bool, heard fun
 		refuse(protocol.CodeBadRequest, err.Error())
 		return
 	}
+	if hs.extNonce == "" {
+		refuse(protocol.CodeBadRequest, "the socket offered no nonce (subprotocol "+protocol.NonceSubprotocolPrefix+"<64 hex digits>), so Tether cannot prove itself to it; protocol "+fmt.Sprint(protocol.Version)+" needs one")
+		return
+	}
+	if hs.named != "" && hs.named != hello.ProfileID {
+		refuse(protocol.CodeBadRequest, "the hello's profileId is not the profile the socket named in its handshake")
+		return
+	}
 	c := newConn(ws, &b.cfg, b.log, hello)
+	c.proof = hs
 	c.remote = remote
 	c.onTabs = b.setTabs
 	c.onDownload = b.download
@@ -191,13 +325,63 @@ func (b *Broker) handshake(ws *websocket.Conn, presented, remote bool, heard fun
 	go c.writeLoop()
 	if adm.ack != nil { // already queued by admit
 		b.log.Info("extension connected", "profile", shortID(hello.ProfileID), "label", adm.ack.AssignedLabel,
-			"slug", adm.ack.AssignedSlug, "ext_version", hello.ExtVersion, "tabs", len(hello.Tabs), "secret_in_handshake", presented)
+			"slug", adm.ack.AssignedSlug, "ext_version", hello.ExtVersion, "tabs", len(hello.Tabs), "named_proof", hs.namedProven)
 	} else { // the pairing frame too
 		b.log.Warn("new browser profile waiting for approval", "profile", shortID(hello.ProfileID),
 			"label", cleanLabel(hello.Label), "code", adm.code, "approve_with", "tether profiles approve "+adm.code)
 	}
 	c.readLoop()
 	b.detach(c)
+}
+
+// legacyProtocol is the protocol of the extensions before the daemon
+// proved itself (0.3.x): they send the secret itself in their hello.
+const legacyProtocol = 3
+
+// updateLegacy lets a paired extension of legacyProtocol update itself: when
+// its hello carries its profile's secret and Config.CheckExtension rewrites
+// the folder it was loaded from, the daemon acks it (that release reloads
+// only once acked), sends the reload frame, and closes the socket once the
+// extension has gone (15 s at most); the extension comes back speaking
+// protocol 4. It sends no request. It reports false, having sent nothing,
+// when the hello is not such a one: the caller refuses it
+// (protocol_mismatch, which tells the user to reload by hand).
+func (b *Broker) updateLegacy(ws *websocket.Conn, data []byte) bool {
+	var old struct {
+		protocol.Hello
+		Secret string `json:"secret"`
+	}
+	if json.Unmarshal(data, &old) != nil || !protocol.ValidProfileID(old.ProfileID) || old.Secret == "" || b.cfg.CheckExtension == nil {
+		return false
+	}
+	b.mu.Lock()
+	rec := b.records[old.ProfileID]
+	var ack protocol.HelloAck
+	ok := rec != nil && subtle.ConstantTimeCompare([]byte(hashSecret(old.Secret)), []byte(rec.stored.SecretHash)) == 1
+	if ok {
+		ack = protocol.HelloAck{Type: protocol.TypeHelloAck, DaemonVersion: b.cfg.DaemonVersion, AssignedLabel: rec.stored.Label, AssignedSlug: rec.stored.Slug}
+	}
+	b.mu.Unlock()
+	if !ok {
+		return false
+	}
+	old.Hello.Protocol = legacyProtocol
+	reload, _ := b.cfg.CheckExtension(old.Hello)
+	if reload == nil {
+		return false
+	}
+	b.log.Info("extension of an older protocol updated: it reloads itself", "profile", shortID(old.ProfileID), "ext_version", old.ExtVersion, "protocol", legacyProtocol)
+	_ = ws.SetWriteDeadline(time.Now().Add(b.cfg.WriteTimeout))
+	if ws.WriteJSON(ack) == nil && ws.WriteJSON(*reload) == nil {
+		_ = ws.SetReadDeadline(time.Now().Add(15 * time.Second))
+		for {
+			if _, _, err := ws.ReadMessage(); err != nil {
+				break
+			}
+		}
+	}
+	_ = ws.Close()
+	return true
 }
 
 // admission is admit's decision: refuse, accept (ack set) or hold for
@@ -228,9 +412,9 @@ func (b *Broker) admit(c *conn) admission {
 	}
 	now := b.cfg.Now()
 	if rec := b.records[h.ProfileID]; rec != nil {
-		if !secretMatches(h.Secret, rec.stored.SecretHash) {
+		if !proves(h, c.proof, rec.stored.SecretHash) {
 			return admission{refuseCode: protocol.CodeUnauthorized, refuseMsg: fmt.Sprintf(
-				"this browser claims to be the paired profile %q but did not present its pairing secret, so it was refused. "+
+				"this browser claims to be the paired profile %q but did not prove it holds its pairing secret, so it was refused. "+
 					"If you reinstalled the extension or cleared its data, run `tether profiles forget %s` and connect again to pair anew.",
 				rec.stored.Slug, rec.stored.Slug)}
 		}

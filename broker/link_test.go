@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/tether-browser/tether/protocol"
+	"github.com/tether-browser/tether/test/exthandshake"
 )
 
 // TestSlowLink: the daemon measures a profile's round trip from its pings
@@ -20,10 +22,11 @@ import (
 func TestSlowLink(t *testing.T) {
 	const delay = SlowLinkRTT + 200*time.Millisecond
 	b, url := newTestBroker(t, Config{AutoApprove: true})
-	ws, _, err := dial(t, url, testOrigin)
+	s, _, err := exthandshake.Open(nil, url, http.Header{"Origin": {testOrigin}}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
+	ws := s.WS
 	t.Cleanup(func() { ws.Close() })
 	// A link that takes delay to carry a pong back.
 	ws.SetPingHandler(func(data string) error {

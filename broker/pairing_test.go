@@ -16,6 +16,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/tether-browser/tether/protocol"
+	"github.com/tether-browser/tether/test/exthandshake"
 )
 
 // readPairing reads the pairing frame a held hello gets.
@@ -305,8 +306,8 @@ func TestSilentSocketsMakeRoomForNewcomers(t *testing.T) {
 
 // Issue 12: silent sockets reopened in a loop kept a paired Chrome out.
 // With twice MaxAwaitingHello of them churning (each reopened as soon as
-// the daemon closes it), a paired profile presenting its secret still
-// connects every time, at the first try.
+// the daemon closes it), a paired profile naming itself in its handshake
+// still connects every time, at the first try.
 func TestPairedProfileConnectsWhileSilentSocketsChurn(t *testing.T) {
 	b, url := newTestBroker(t, Config{AutoApprove: true, HelloTimeout: 2 * time.Second})
 	first, _ := connect(t, b, url, "churn-paired", "Work")
@@ -337,35 +338,138 @@ func TestPairedProfileConnectsWhileSilentSocketsChurn(t *testing.T) {
 	for opened.Load() < 3*MaxAwaitingHello {
 		time.Sleep(5 * time.Millisecond)
 	}
-	// The extension offers its secret in the handshake: no silent socket
-	// can push it out, so every connect succeeds at the first try.
-	secret, _ := secrets.Load("churn-paired")
-	d := websocket.Dialer{Subprotocols: []string{protocol.Subprotocol, protocol.AuthSubprotocolPrefix + "churn-paired." + secret.(string)}}
+	// The extension names its paired profile in the handshake, with a
+	// proof of its key ("tether.profile.<id>.<proof>"): no silent socket can push it out, so every
+	// connect succeeds at the first try, and the daemon proves it holds
+	// the profile's key before the hello.
+	secret := secretOf("churn-paired")
 	for i := range 10 {
-		ws, resp, err := d.Dial(url, map[string][]string{"Origin": {testOrigin}})
+		s, resp, err := exthandshake.OpenAs(nil, url, map[string][]string{"Origin": {testOrigin}}, "churn-paired", secret)
 		if err != nil {
 			t.Fatalf("connect %d: %v", i, err)
 		}
 		if got := resp.Header.Get("Sec-WebSocket-Protocol"); got != protocol.Subprotocol {
-			t.Fatalf("selected subprotocol %q, want %q (never the secret)", got, protocol.Subprotocol)
+			t.Fatalf("selected subprotocol %q, want %q (never the nonce or the profile)", got, protocol.Subprotocol)
 		}
-		f := &fakeExt{t: t, ws: ws}
+		if !s.DaemonProvedProfile(secret) {
+			t.Fatalf("connect %d: the challenge does not prove the profile's key: %+v", i, s.Challenge)
+		}
+		f := &fakeExt{t: t, ws: s.WS, s: s}
 		f.send(protocol.Hello{Type: protocol.TypeHello, Protocol: protocol.Version, ProfileID: "churn-paired",
-			Label: "Work", Secret: secret.(string)})
+			Label: "Work", Proof: s.Proof("churn-paired", secret)})
 		var ack protocol.HelloAck
 		f.read(&ack)
 		if ack.Type != protocol.TypeHelloAck || ack.AssignedSlug != "work" {
 			t.Fatalf("connect %d: %+v", i, ack)
 		}
-		ws.Close()
+		s.WS.Close()
 		waitChange(t, b, func() bool { p, _ := profileBySlug(b, "work"); return !p.Connected })
 	}
 	t.Logf("%d silent sockets opened during the test", opened.Load())
 }
 
-// A new profile has no secret to offer, so a flood of silent sockets can
-// close its socket before its hello is read (the window is about one round
-// trip). It retries, as the extension does, and gets through: the flood
+// Naming a paired profile with a proof of its key (protocol.NamedProof)
+// over a fresh nonce keeps a socket out of the bound on silent sockets,
+// for MaxNamedAwaiting sockets per profile at most: past that, and for a
+// profile the daemon does not know, a socket naming it without a proof or
+// with a proof whose nonce was used before (a replay), a socket is
+// counted like any other. A socket stops holding its place once its first
+// frame is read or it is gone.
+func TestNamedSocketsExemptUpToMaxNamedAwaiting(t *testing.T) {
+	b, url := newTestBroker(t, Config{AutoApprove: true})
+	f, _ := connect(t, b, url, "named-paired", "Work")
+	f.ws.Close()
+	named := func() int {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return b.namedWaiting["named-paired"]
+	}
+	waitNamed := func(n int) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); named() != n; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d sockets naming the profile held out of the bound, want %d", named(), n)
+			}
+		}
+	}
+	secret := secretOf("named-paired")
+	origin := map[string][]string{"Origin": {testOrigin}}
+	// The id alone (a local program can learn it), or a proof of another
+	// key: counted like any other socket.
+	for _, sec := range []string{"", strings.Repeat("7", 64)} {
+		s, _, err := exthandshake.OpenAs(nil, url, origin, "named-paired", sec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitSilent(t, b, 1)
+		s.WS.Close()
+		waitSilent(t, b, 0)
+	}
+	// A valid proof replayed with its nonce (a program that sat on the
+	// port collected it): counted.
+	replayed := protocol.NewNonce()
+	proof := protocol.NamedProof(protocol.ProfileKey(secret), strings.TrimPrefix(url, "ws://"), "named-paired", replayed)
+	var replays []*websocket.Conn
+	for i := range 2 {
+		d := websocket.Dialer{Subprotocols: []string{protocol.Subprotocol, protocol.NonceSubprotocolPrefix + replayed, protocol.ProfileSubprotocolPrefix + "named-paired." + proof}}
+		ws, _, err := d.Dial(url, origin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		replays = append(replays, ws)
+		if i == 0 {
+			waitNamed(1)
+		} else {
+			waitSilent(t, b, 1)
+		}
+	}
+	for _, ws := range replays {
+		ws.Close()
+	}
+	waitNamed(0)
+	waitSilent(t, b, 0)
+	var held []*exthandshake.Socket
+	for i := range MaxNamedAwaiting {
+		s, _, err := exthandshake.OpenAs(nil, url, origin, "named-paired", secret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.WS.Close() })
+		held = append(held, s)
+		waitNamed(i + 1)
+	}
+	waitSilent(t, b, 0)
+	// One more naming it with a valid proof, and one naming an unknown
+	// profile: both counted.
+	for i, id := range []string{"named-paired", "named-unknown"} {
+		s, _, err := exthandshake.OpenAs(nil, url, origin, id, secret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.WS.Close() })
+		waitSilent(t, b, i+1)
+	}
+	if n := named(); n != MaxNamedAwaiting {
+		t.Fatalf("%d held out of the bound, want %d", n, MaxNamedAwaiting)
+	}
+	// A held socket that goes away frees its place; one that says hello too.
+	held[0].WS.Close()
+	waitNamed(MaxNamedAwaiting - 1)
+	s := held[1]
+	g := &fakeExt{t: t, ws: s.WS, s: s}
+	g.send(protocol.Hello{Type: protocol.TypeHello, Protocol: protocol.Version, ProfileID: "named-paired",
+		Label: "Work", Proof: s.Proof("named-paired", secretOf("named-paired"))})
+	var ack protocol.HelloAck
+	g.read(&ack)
+	if ack.Type != protocol.TypeHelloAck {
+		t.Fatalf("got %+v, want hello_ack", ack)
+	}
+	waitNamed(MaxNamedAwaiting - 2)
+}
+
+// A new profile has no paired profile to name in its handshake, so a flood
+// of silent sockets can close its socket before its hello is read (the
+// window is about two round trips: the challenge, then the hello). It retries, as the extension does, and gets through: the flood
 // cannot hold every slot for long, since the oldest is always closed first.
 func TestNewProfileGetsThroughSilentSocketChurn(t *testing.T) {
 	b, url := newTestBroker(t, Config{HelloTimeout: 2 * time.Second})
@@ -396,14 +500,16 @@ func TestNewProfileGetsThroughSilentSocketChurn(t *testing.T) {
 		if try > 20 {
 			t.Fatalf("20 sockets in a row closed before the pairing frame (%d silent sockets)", opened.Load())
 		}
-		f := hello(t, url, id, "New")
-		_ = f.ws.SetReadDeadline(time.Now().Add(5 * time.Second))
-		var p protocol.Pairing
-		if err := f.ws.ReadJSON(&p); err == nil && p.Type == protocol.TypePairing {
-			t.Logf("got through at try %d (%d silent sockets)", try, opened.Load())
-			break
+		f, err := tryHello(t, url, id, "New")
+		if err == nil {
+			_ = f.ws.SetReadDeadline(time.Now().Add(5 * time.Second))
+			var p protocol.Pairing
+			if err := f.ws.ReadJSON(&p); err == nil && p.Type == protocol.TypePairing {
+				t.Logf("got through at try %d (%d silent sockets)", try, opened.Load())
+				break
+			}
+			f.ws.Close()
 		}
-		f.ws.Close()
 		time.Sleep(250 * time.Millisecond) // the extension's first backoff
 	}
 	if codes := pendingCodes(b); len(codes) != 1 || codes[id] == "" {
@@ -425,10 +531,11 @@ func flood(t *testing.T, url string, n int) *atomic.Int64 {
 		go func() {
 			defer wg.Done()
 			for i := 0; ctx.Err() == nil; i++ {
-				ws, _, err := websocket.DefaultDialer.DialContext(ctx, url, map[string][]string{"Origin": {testOrigin}})
+				s, _, err := exthandshake.Open(nil, url, map[string][]string{"Origin": {testOrigin}}, "")
 				if err != nil {
 					continue
 				}
+				ws := s.WS
 				id := fmt.Sprintf("f%03x%04x-%s", g, i%0x10000, newCode())
 				if ws.WriteJSON(protocol.Hello{Type: protocol.TypeHello, Protocol: protocol.Version, ProfileID: id, Label: "Work"}) == nil {
 					sent.Add(1)

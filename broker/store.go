@@ -2,8 +2,6 @@ package broker
 
 import (
 	"crypto/rand"
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -12,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tether-browser/tether/config"
+	"github.com/tether-browser/tether/protocol"
 )
 
 // storedProfile is one profile as persisted in profiles.json. Slugs are
@@ -70,17 +69,10 @@ func newSecret() string {
 	return hex.EncodeToString(b)
 }
 
+// hashSecret is what the registry keeps of a secret: the hex of
+// protocol.ProfileKey, the key of the profile's proofs.
 func hashSecret(secret string) string {
-	sum := sha256.Sum256([]byte(secret))
-	return hex.EncodeToString(sum[:])
-}
-
-// secretMatches compares in constant time.
-func secretMatches(secret, hash string) bool {
-	if secret == "" || hash == "" {
-		return false
-	}
-	return subtle.ConstantTimeCompare([]byte(hashSecret(secret)), []byte(hash)) == 1
+	return hex.EncodeToString(protocol.ProfileKey(secret))
 }
 
 // ForgetStored removes a profile from the registry file at path while no

@@ -1,6 +1,8 @@
 package broker
 
 import (
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -87,5 +89,75 @@ func TestCheckExtensionWaitsForPairing(t *testing.T) {
 	}
 	if h := <-checked; h.ProfileID != "p-new" {
 		t.Fatalf("checked %+v", h)
+	}
+}
+
+// legacyHello is a hello of the release before protocol 4: protocol 3,
+// the secret itself in it.
+func legacyHello(t *testing.T, url, profileID, secret string) *fakeExt {
+	t.Helper()
+	ws, _, err := dial(t, url, testOrigin)
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	f := &fakeExt{t: t, ws: ws}
+	f.send(map[string]any{"type": "hello", "protocol": 3, "profileId": profileID, "label": "Old", "extVersion": "0.3.0",
+		"secret": secret, "tabs": []any{}})
+	return f
+}
+
+// An extension of protocol 3 that proves its pairing with its secret (as
+// that release did) and whose folder Tether can rewrite is acked, told to
+// reload, and sent no request; one with a wrong secret, or whose folder
+// is not rewritten, is refused protocol_mismatch (it reloads by hand).
+func TestLegacyExtensionUpdatesItself(t *testing.T) {
+	var rewrite atomic.Bool
+	rewrite.Store(true)
+	checked := make(chan protocol.Hello, 4)
+	b, url := newTestBroker(t, Config{AutoApprove: true, CheckExtension: func(h protocol.Hello) (*protocol.Reload, string) {
+		checked <- h
+		if h.Protocol == 3 && rewrite.Load() {
+			return &protocol.Reload{Type: protocol.TypeReload, Version: "0.4.0", VersionName: "0.4.0 build x"}, ""
+		}
+		return nil, ""
+	}})
+	first, ack := connect(t, b, url, "p-legacy", "Old")
+	<-checked
+	first.ws.Close()
+	if ack.Secret == "" {
+		t.Fatal("no secret issued")
+	}
+
+	f := legacyHello(t, url, "p-legacy", ack.Secret)
+	var got protocol.HelloAck
+	f.read(&got)
+	if got.Type != protocol.TypeHelloAck || got.Secret != "" || got.AssignedSlug == "" {
+		t.Fatalf("legacy hello: %+v, want a hello_ack without a new secret", got)
+	}
+	var reload protocol.Reload
+	f.read(&reload)
+	if reload.Type != protocol.TypeReload || reload.VersionName != "0.4.0 build x" {
+		t.Fatalf("after the legacy hello_ack: %+v, want the reload frame", reload)
+	}
+	if h := <-checked; h.ProfileID != "p-legacy" || h.Protocol != 3 {
+		t.Fatalf("checked %+v", h)
+	}
+	for _, p := range b.Profiles() {
+		if p.ID == "p-legacy" && p.Connected {
+			t.Fatal("the legacy socket was admitted as the profile's connection")
+		}
+	}
+
+	var refused protocol.Refused
+	legacyHello(t, url, "p-legacy", strings.Repeat("0", 64)).read(&refused)
+	if refused.Code != protocol.CodeProtocolMismatch {
+		t.Fatalf("legacy hello with a wrong secret: %+v, want protocol_mismatch", refused)
+	}
+	rewrite.Store(false)
+	refused = protocol.Refused{}
+	legacyHello(t, url, "p-legacy", ack.Secret).read(&refused)
+	if refused.Code != protocol.CodeProtocolMismatch {
+		t.Fatalf("legacy hello whose folder is not rewritten: %+v, want protocol_mismatch", refused)
 	}
 }

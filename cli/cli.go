@@ -14,6 +14,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -29,6 +30,7 @@ import (
 	"github.com/tether-browser/tether/daemon"
 	"github.com/tether-browser/tether/extension"
 	"github.com/tether-browser/tether/launcher"
+	"github.com/tether-browser/tether/localclient"
 	"github.com/tether-browser/tether/logs"
 	"github.com/tether-browser/tether/policy"
 )
@@ -358,6 +360,9 @@ func runMCP(ctx context.Context, args []string) error {
 	var reached atomic.Bool
 	b := bridge.New(bridge.Config{
 		Logger: log,
+		// Each new connection to the daemon first checks its proof, so the
+		// MCP token never goes to a program that took the port meanwhile.
+		Client: &http.Client{Transport: &http.Transport{DialContext: localclient.ProvenDialer(paths), MaxIdleConnsPerHost: 64, IdleConnTimeout: 90 * time.Second}},
 		Endpoint: func(ctx context.Context) (string, string, error) {
 			// This AI app's session started Tether (or found it) once; if the
 			// user has quit it since, do not start it behind their back.
@@ -415,7 +420,11 @@ func runBrowser(ctx context.Context, args []string) error {
 	// Chromium's own messages (some twenty D-Bus and zygote errors at a
 	// headless start) go to this file; those that may matter show too.
 	opts.LogFile = filepath.Join(opts.UserDataDir, launcher.BrowserLogName)
-	if err := launcher.WriteExtension(extension.Dist(), opts.ExtensionDir, launcher.ExtensionConfig{Port: *port, Label: *label}); err != nil {
+	pairingKey, err := paths.LoadOrCreatePairingKey()
+	if err != nil {
+		return err
+	}
+	if err := launcher.WriteExtension(extension.Dist(), opts.ExtensionDir, launcher.ExtensionConfig{Port: *port, Label: *label, PairingKey: pairingKey}); err != nil {
 		return err
 	}
 	log.Info("extension written", "dir", opts.ExtensionDir, "port", *port)

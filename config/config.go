@@ -174,6 +174,42 @@ func (p Paths) ReadControlToken() (string, error) {
 	return strings.TrimSpace(string(b)), nil
 }
 
+// PairingKey is the file holding the daemon's pairing key (mode 0600,
+// 32 random bytes hex encoded): Tether writes it into tether.json in every
+// extension folder it writes, and proves with it to a new profile loaded
+// from such a folder that it is the Tether that wrote it
+// (protocol.Challenge.PairingProof).
+func (p Paths) PairingKey() string { return filepath.Join(p.Dir, "pairing-key") }
+
+// LoadOrCreatePairingKey returns the pairing key as 64 hex digits,
+// creating it on first use like the tokens. A file that does not hold 64
+// lowercase hex digits is an error naming the file and the fix, never
+// silently replaced.
+func (p Paths) LoadOrCreatePairingKey() (string, error) {
+	key, err := p.loadOrCreateSecret(p.PairingKey(), "pairing key")
+	if err != nil {
+		return "", err
+	}
+	if len(key) != 2*tokenBytes || strings.ToLower(key) != key {
+		return "", fmt.Errorf("pairing key file %s is not 64 lowercase hex digits; delete it to make a new one, then write the extension folder again (the window's Extension page, or `tether browser`)", p.PairingKey())
+	}
+	return key, nil
+}
+
+// ReadPairingKey returns the pairing key's 32 bytes without creating it:
+// a client checks the daemon's proofs with it (localclient.Probe).
+func (p Paths) ReadPairingKey() ([]byte, error) {
+	b, err := os.ReadFile(p.PairingKey())
+	if err != nil {
+		return nil, fmt.Errorf("read the pairing key %s (the daemon creates it when it starts): %w", p.PairingKey(), err)
+	}
+	key, err := hex.DecodeString(strings.TrimSpace(string(b)))
+	if err != nil || len(key) != tokenBytes {
+		return nil, fmt.Errorf("pairing key file %s is not 64 hex digits; delete it to make a new one", p.PairingKey())
+	}
+	return key, nil
+}
+
 // loadOrCreateSecret reads the hex secret in path, creating it (mode 0600,
 // O_EXCL so that two processes agree on one) when it does not exist. what
 // names the secret in errors.

@@ -86,7 +86,7 @@ func benchDaemon(b *testing.B, profiles, tabs int) (config.Paths, string) {
 	}
 	for i := range profiles {
 		e, err := fakeext.Dial("ws://"+addr+PathExtension, protocol.Hello{
-			ProfileID: fmt.Sprintf("bench-%02d-0000-4000-8000-000000000000", i), Label: fmt.Sprintf("P%02d", i), Tabs: list})
+			ProfileID: fmt.Sprintf("bench-%02d-0000-4000-8000-000000000000", i), Label: fmt.Sprintf("P%02d", i), Tabs: list}, "")
 		if err != nil {
 			b.Fatal(err)
 		}

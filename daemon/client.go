@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -15,37 +14,19 @@ import (
 
 	"github.com/tether-browser/tether/apitype"
 	"github.com/tether-browser/tether/config"
+	"github.com/tether-browser/tether/localclient"
 )
 
 // StartWait is how long Ensure polls /health for a daemon it started.
 const StartWait = 8 * time.Second
 
-// Probe asks the daemon recorded in the config dir for its health. It fails
-// when no record exists or nothing answers.
+// Probe asks the daemon recorded in the config dir for its health and
+// checks that it proves it is this config dir's daemon (localclient.Probe):
+// callers send it tokens next. It fails when no record exists, nothing
+// answers, or the program on the port does not prove it
+// (localclient.ErrNotThisTether).
 func Probe(ctx context.Context, p config.Paths) (config.DaemonRecord, Health, error) {
-	var h Health
-	rec, err := p.ReadDaemonRecord()
-	if err != nil {
-		return rec, h, err
-	}
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rec.URL()+PathHealth, nil)
-	if err != nil {
-		return rec, h, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return rec, h, fmt.Errorf("daemon on port %d does not answer: %w", rec.Port, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return rec, h, fmt.Errorf("daemon on port %d answered /health with %s", rec.Port, resp.Status)
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&h); err != nil || h.Name != "tether" {
-		return rec, h, fmt.Errorf("port %d is not a Tether daemon", rec.Port)
-	}
-	return rec, h, nil
+	return localclient.Probe(ctx, p)
 }
 
 // EnsureConfig configures Ensure.

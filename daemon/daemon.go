@@ -39,7 +39,9 @@ import (
 const (
 	PathExtension = "/extension"
 	PathMCP       = "/mcp"
-	PathHealth    = "/health"
+	PathHealth    = apitype.PathHealth
+	// HealthNonce is /health's query parameter for a proof (Health.Proof).
+	HealthNonce = apitype.HealthNonce
 )
 
 // IdleTimeout closes a kept-alive HTTP connection that has sent no new
@@ -133,20 +135,8 @@ type Services struct {
 	API *localapi.Server
 }
 
-// Health is /health's JSON body. It holds no secrets.
-//
-// A request through the reverse proxy in remote mode (docs/remote.md) gets
-// {"name":"tether"} alone; the other fields are for this machine.
-type Health struct {
-	// Name is always "tether".
-	Name string `json:"name"`
-	// Version is the daemon's build version.
-	Version string `json:"version"`
-	// UptimeSeconds since start.
-	UptimeSeconds float64 `json:"uptimeSeconds"`
-	// Profiles is the number of connected browser profiles.
-	Profiles int `json:"profiles"`
-}
+// Health is GET /health's answer (apitype.Health).
+type Health = apitype.Health
 
 // Run starts the daemon and blocks until ctx ends or /shutdown is called.
 // It returns ErrAlreadyRunning (wrapped, naming the pid and port) when another
@@ -202,6 +192,11 @@ func run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	pairingKeyHex, err := p.LoadOrCreatePairingKey()
+	if err != nil {
+		return err
+	}
+	pairingKey, _ := protocol.ParseKey(pairingKeyHex)
 	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.Port)))
 	if err != nil {
 		return fmt.Errorf("listen on 127.0.0.1:%d (another program uses it? pass --port or set %s): %w", cfg.Port, config.EnvPort, err)
@@ -218,7 +213,7 @@ func run(ctx context.Context, cfg Config) error {
 		ext = extension.Dist()
 	}
 	// The extension updates itself from folders Tether wrote (extupdate).
-	updater, err := extupdate.New(extupdate.Config{Ext: ext, Allowed: p.IsExtensionFolder, Logger: log})
+	updater, err := extupdate.New(extupdate.Config{Ext: ext, Allowed: p.IsExtensionFolder, PairingKey: pairingKeyHex, Logger: log})
 	if err != nil {
 		ln.Close()
 		return err
@@ -229,6 +224,7 @@ func run(ctx context.Context, cfg Config) error {
 		DaemonVersion:       cfg.Version,
 		Logger:              log,
 		StorePath:           p.Profiles(),
+		PairingKey:          pairingKey,
 		AutoApprove:         cfg.AutoApproveProfiles,
 		CloseAgentTabsAfter: settings.CloseAgentTabsAfter(),
 	})
@@ -291,6 +287,7 @@ func run(ctx context.Context, cfg Config) error {
 	}
 	apiCfg.Broker, apiCfg.Guard, apiCfg.Timeline = b, guard, tl
 	apiCfg.ControlToken, apiCfg.MCPToken, apiCfg.Logger = controlToken, token, log
+	apiCfg.PairingKey = pairingKeyHex
 	apiCfg.Shutdown = cancel
 	apiCfg.Tokens = tokens
 	api := localapi.New(apiCfg)
@@ -352,11 +349,15 @@ func run(ctx context.Context, cfg Config) error {
 			_ = json.NewEncoder(w).Encode(map[string]string{"name": "tether"})
 			return
 		}
-		_ = json.NewEncoder(w).Encode(Health{
+		h := Health{
 			Name: "tether", Version: cfg.Version,
 			UptimeSeconds: time.Since(started).Seconds(),
 			Profiles:      len(b.Profiles()),
-		})
+		}
+		if nonce := r.URL.Query().Get(HealthNonce); protocol.ValidNonce(nonce) {
+			h.Proof = protocol.HealthProof(pairingKey, protocol.LocalEndpoint(port), nonce)
+		}
+		_ = json.NewEncoder(w).Encode(h)
 	})
 	srv := &http.Server{
 		Handler:           apiOrLoopbackOnly(api, hostGate(log, settings.RemoteHosts(), mux)),

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -15,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gorilla/websocket"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 
@@ -24,6 +22,7 @@ import (
 	"github.com/tether-browser/tether/config"
 	"github.com/tether-browser/tether/localclient"
 	"github.com/tether-browser/tether/protocol"
+	"github.com/tether-browser/tether/test/exthandshake"
 	"github.com/tether-browser/tether/test/fakeext"
 	"github.com/tether-browser/tether/test/mcpclient"
 	"github.com/tether-browser/tether/timeline"
@@ -106,7 +105,7 @@ func TestThirtyTwoProfiles(t *testing.T) {
 	for i := range exts {
 		id := fmt.Sprintf("%08x-0000-4000-8000-%012d", i+1, i)
 		e, err := fakeext.Dial(url, protocol.Hello{ProfileID: id, Label: fmt.Sprintf("Profile %02d", i),
-			Tabs: []protocol.TabInfo{{Tab: 1, Title: "t", URL: "https://example.com/", Current: true}}})
+			Tabs: []protocol.TabInfo{{Tab: 1, Title: "t", URL: "https://example.com/", Current: true}}}, "")
 		if err != nil {
 			t.Fatalf("profile %d: %v", i, err)
 		}
@@ -114,7 +113,7 @@ func TestThirtyTwoProfiles(t *testing.T) {
 		go e.Serve(echo(id))
 		exts[i] = e
 	}
-	_, err := fakeext.Dial(url, protocol.Hello{ProfileID: "ffffffff-33", Label: "One too many"})
+	_, err := fakeext.Dial(url, protocol.Hello{ProfileID: "ffffffff-33", Label: "One too many"}, "")
 	if !errors.Is(err, fakeext.ErrRefused) || !strings.Contains(err.Error(), "too_many_profiles") {
 		t.Fatalf("33rd profile: %v", err)
 	}
@@ -122,14 +121,17 @@ func TestThirtyTwoProfiles(t *testing.T) {
 	// Profile 07 reconnects with its secret: same slug, calls still route.
 	old := exts[7]
 	old.Close()
-	again, err := fakeext.Dial(url, protocol.Hello{ProfileID: old.ProfileID, Label: "Profile 07", Secret: old.Ack.Secret,
-		Tabs: []protocol.TabInfo{{Tab: 1, Current: true}}})
+	again, err := fakeext.Dial(url, protocol.Hello{ProfileID: old.ProfileID, Label: "Profile 07",
+		Tabs: []protocol.TabInfo{{Tab: 1, Current: true}}}, old.Secret)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { again.Close() })
 	if again.Ack.AssignedSlug != "profile-07" {
 		t.Fatalf("slug after reconnect %q", again.Ack.AssignedSlug)
+	}
+	if !again.ProfileProven || again.Ack.Secret != "" || again.Secret != old.Secret {
+		t.Fatalf("reconnect: the daemon proved the profile's key: %v; ack %+v", again.ProfileProven, again.Ack)
 	}
 	go again.Serve(echo(old.ProfileID))
 
@@ -170,7 +172,7 @@ func TestPairingThroughTheControlAPI(t *testing.T) {
 	pairing := make(chan string, 1)
 	onPairing := func(msg string) { pairing <- msg }
 	go func() {
-		e, err := fakeext.Dial(url, protocol.Hello{ProfileID: "c0ffee00-1", Label: "Work"}, onPairing)
+		e, err := fakeext.Dial(url, protocol.Hello{ProfileID: "c0ffee00-1", Label: "Work"}, "", onPairing)
 		res <- dialed{e, err}
 	}()
 	ctx := context.Background()
@@ -202,9 +204,10 @@ func TestPairingThroughTheControlAPI(t *testing.T) {
 	if _, err := lc.ForgetProfile(ctx, "work"); err != nil {
 		t.Fatal(err)
 	}
-	// Forgotten: its old secret no longer matters; it must pair again.
+	// Forgotten: its old secret no longer matters (the daemon no longer
+	// proves it holds its key, and ignores its proof); it must pair again.
 	go func() {
-		e, err := fakeext.Dial(url, protocol.Hello{ProfileID: "c0ffee00-1", Label: "Work", Secret: d.e.Ack.Secret}, onPairing)
+		e, err := fakeext.Dial(url, protocol.Hello{ProfileID: "c0ffee00-1", Label: "Work"}, d.e.Secret, onPairing)
 		res <- dialed{e, err}
 	}()
 	code = pairingCode(t, waitPairing(t, pairing))
@@ -223,10 +226,11 @@ func TestPairingThroughTheControlAPI(t *testing.T) {
 func TestApproveWhileOutOfTheList(t *testing.T) {
 	p, addr := startDaemon(t, false)
 	url := "ws://" + addr + PathExtension
-	ws, _, err := websocket.DefaultDialer.Dial(url, http.Header{"Origin": {"chrome-extension://" + broker.DefaultExtensionID}})
+	s, _, err := exthandshake.Open(nil, url, http.Header{"Origin": {"chrome-extension://" + broker.DefaultExtensionID}}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
+	ws := s.WS
 	hello := protocol.Hello{Type: protocol.TypeHello, Protocol: protocol.Version, ProfileID: "5eed0000-1", Label: "Work", Tabs: []protocol.TabInfo{}}
 	if err := ws.WriteJSON(hello); err != nil {
 		t.Fatal(err)
@@ -255,7 +259,7 @@ func TestApproveWhileOutOfTheList(t *testing.T) {
 	if approved.Status != "approved" || approved.Slug != "" || approved.Label != "Work" {
 		t.Fatalf("approve answered %+v, want status approved", approved)
 	}
-	e, err := fakeext.Dial(url, protocol.Hello{ProfileID: "5eed0000-1", Label: "Work"})
+	e, err := fakeext.Dial(url, protocol.Hello{ProfileID: "5eed0000-1", Label: "Work"}, "")
 	if err != nil || e.Ack.Secret == "" || e.Ack.AssignedSlug != "work" {
 		t.Fatalf("next hello: %v %+v", err, e)
 	}
@@ -292,7 +296,7 @@ func TestTimelineRecordsTheResolvedTarget(t *testing.T) {
 	for i, label := range []string{"Work", "Home"} {
 		id := fmt.Sprintf("%08x-0000-4000-8000-000000000000", i+1)
 		e, err := fakeext.Dial(url, protocol.Hello{ProfileID: id, Label: label,
-			Tabs: []protocol.TabInfo{{Tab: 3, Title: "t", URL: "https://example.com/", Current: true, Active: true}}})
+			Tabs: []protocol.TabInfo{{Tab: 3, Title: "t", URL: "https://example.com/", Current: true, Active: true}}}, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -336,21 +340,17 @@ func TestTimelineRecordsTheResolvedTarget(t *testing.T) {
 func TestAutoApproveNotThroughTheProxy(t *testing.T) {
 	_, addr := startDaemonWith(t, func(c *Config) {
 		c.AutoApproveProfiles = true
-		if err := os.MkdirAll(c.Paths.Dir, 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(c.Paths.SettingsFile(), []byte(`{"remote": {"hosts": ["tether.example.org"]}}`), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		remoteSettings(t, c)
 	})
 	url := "ws://" + addr + PathExtension
-	ws, _, err := websocket.DefaultDialer.Dial(url, http.Header{
+	s, _, err := exthandshake.Open(nil, url, http.Header{
 		"Origin": {"chrome-extension://" + broker.DefaultExtensionID}, "Host": {"tether.example.org"},
 		"X-Forwarded-Proto": {"https"}, "X-Forwarded-For": {"203.0.113.9"},
-	})
+	}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
+	ws := s.WS
 	defer ws.Close()
 	if err := ws.WriteJSON(protocol.Hello{Type: protocol.TypeHello, Protocol: protocol.Version, ProfileID: "f0e9ed00-1", Label: "Forged", Tabs: []protocol.TabInfo{}}); err != nil {
 		t.Fatal(err)
@@ -359,7 +359,7 @@ func TestAutoApproveNotThroughTheProxy(t *testing.T) {
 	if err := ws.ReadJSON(&pf); err != nil || pf.Type != protocol.TypePairing || pf.Code == "" {
 		t.Fatalf("a socket through the proxy got %+v (%v), want a pairing code", pf, err)
 	}
-	e, err := fakeext.Dial(url, protocol.Hello{ProfileID: "10ca1000-1", Label: "Local"})
+	e, err := fakeext.Dial(url, protocol.Hello{ProfileID: "10ca1000-1", Label: "Local"}, "")
 	if err != nil || e.Ack.Secret == "" {
 		t.Fatalf("local socket: %v %+v", err, e)
 	}

@@ -7,16 +7,22 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/tether-browser/tether/broker"
 	"github.com/tether-browser/tether/localapi"
 	"github.com/tether-browser/tether/localclient"
 	tmcp "github.com/tether-browser/tether/mcp"
+	"github.com/tether-browser/tether/protocol"
+	"github.com/tether-browser/tether/test/exthandshake"
+	"github.com/tether-browser/tether/test/fakeext"
 	"github.com/tether-browser/tether/test/mcpclient"
 )
 
@@ -49,12 +55,7 @@ func TestRemoteModeAttacks(t *testing.T) {
 	var routes []localapi.Route
 	p, addr := startDaemonWith(t, func(c *Config) {
 		c.Services = func(s Services) { routes = s.API.Routes() }
-		if err := os.MkdirAll(c.Paths.Dir, 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(c.Paths.SettingsFile(), []byte(`{"remote": {"hosts": ["tether.example.org"]}}`), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		remoteSettings(t, c)
 	})
 	ctl, err := p.ReadControlToken()
 	if err != nil {
@@ -146,5 +147,105 @@ func TestResourceReadsCountAgainstTheRateLimit(t *testing.T) {
 	_, err = c.ReadResource(ctx, req)
 	if err == nil || !strings.Contains(err.Error(), "token agent is over its limit of 1 calls per minute") {
 		t.Fatalf("a resource read past the limit: %v; want the limit's refusal", err)
+	}
+}
+
+// Attack: a program relays an extension's handshake between the local
+// endpoint (127.0.0.1:PORT) and remote mode's proxy (the public Host), or
+// between Tether and another port. Every proof covers the endpoint the
+// extension dialled, as the daemon sees it (its port, or the proxied
+// Host): a hello proved for one endpoint is refused (unauthorized) on the
+// other, and the daemon's proofs on one do not hold for the other. The
+// challenge's pairing proof is keyed on the config dir's pairing key, the
+// one Tether writes into the extension folders.
+func TestExtensionProofsAreBoundToTheEndpoint(t *testing.T) {
+	p, addr := startDaemonWith(t, func(c *Config) {
+		c.AutoApproveProfiles = true
+		remoteSettings(t, c)
+	})
+	url := "ws://" + addr + PathExtension
+	_, portText, _ := net.SplitHostPort(addr)
+	port, _ := strconv.Atoi(portText)
+	local, public := protocol.LocalEndpoint(port), protocol.RemoteEndpoint("tether.example.org")
+	origin := "chrome-extension://" + broker.DefaultExtensionID
+	proxied := http.Header{"Origin": {origin}, "Host": {"tether.example.org"}, "X-Forwarded-Proto": {"https"}, "X-Forwarded-For": {"203.0.113.9"}}
+	keyHex, err := p.LoadOrCreatePairingKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pairingKey, _ := protocol.ParseKey(keyHex)
+
+	const id = "e4d0b11d-0000-4000-8000-000000000001"
+	e, err := fakeext.Dial(url, protocol.Hello{ProfileID: id, Label: "Work"}, "")
+	if err != nil || e.Secret == "" {
+		t.Fatalf("pairing locally: %v %+v", err, e)
+	}
+	e.Close()
+	secret := e.Secret
+
+	// say opens a socket (through the proxy or not), checks what the
+	// daemon proved and for which endpoint, and says hello with a proof
+	// over proofEndpoint; it returns the first answer's type.
+	say := func(through http.Header, daemonEndpoint, proofEndpoint string) protocol.FrameType {
+		t.Helper()
+		s, _, err := exthandshake.Open(nil, url, through, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.WS.Close()
+		ch := s.Challenge
+		for _, ep := range []string{local, public} {
+			s.Endpoint = ep
+			if got, want := s.DaemonProvedProfile(secret), ep == daemonEndpoint; got != want {
+				t.Errorf("the daemon's profile proof holds for endpoint %s: %v, want %v", ep, got, want)
+			}
+			if got, want := ch.PairingProof == protocol.DaemonProof(pairingKey, ep, id, s.Nonce, ch.Nonce), ep == daemonEndpoint; got != want {
+				t.Errorf("the daemon's pairing proof holds for endpoint %s: %v, want %v", ep, got, want)
+			}
+		}
+		s.Endpoint = proofEndpoint
+		if err := s.WS.WriteJSON(protocol.Hello{Type: protocol.TypeHello, Protocol: protocol.Version, ProfileID: id, Label: "Work",
+			Proof: s.Proof(id, secret), Tabs: []protocol.TabInfo{}}); err != nil {
+			t.Fatal(err)
+		}
+		_ = s.WS.SetReadDeadline(time.Now().Add(10 * time.Second))
+		var r protocol.Refused
+		if err := s.WS.ReadJSON(&r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Type == protocol.TypeRefused && r.Code != protocol.CodeUnauthorized {
+			t.Errorf("refused %+v, want unauthorized", r)
+		}
+		return r.Type
+	}
+	localHeader := http.Header{"Origin": {origin}}
+	for _, tc := range []struct {
+		name           string
+		through        http.Header
+		daemonEndpoint string
+		proofEndpoint  string
+		want           protocol.FrameType
+	}{
+		{"proof for the public Host, sent locally", localHeader, local, public, protocol.TypeRefused},
+		{"proof for the local port, sent through the proxy", proxied, public, local, protocol.TypeRefused},
+		{"proof for another local port", localHeader, local, protocol.LocalEndpoint(port + 1), protocol.TypeRefused},
+		{"proof for the local port, sent locally", localHeader, local, local, protocol.TypeHelloAck},
+		{"proof for the public Host, sent through the proxy", proxied, public, public, protocol.TypeHelloAck},
+	} {
+		if got := say(tc.through, tc.daemonEndpoint, tc.proofEndpoint); got != tc.want {
+			t.Errorf("%s: got %s, want %s", tc.name, got, tc.want)
+		}
+	}
+}
+
+// remoteSettings writes a settings.json turning remote mode on for the
+// host tether.example.org into c's config dir, for startDaemonWith.
+func remoteSettings(t *testing.T, c *Config) {
+	t.Helper()
+	if err := os.MkdirAll(c.Paths.Dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(c.Paths.SettingsFile(), []byte(`{"remote": {"hosts": ["tether.example.org"]}}`), 0o600); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -113,6 +113,9 @@ type Config struct {
 	// writes extensions to: the config dir's chrome-extension/ and `tether
 	// browser`'s copies (config.Paths.ExtensionFolder).
 	Allowed func(dir string) bool
+	// PairingKey is the daemon's pairing key (64 hex digits), added to a
+	// rewritten folder's tether.json that has none (launcher.UpdateExtension).
+	PairingKey string
 	// Logger receives what the updater did; nil discards it.
 	Logger *slog.Logger
 	// Now is the clock (time.Now).
@@ -228,7 +231,7 @@ func (u *Updater) Check(h protocol.Hello) (reload *protocol.Reload, note string)
 		u.log.Info("extension folder holds this build already; asking the extension to reload", "dir", dir, "from", have, "to", u.build.VersionName)
 		return frame, ""
 	}
-	if err := launcher.UpdateExtension(u.cfg.Ext, dir); err != nil {
+	if err := launcher.UpdateExtension(u.cfg.Ext, dir, u.cfg.PairingKey); err != nil {
 		u.log.Warn("updating the extension's folder failed", "dir", dir, "err", err)
 		return nil, fmt.Sprintf("The extension is outdated (%s) and Tether could not update its folder: %v. Open the window's Extension page and press Write the extension, then Reload on Tether at chrome://extensions.", have, err)
 	}

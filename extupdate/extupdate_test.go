@@ -3,6 +3,7 @@ package extupdate
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -58,15 +59,19 @@ func newFixture(t *testing.T) *fixture {
 	return f
 }
 
+// pairingKey is the daemon's pairing key written into tether.json.
+var pairingKey = strings.Repeat("5a", 32)
+
 // writeOld writes an older build into dir as Tether does (marker and
-// tether.json), and returns the hello its extension sends.
+// tether.json, with the daemon's pairing key), and returns the hello its
+// extension sends.
 func writeOld(t *testing.T, dir, version string) protocol.Hello {
 	t.Helper()
 	old := fstest.MapFS{
 		"manifest.json": {Data: []byte(`{"version": "` + version + `", "version_name": "` + version + ` build old"}`)},
 		"background.js": {Data: []byte("// old")},
 	}
-	if err := launcher.WriteExtension(old, dir, launcher.ExtensionConfig{Port: 4242, Label: "Work"}); err != nil {
+	if err := launcher.WriteExtension(old, dir, launcher.ExtensionConfig{Port: 4242, Label: "Work", PairingKey: pairingKey}); err != nil {
 		t.Fatal(err)
 	}
 	m, err := launcher.ReadMarker(dir)
@@ -102,6 +107,10 @@ func TestRewritesAnOlderBuildInAFolderTetherWrote(t *testing.T) {
 				dir = f.paths.Extension(filepath.Join(t.TempDir(), "profile"))
 			}
 			h := writeOld(t, dir, "0.3.0")
+			// As a Tether before protocol 4 left it: readable by all.
+			if err := os.Chmod(filepath.Join(dir, launcher.ConfigName), 0o644); err != nil {
+				t.Fatal(err)
+			}
 			before := snapshot(t, dir)
 			reload, note := f.u.Check(h)
 			if reload == nil || note != "" {
@@ -116,6 +125,13 @@ func TestRewritesAnOlderBuildInAFolderTetherWrote(t *testing.T) {
 			}
 			if after[launcher.ConfigName] != before[launcher.ConfigName] || after[launcher.MarkerName] != before[launcher.MarkerName] {
 				t.Fatalf("tether.json or the marker changed:\n%v\n%v", before, after)
+			}
+			// tether.json keeps the pairing key, readable by its owner alone.
+			if !strings.Contains(after[launcher.ConfigName], `"pairingKey": "`+pairingKey+`"`) {
+				t.Fatalf("tether.json lost the pairing key: %s", after[launcher.ConfigName])
+			}
+			if info, err := os.Stat(filepath.Join(dir, launcher.ConfigName)); err != nil || runtime.GOOS != "windows" && info.Mode().Perm() != 0o600 {
+				t.Fatalf("tether.json after the rewrite: %v %v, want mode 0600", info, err)
 			}
 			if _, err := os.Stat(dir + ".old"); !os.IsNotExist(err) {
 				t.Fatalf("the previous folder was left behind: %v", err)

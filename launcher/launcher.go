@@ -34,6 +34,11 @@ type ExtensionConfig struct {
 	Port int `json:"port"`
 	// Label is the profile's default label.
 	Label string `json:"label,omitempty"`
+	// PairingKey is the daemon's pairing key (config.Paths.PairingKey, 64
+	// hex digits): a new profile loaded from this folder pairs only with a
+	// daemon that proves it holds the key (protocol.Challenge.PairingProof).
+	// The file is written with mode 0600.
+	PairingKey string `json:"pairingKey,omitempty"`
 }
 
 // MarkerName is the marker file Tether writes into every extension folder
@@ -58,10 +63,12 @@ func WriteExtension(ext fs.FS, dir string, cfg ExtensionConfig) error {
 }
 
 // UpdateExtension rewrites dir, a folder WriteExtension wrote, with the
-// files of ext, keeping its tether.json byte for byte and its marker's id:
-// the same atomic swap as WriteExtension. It fails, touching nothing, when
-// dir has no marker (ReadMarker) or no tether.json.
-func UpdateExtension(ext fs.FS, dir string) error {
+// files of ext, keeping its tether.json and its marker's id: the same
+// atomic swap as WriteExtension. tether.json is kept byte for byte, except
+// that a pairingKey is added when it has none and pairingKey is not empty
+// (a folder written before the key existed). It fails, touching nothing,
+// when dir has no marker (ReadMarker) or no tether.json.
+func UpdateExtension(ext fs.FS, dir, pairingKey string) error {
 	m, err := ReadMarker(dir)
 	if err != nil {
 		return fmt.Errorf("update extension: %w", err)
@@ -69,6 +76,12 @@ func UpdateExtension(ext fs.FS, dir string) error {
 	cfg, err := os.ReadFile(filepath.Join(dir, ConfigName))
 	if err != nil {
 		return fmt.Errorf("update extension: %w", err)
+	}
+	var fields map[string]json.RawMessage
+	if pairingKey != "" && json.Unmarshal(cfg, &fields) == nil && fields != nil && fields["pairingKey"] == nil {
+		fields["pairingKey"], _ = json.Marshal(pairingKey)
+		b, _ := json.MarshalIndent(fields, "", "  ")
+		cfg = append(b, '\n')
 	}
 	return replaceExtension(ext, dir, cfg, m)
 }
@@ -112,7 +125,7 @@ func replaceExtension(ext fs.FS, dir string, cfg []byte, marker protocol.Install
 	if _, err := os.Stat(filepath.Join(tmp, "manifest.json")); err != nil {
 		return fmt.Errorf("the embedded extension has no manifest.json (was it built? run `make`): %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(tmp, ConfigName), cfg, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(tmp, ConfigName), cfg, 0o600); err != nil {
 		return fmt.Errorf("write extension: %w", err)
 	}
 	mb, _ := json.MarshalIndent(marker, "", "  ")

@@ -416,12 +416,13 @@ func (s *Server) getExtension(w http.ResponseWriter, r *http.Request) {
 }
 
 // writeExtensionDir writes the unpacked extension to ExtensionDir with a
-// tether.json naming the daemon's port, replacing an older copy atomically.
+// tether.json naming the daemon's port and holding its pairing key,
+// replacing an older copy atomically.
 func (s *Server) writeExtensionDir() error {
 	if s.cfg.Extension == nil || s.cfg.ExtensionDir == "" {
 		return errors.New("this build has no extension to write; build it with `make`")
 	}
-	if err := launcher.WriteExtension(s.cfg.Extension, s.cfg.ExtensionDir, launcher.ExtensionConfig{Port: s.cfg.Port}); err != nil {
+	if err := launcher.WriteExtension(s.cfg.Extension, s.cfg.ExtensionDir, launcher.ExtensionConfig{Port: s.cfg.Port, PairingKey: s.cfg.PairingKey}); err != nil {
 		return fmt.Errorf("%w; check that %s is writable", err, filepath.Dir(s.cfg.ExtensionDir))
 	}
 	s.log.Info("extension written over the local API", "dir", s.cfg.ExtensionDir)

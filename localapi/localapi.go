@@ -58,8 +58,11 @@ type Config struct {
 	// ExtensionID is its id in Chrome.
 	Extension    fs.FS
 	ExtensionDir string
-	ExtensionID  string
-	Port         int
+	// PairingKey is the daemon's pairing key (64 hex digits), written into
+	// the folder's tether.json (launcher.ExtensionConfig.PairingKey).
+	PairingKey  string
+	ExtensionID string
+	Port        int
 	// Executable starts the test browser as `Executable browser`, with
 	// BrowserEnv added to the daemon's environment ("" : POST /api/browser
 	// answers 409).

@@ -63,22 +63,30 @@ type Client struct {
 }
 
 // New returns a client of the daemon of the config dir p.
+// Every connection it opens first checks the daemon's proof
+// (ProvenDialer), so its control token never goes to another program.
 func New(p config.Paths) *Client {
+	tr := &http.Transport{DialContext: ProvenDialer(p), MaxIdleConnsPerHost: 4, IdleConnTimeout: 90 * time.Second}
 	return &Client{paths: p,
-		http:   &http.Client{Timeout: 30 * time.Second},
-		stream: &http.Client{},
+		http:   &http.Client{Timeout: 30 * time.Second, Transport: tr},
+		stream: &http.Client{Transport: tr},
 	}
 }
 
 // endpoint returns the base URL and token, read from the config dir when
-// not cached or when reload is set.
-func (c *Client) endpoint(reload bool) (string, string, error) {
+// not cached or when reload is set; a daemon read afresh must first prove
+// it is this config dir's (Probe), so the control token never goes to
+// another program on the recorded port.
+func (c *Client) endpoint(ctx context.Context, reload bool) (string, string, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.base != "" && c.token != "" && !reload {
 		return c.base, c.token, nil
 	}
-	rec, err := c.paths.ReadDaemonRecord()
+	rec, _, err := Probe(ctx, c.paths)
+	if errors.Is(err, ErrNotThisTether) {
+		return "", "", err
+	}
 	if err != nil {
 		return "", "", fmt.Errorf("%w: %v", ErrNotRunning, err)
 	}
@@ -104,7 +112,7 @@ func (c *Client) send(ctx context.Context, hc *http.Client, method, path string,
 		payload = b
 	}
 	for attempt := 0; ; attempt++ {
-		base, token, err := c.endpoint(attempt > 0)
+		base, token, err := c.endpoint(ctx, attempt > 0)
 		if err != nil {
 			return nil, err
 		}

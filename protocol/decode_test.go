@@ -136,7 +136,11 @@ func roundTrip[T any](t testing.TB, v T, decode func([]byte) (T, error)) {
 // control characters, at most MaxDecodeErrorLen bytes); an accepted value
 // fits its JSON Schema definition and survives a round trip unchanged.
 func FuzzDecode(f *testing.F) {
-	f.Add(uint8(0), []byte(`{"type":"hello","protocol":3,"profileId":"0721cbc6-1f7e-4f3b-9a52-0a7a2d4c9e11","label":"Work","extVersion":"0.2.0","tabs":[]}`))
+	f.Add(uint8(0), []byte(`{"type":"hello","protocol":4,"profileId":"0721cbc6-1f7e-4f3b-9a52-0a7a2d4c9e11","label":"Work","extVersion":"0.2.0","tabs":[]}`))
+	f.Add(uint8(0), []byte(`{"type":"hello","protocol":4,"profileId":"0721cbc6-1f7e-4f3b-9a52-0a7a2d4c9e11","label":"Work","extVersion":"0.2.0","slug":"work","proof":"97b3062330757e01eb073fb66d87c6514e8a3c81553bd648e80b98198c4c680e","tabs":[]}`))
+	// A hello of protocol 3 still carries its secret: decoded (the caller
+	// then refuses the version), the secret dropped.
+	f.Add(uint8(0), []byte(`{"type":"hello","protocol":3,"profileId":"0721cbc6-1f7e-4f3b-9a52-0a7a2d4c9e11","label":"Work","extVersion":"0.2.0","secret":"s3cr3t","tabs":[]}`))
 	f.Add(uint8(1), []byte(`{"type":"response","id":"7","result":{"tab":1,"url":"https://example.com/","title":"Example","snapshot":"- heading \"Example\" [ref=e1]"}}`))
 	f.Add(uint8(1), []byte(`{"type":"response","id":"8","error":{"code":"stale_ref","message":"take a new snapshot"}}`))
 	f.Add(uint8(1), []byte(`{"type":"download","event":"started","download":{"id":3,"tab":1,"url":"https://a.test/f.pdf","filename":"","state":"in_progress","received":0,"total":-1,"start":1},"site":"https://a.test","paused":true}`))

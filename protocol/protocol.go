@@ -10,10 +10,19 @@
 // "type" field names its kind:
 //
 //	extension → daemon: hello, response, tabs_changed, download
-//	daemon → extension: hello_ack, pairing, request, refused, reload
+//	daemon → extension: challenge, hello_ack, pairing, request, refused, reload
 //
-// The extension sends hello first. The daemon answers hello_ack, or refused
-// and closes. A profile the daemon has never seen must first be approved by
+// The daemon proves itself first (protocol 4): the extension opens the
+// socket offering a fresh nonce (NonceSubprotocolPrefix) and, once paired,
+// its profile id (ProfileSubprotocolPrefix); the daemon's first frame is
+// challenge, with its own nonce and proofs keyed on what only the real
+// daemon holds (DaemonProof; see proof.go). The extension checks them and
+// only then sends hello, which carries its own proof (ExtensionProof), never
+// the pairing secret. A program other than Tether answering on the port
+// learns no secret and is obeyed in nothing.
+//
+// The daemon answers hello with hello_ack, or refused and closes. A profile
+// the daemon has never seen must first be approved by
 // the user: the daemon answers pairing (with the pairing code the popup
 // shows), holds the socket, and sends hello_ack (with the profile's new
 // secret) once the user approves, or refused if the user denies
@@ -27,32 +36,41 @@ package protocol
 
 import "encoding/json"
 
-// AuthSubprotocolPrefix starts the WebSocket subprotocol a paired extension
-// offers when it opens the socket (Sec-WebSocket-Protocol, next to
-// "tether"): "tether.profile.<profileId>.<secret>". It lets the daemon know
-// a paired profile before its hello, so the bound on sockets that have not
-// said hello (and may be anyone's) never closes it. The daemon does not
-// select it; the hello must still carry the secret.
-const AuthSubprotocolPrefix = "tether.profile."
+// ProfileSubprotocolPrefix starts the WebSocket subprotocol a paired
+// extension offers when it opens the socket (Sec-WebSocket-Protocol, next
+// to "tether"): "tether.profile.<profileId>.<NamedProof>". It tells the
+// daemon which profile's key to prove itself with in its challenge
+// (Challenge.ProfileProof), and, when the proof holds for a nonce not seen
+// before, lets it keep that socket out of the bound on sockets that have
+// not said hello yet. It carries no secret.
+const ProfileSubprotocolPrefix = "tether.profile."
+
+// NonceSubprotocolPrefix starts the subprotocol that carries the
+// extension's fresh nonce: "tether.nonce.<64 hex digits>" (32 random bytes,
+// new for every socket). The daemon's proofs cover it, so a proof recorded
+// earlier cannot be played back.
+const NonceSubprotocolPrefix = "tether.nonce."
 
 // Subprotocol is the subprotocol the daemon selects when offered.
 const Subprotocol = "tether"
 
 // Version is the protocol version spoken by this build. A hello with another
 // version is refused with a message naming both versions.
-const Version = 3
+const Version = 4
 
 // FrameType is the discriminator of every frame.
 type FrameType string
 
 // Frame kinds.
 const (
-	TypeHello    FrameType = "hello"
-	TypeHelloAck FrameType = "hello_ack"
-	TypeRequest  FrameType = "request"
-	TypeResponse FrameType = "response"
-	TypeRefused  FrameType = "refused"
-	TypePairing  FrameType = "pairing"
+	TypeHello FrameType = "hello"
+	// TypeChallenge is the daemon's first frame (Challenge).
+	TypeChallenge FrameType = "challenge"
+	TypeHelloAck  FrameType = "hello_ack"
+	TypeRequest   FrameType = "request"
+	TypeResponse  FrameType = "response"
+	TypeRefused   FrameType = "refused"
+	TypePairing   FrameType = "pairing"
 	// TypeTabsChanged is pushed by the extension when its shared tabs change.
 	TypeTabsChanged FrameType = "tabs_changed"
 	// TypeDownload is pushed by the extension when a download attributed
@@ -102,12 +120,35 @@ type Hello struct {
 	// Slug is the slug the daemon last assigned (from hello_ack), so slugs
 	// survive a daemon that lost its records; empty on first contact.
 	Slug string `json:"slug,omitempty"`
-	// Secret is the per-profile secret the daemon issued at pairing; empty
-	// before pairing. A hello that claims a known ProfileID without its
-	// secret is refused.
-	Secret string `json:"secret,omitempty"`
+	// Proof is ExtensionProof keyed on the profile's pairing secret (64 hex
+	// digits), over this socket's nonces; empty before pairing. A hello that
+	// claims a known ProfileID without a valid proof is refused
+	// (unauthorized). The secret itself is never sent after pairing.
+	Proof string `json:"proof,omitempty"`
 	// Tabs are the currently shared tabs.
 	Tabs []TabInfo `json:"tabs"`
+}
+
+// Challenge is the daemon's first frame on a socket whose handshake
+// offered a nonce (NonceSubprotocolPrefix). The extension sends hello only
+// after checking it, and reads no other frame before: without a valid
+// proof it sends nothing more, closes the socket and tells the user that
+// another program answered on Tether's port.
+type Challenge struct {
+	Type FrameType `json:"type" jsonschema:"enum=challenge"`
+	// Protocol is the daemon's protocol Version.
+	Protocol int `json:"protocol"`
+	// Nonce is the daemon's fresh nonce for this socket: 64 hex digits.
+	Nonce string `json:"nonce" jsonschema:"pattern=^[0-9a-f]{64}$"`
+	// ProfileProof is DaemonProof keyed on ProfileKey of the profile the
+	// handshake named (ProfileSubprotocolPrefix); empty when the daemon
+	// does not know that profile, or none was named.
+	ProfileProof string `json:"profileProof,omitempty"`
+	// PairingProof is DaemonProof keyed on the daemon's pairing key, which
+	// the daemon writes into tether.json in every extension folder it
+	// writes (ExtensionConfig.PairingKey): a new profile loaded from such a
+	// folder pairs only with the daemon that wrote it.
+	PairingProof string `json:"pairingProof"`
 }
 
 // InstallMarker is tether-install.json, which Tether writes into every
@@ -142,9 +183,11 @@ type HelloAck struct {
 	AssignedLabel string `json:"assignedLabel"`
 	// AssignedSlug is the short address of the profile in tool calls, e.g. "work".
 	AssignedSlug string `json:"assignedSlug"`
-	// Secret is set only when the daemon issues a new secret (at pairing);
-	// the extension stores it in chrome.storage.local and sends it in every
-	// later hello. It is never shown to the user or logged.
+	// Secret is set only when the daemon issues a new secret (at pairing):
+	// 64 hex digits. The extension stores it in chrome.storage.local and
+	// proves it holds it at every later connection (Hello.Proof) without
+	// sending it; the daemon keeps only its SHA-256 (ProfileKey). It is
+	// never shown to the user or logged.
 	Secret string `json:"secret,omitempty"`
 }
 
@@ -346,7 +389,7 @@ const (
 	CodeBadRequest ErrorCode = "bad_request"
 	// CodeProtocolMismatch: the extension and daemon speak different protocol versions.
 	CodeProtocolMismatch ErrorCode = "protocol_mismatch"
-	// CodeUnauthorized: the hello claimed a known profile without its secret.
+	// CodeUnauthorized: the hello claimed a known profile without a valid proof of its secret.
 	CodeUnauthorized ErrorCode = "unauthorized"
 	// CodePairingDenied: the user denied this profile.
 	CodePairingDenied ErrorCode = "pairing_denied"

@@ -10,7 +10,7 @@ import (
 // frameTypes lists every type that appears on the wire, in the order their
 // definitions are emitted. Add a type here when you add it to the protocol.
 var frameTypes = []any{
-	Hello{}, HelloAck{}, Pairing{}, TabsChanged{}, Refused{}, Request{}, Response{}, Error{},
+	Hello{}, Challenge{}, HelloAck{}, Pairing{}, TabsChanged{}, Refused{}, Request{}, Response{}, Error{},
 	TabParams{}, NavigateParams{}, ClickParams{}, TypeParams{}, TabsListParams{}, TabNewParams{},
 	SnapshotOptions{}, SnapshotParams{}, DialogEvent{}, RefParams{}, FindParams{}, FindMatch{}, FindResult{},
 	ReadResult{}, ReadURLParams{}, ConsoleParams{}, ConsoleMessage{}, ConsoleResult{}, SelectOptionParams{},

@@ -46,6 +46,7 @@ chrome.runtime.onMessage.addListener((msg, sender, sendResponse) => {
   }
   if (msg.kind === 'tabs-changed') connection.pushTabsChanged(msg.frame);
   else if (msg.kind === 'reconnect') connection.reconnect();
+  else if (msg.kind === 'pair-again') connection.pairAgainWithLocal();
   sendResponse(true);
   return false;
 });

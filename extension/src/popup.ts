@@ -64,6 +64,7 @@ $('share-active').addEventListener('click', (ev) => {
 const reconnect = () => void send({ target: 'background', kind: 'popup-reconnect' });
 $('reconnect').addEventListener('click', reconnect);
 $('retry').addEventListener('click', reconnect);
+$('pair-again').addEventListener('click', () => void send({ target: 'background', kind: 'popup-pair-again' }));
 // The remote broker: '' is the local daemon. The service worker checks the
 // URL (parseBrokerUrl) and answers with the sentence to show when it refuses.
 let brokerEdited = false;

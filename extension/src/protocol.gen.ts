@@ -7,6 +7,36 @@ export interface TetherProtocol {
   [k: string]: unknown | undefined;
 }
 /**
+ * Challenge is the daemon's first frame on a socket whose handshake offered a nonce (NonceSubprotocolPrefix).
+ *
+ * This interface was referenced by `TetherProtocol`'s JSON-Schema
+ * via the `definition` "Challenge".
+ */
+export interface Challenge {
+  type: 'challenge';
+  /**
+   * Protocol is the daemon's protocol Version.
+   */
+  protocol: number;
+  /**
+   * Nonce is the daemon's fresh nonce for this socket: 64 hex digits.
+   */
+  nonce: string;
+  /**
+   * ProfileProof is DaemonProof keyed on ProfileKey of the profile the
+   * handshake named (ProfileSubprotocolPrefix); empty when the daemon
+   * does not know that profile, or none was named.
+   */
+  profileProof?: string;
+  /**
+   * PairingProof is DaemonProof keyed on the daemon's pairing key, which
+   * the daemon writes into tether.json in every extension folder it
+   * writes (ExtensionConfig.PairingKey): a new profile loaded from such a
+   * folder pairs only with the daemon that wrote it.
+   */
+  pairingProof: string;
+}
+/**
  * ClickParams clicks the element named by Ref, or the point At (then Ref is empty).
  *
  * This interface was referenced by `TetherProtocol`'s JSON-Schema
@@ -498,11 +528,12 @@ export interface Hello {
    */
   slug?: string;
   /**
-   * Secret is the per-profile secret the daemon issued at pairing; empty
-   * before pairing. A hello that claims a known ProfileID without its
-   * secret is refused.
+   * Proof is ExtensionProof keyed on the profile's pairing secret (64 hex
+   * digits), over this socket's nonces; empty before pairing. A hello that
+   * claims a known ProfileID without a valid proof is refused
+   * (unauthorized). The secret itself is never sent after pairing.
    */
-  secret?: string;
+  proof?: string;
   /**
    * Tabs are the currently shared tabs.
    */
@@ -578,9 +609,11 @@ export interface HelloAck {
    */
   assignedSlug: string;
   /**
-   * Secret is set only when the daemon issues a new secret (at pairing);
-   * the extension stores it in chrome.storage.local and sends it in every
-   * later hello. It is never shown to the user or logged.
+   * Secret is set only when the daemon issues a new secret (at pairing):
+   * 64 hex digits. The extension stores it in chrome.storage.local and
+   * proves it holds it at every later connection (Hello.Proof) without
+   * sending it; the daemon keeps only its SHA-256 (ProfileKey). It is
+   * never shown to the user or logged.
    */
   secret?: string;
 }

@@ -12,6 +12,13 @@ describe('parseFileConfig (tether.json)', () => {
     expect(parseFileConfig({ port: 70000 })).toEqual({});
     expect(parseFileConfig(null)).toEqual({});
   });
+  it('keeps a pairing key of 64 lowercase hex digits and drops anything else', () => {
+    const key = '0123456789abcdef'.repeat(4);
+    expect(parseFileConfig({ port: 47615, pairingKey: key })).toEqual({ port: 47615, pairingKey: key });
+    for (const bad of [key.toUpperCase(), key.slice(1), `${key}0`, `${key.slice(0, 63)}g`, ` ${key}`, '', 42, null, { key }]) {
+      expect(parseFileConfig({ pairingKey: bad }), String(bad)).toEqual({});
+    }
+  });
 });
 
 describe('popupView', () => {

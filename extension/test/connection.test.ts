@@ -1,34 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { BACKOFF_CAP_MS, DaemonConnection, backoffDelay, relayFailure, type ConnectionDeps, type SocketLike } from '../src/offscreen/connection';
+import { BACKOFF_CAP_MS, DaemonConnection, backoffDelay, relayFailure, type ConnectionDeps } from '../src/offscreen/connection';
 import type { HelloAck, Reload, Request, TabsChanged } from '../src/protocol.gen';
 import type { ConnectionStatus, DaemonConfig, Outcome } from '../src/shared/messages';
+import { handshake } from './support/handshake';
+import { advance, flush, track } from './support/clock';
+import { FakeSocket } from './support/fake-socket';
 
-class FakeSocket implements SocketLike {
-  readyState = 0;
-  sent: unknown[] = [];
-  onopen: SocketLike['onopen'] = null;
-  onmessage: SocketLike['onmessage'] = null;
-  onclose: SocketLike['onclose'] = null;
-  onerror: SocketLike['onerror'] = null;
-  constructor(
-    readonly url: string,
-    readonly protocols: string[] = [],
-  ) {}
-  send(data: string) {
-    this.sent.push(JSON.parse(data));
-  }
-  close() {
-    this.readyState = 3;
-    this.onclose?.({} as CloseEvent);
-  }
-  open() {
-    this.readyState = 1;
-    this.onopen?.({} as Event);
-  }
-  receive(frame: object) {
-    this.onmessage?.({ data: JSON.stringify(frame) } as MessageEvent);
-  }
-}
 
 const TABS = [{ tab: 1, url: 'https://example.com/', title: 'Example', active: true, current: true }];
 let config: DaemonConfig;
@@ -55,10 +32,10 @@ function setup(relay: ConnectionDeps['relay'] = async () => ({ ok: true, value: 
     userAgent: 'UA',
     random: () => 1,
   });
+  track(conn);
   return { conn, sockets, statuses, acks, reloads };
 }
 
-const flush = () => vi.advanceTimersByTimeAsync(0);
 
 describe('DaemonConnection', () => {
   beforeEach(() => vi.useFakeTimers());
@@ -72,7 +49,9 @@ describe('DaemonConnection', () => {
     const s = sockets[0]!;
     expect(s.url).toBe('ws://127.0.0.1:12345/extension');
     s.open();
-    expect(s.sent).toEqual([{ type: 'hello', protocol: 3, profileId: 'p-1', label: 'Work', extVersion: '0.1.0', userAgent: 'UA', tabs: TABS }]);
+    expect(s.sent).toEqual([]); // nothing before the daemon's challenge
+    await handshake(s);
+    expect(s.sent).toEqual([{ type: 'hello', protocol: 4, profileId: 'p-1', label: 'Work', extVersion: '0.1.0', userAgent: 'UA', tabs: TABS }]);
     s.receive({ type: 'hello_ack', daemonVersion: 'x', assignedLabel: 'Work', assignedSlug: 'work' });
     expect(statuses.at(-1)?.state).toBe('connected');
     s.receive({ type: 'request', id: '7', method: 'tabs_list', params: {}, timeoutMs: 5000 });
@@ -87,6 +66,7 @@ describe('DaemonConnection', () => {
     conn.start();
     await flush();
     sockets[0]!.open();
+    await handshake(sockets[0]!);
     sockets[0]!.receive({ type: 'hello_ack', daemonVersion: 'x', assignedLabel: 'Work', assignedSlug: 'work' });
     sockets[0]!.receive({ type: 'request', id: '1', method: 'eval', params: {}, timeoutMs: 5000 });
     await flush();
@@ -99,11 +79,12 @@ describe('DaemonConnection', () => {
     conn.start();
     await flush();
     sockets[0]!.open();
+    await handshake(sockets[0]!);
     sockets[0]!.receive({ type: 'hello_ack', daemonVersion: 'x', assignedLabel: 'Work', assignedSlug: 'work' });
     sockets[0]!.receive({ type: 'request', id: '2', method: 'snapshot', params: {}, timeoutMs: 2000 });
-    await vi.advanceTimersByTimeAsync(1700);
+    await advance(1700);
     expect(sockets[0]!.sent).toHaveLength(1); // only the hello
-    await vi.advanceTimersByTimeAsync(150);
+    await advance(150);
     expect(sockets[0]!.sent.at(-1)).toMatchObject({ type: 'response', id: '2', error: { code: 'timeout' } });
   });
 
@@ -114,9 +95,9 @@ describe('DaemonConnection', () => {
     const delays = [250, 500, 1000, 2000, 4000, 5000, 5000];
     for (const [i, d] of delays.entries()) {
       sockets[i]!.close();
-      await vi.advanceTimersByTimeAsync(d - 1);
+      await advance(d - 1);
       expect(sockets).toHaveLength(i + 1);
-      await vi.advanceTimersByTimeAsync(1);
+      await advance(1);
       expect(sockets).toHaveLength(i + 2);
     }
   });
@@ -126,21 +107,27 @@ describe('DaemonConnection', () => {
     conn.start();
     await flush();
     sockets[0]!.open();
+    await handshake(sockets[0]!);
     sockets[0]!.receive({ type: 'refused', code: 'protocol_mismatch', message: 'Reload the extension at chrome://extensions.' });
-    await vi.advanceTimersByTimeAsync(60_000);
+    await advance(60_000);
     expect(sockets).toHaveLength(1);
     expect(conn.isHalted).toBe(true);
     expect(statuses.at(-1)).toMatchObject({ state: 'disconnected', lastRefusal: { code: 'protocol_mismatch', message: 'Reload the extension at chrome://extensions.' } });
   });
 
-  it('sends the stored slug and secret in hello', async () => {
+  it('sends the stored slug and a proof of the secret in hello, never the secret', async () => {
     config.slug = 'work';
     config.secret = 's3cret';
     const { conn, sockets } = setup();
     conn.start();
     await flush();
-    sockets[0]!.open();
-    expect(sockets[0]!.sent[0]).toMatchObject({ type: 'hello', protocol: 3, slug: 'work', secret: 's3cret', tabs: TABS });
+    const s = sockets[0]!;
+    expect(s.protocols).toEqual(['tether', expect.stringMatching(/^tether\.nonce\.[0-9a-f]{64}$/), expect.stringMatching(/^tether\.profile\.p-1\.[0-9a-f]{64}$/)]);
+    s.open();
+    const { hello } = await handshake(s, { secret: 's3cret' }); // checks hello.proof
+    expect(hello).toMatchObject({ type: 'hello', protocol: 4, slug: 'work', proof: expect.stringMatching(/^[0-9a-f]{64}$/), tabs: TABS });
+    expect(JSON.stringify(s.sent)).not.toContain('s3cret');
+    expect(s.protocols.join()).not.toContain('s3cret');
   });
 
   it('waits through pairing on the same socket, then keeps the issued secret for the next hello', async () => {
@@ -148,13 +135,14 @@ describe('DaemonConnection', () => {
     conn.start();
     await flush();
     const s = sockets[0]!;
+    expect(s.protocols).toEqual(['tether', expect.stringMatching(/^tether\.nonce\./)]); // no profile to name yet
     s.open();
-    expect(s.sent[0]).not.toHaveProperty('secret');
-    expect(s.protocols).toEqual(['tether']); // nothing to prove yet
+    const { hello } = await handshake(s); // no proof: nothing to prove yet
+    expect(hello).not.toHaveProperty('secret');
     s.receive({ type: 'pairing', code: 'K7M4PX', message: 'Approve "Work" in the Tether window.' });
     expect(statuses.at(-1)).toMatchObject({ state: 'pairing', pairing: 'Approve "Work" in the Tether window.', pairingCode: 'K7M4PX' });
     // No timeout: the daemon holds the socket as long as the user takes.
-    await vi.advanceTimersByTimeAsync(10 * 60_000);
+    await advance(10 * 60_000);
     expect(sockets).toHaveLength(1);
     s.receive({ type: 'hello_ack', daemonVersion: 'x', assignedLabel: 'Work', assignedSlug: 'work', secret: 'new-secret' });
     expect(statuses.at(-1)).toMatchObject({ state: 'connected' });
@@ -164,11 +152,15 @@ describe('DaemonConnection', () => {
     expect(acks.at(-1)?.secret).toBe('new-secret');
     // Even before storage has it (config still without secret), the next hello carries it.
     s.close();
-    await vi.advanceTimersByTimeAsync(250);
+    await advance(250);
+    // The handshake names the profile, so the daemon proves itself with its key and never closes this socket to make room…
+    expect(sockets[1]!.protocols).toEqual(['tether', expect.stringMatching(/^tether\.nonce\.[0-9a-f]{64}$/), expect.stringMatching(/^tether\.profile\.p-1\.[0-9a-f]{64}$/)]);
+    expect(sockets[1]!.protocols[1]).not.toBe(s.protocols[1]); // a fresh nonce per socket
     sockets[1]!.open();
-    expect(sockets[1]!.sent[0]).toMatchObject({ type: 'hello', secret: 'new-secret' });
-    // …and the handshake offers it, so the daemon never closes this socket to make room.
-    expect(sockets[1]!.protocols).toEqual(['tether', 'tether.profile.p-1.new-secret']);
+    // …and the next hello proves the issued secret, even before storage has it (config still without secret).
+    const next = await handshake(sockets[1]!, { secret: 'new-secret' });
+    expect(next.hello).toMatchObject({ type: 'hello', proof: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(JSON.stringify(sockets[1]!.sent)).not.toContain('new-secret');
   });
 
   it('ignores a pairing code that is not one', async () => {
@@ -176,6 +168,7 @@ describe('DaemonConnection', () => {
     conn.start();
     await flush();
     sockets[0]!.open();
+    await handshake(sockets[0]!);
     sockets[0]!.receive({ type: 'pairing', code: '<img src=x>', message: 'Approve it.' });
     expect(statuses.at(-1)).toMatchObject({ state: 'pairing' });
     expect(statuses.at(-1)).not.toHaveProperty('pairingCode');
@@ -188,6 +181,7 @@ describe('DaemonConnection', () => {
     for (let round = 0; round < 4; round++) {
       const s = sockets[round]!;
       s.open();
+      await handshake(s);
       expect(s.sent[0]).toMatchObject({ type: 'hello', profileId: 'p-1' });
       s.receive({ type: 'pairing', code: 'K7M4PX', message: 'Approve it.' });
       s.receive({ type: 'refused', code: 'pairing_displaced', message: 'This browser keeps its code.' });
@@ -196,14 +190,15 @@ describe('DaemonConnection', () => {
       expect(statuses.at(-1)).not.toHaveProperty('halted');
       expect(s.readyState).toBe(3);
       // random() = 1: the longest quick delay, 5 s, and it does not grow.
-      await vi.advanceTimersByTimeAsync(4_999);
+      await advance(4_999);
       expect(sockets).toHaveLength(round + 1);
-      await vi.advanceTimersByTimeAsync(1);
+      await advance(1);
       expect(sockets).toHaveLength(round + 2);
     }
     expect(statuses.map((x) => x.state)).not.toContain('disconnected');
     // Approved meanwhile: the next hello is paired at once.
     sockets[4]!.open();
+    await handshake(sockets[4]!);
     sockets[4]!.receive({ type: 'hello_ack', assignedLabel: 'Work', assignedSlug: 'work', secret: 's3cret' });
     expect(statuses.at(-1)).toMatchObject({ state: 'connected' });
     expect(acks).toHaveLength(1);
@@ -215,10 +210,11 @@ describe('DaemonConnection', () => {
     conn.start();
     await flush();
     sockets[0]!.open();
+    await handshake(sockets[0]!);
     sockets[0]!.receive({ type: 'refused', code: 'pairing_displaced', message: 'Pushed out.' });
-    await vi.advanceTimersByTimeAsync(1_999);
+    await advance(1_999);
     expect(sockets).toHaveLength(1);
-    await vi.advanceTimersByTimeAsync(1);
+    await advance(1);
     expect(sockets).toHaveLength(2);
   });
 
@@ -227,14 +223,16 @@ describe('DaemonConnection', () => {
     conn.start();
     await flush();
     sockets[0]!.open();
+    await handshake(sockets[0]!);
     sockets[0]!.receive({ type: 'pairing', code: 'K7M4PX', message: 'Approve it.' });
     sockets[0]!.receive({ type: 'refused', code: 'pairing_expired', message: 'Nobody approved this browser in Tether within 10 minutes.' });
     expect(statuses.at(-1)).toMatchObject({ state: 'disconnected', lastRefusal: { code: 'pairing_expired' } });
     expect(statuses.at(-1)).not.toHaveProperty('halted');
     expect(statuses.at(-1)).not.toHaveProperty('pairingCode');
-    await vi.advanceTimersByTimeAsync(30_000);
+    await advance(30_000);
     expect(sockets).toHaveLength(2);
     sockets[1]!.open();
+    await handshake(sockets[1]!);
     expect(sockets[1]!.sent[0]).toMatchObject({ type: 'hello', profileId: 'p-1' });
     sockets[1]!.receive({ type: 'pairing', code: 'ABCDEF', message: 'Approve it.' });
     expect(statuses.at(-1)).toMatchObject({ state: 'pairing', pairingCode: 'ABCDEF' });
@@ -246,8 +244,9 @@ describe('DaemonConnection', () => {
     conn.start();
     await flush();
     sockets[0]!.open();
+    await handshake(sockets[0]!);
     sockets[0]!.receive({ type: 'refused', code, message: 'Denied by the user.' });
-    await vi.advanceTimersByTimeAsync(120_000);
+    await advance(120_000);
     expect(sockets).toHaveLength(1);
     expect(conn.isHalted).toBe(true);
     expect(statuses.at(-1)).toMatchObject({ state: 'disconnected', halted: true, lastRefusal: { code, message: 'Denied by the user.' } });
@@ -265,12 +264,13 @@ describe('DaemonConnection', () => {
     await flush();
     for (let i = 0; i < 3; i++) {
       sockets[i]!.open();
+      await handshake(sockets[i]!);
       sockets[i]!.receive({ type: 'refused', code: 'too_many_profiles', message: 'Tether already has 8 browsers connected.' });
       expect(statuses.at(-1)).toMatchObject({ state: 'disconnected', lastRefusal: { code: 'too_many_profiles' } });
       expect(statuses.at(-1)).not.toHaveProperty('halted');
-      await vi.advanceTimersByTimeAsync(29_999);
+      await advance(29_999);
       expect(sockets).toHaveLength(i + 1);
-      await vi.advanceTimersByTimeAsync(1);
+      await advance(1);
       expect(sockets).toHaveLength(i + 2);
     }
     expect(conn.isHalted).toBe(false);
@@ -283,13 +283,16 @@ describe('DaemonConnection', () => {
     const s = sockets[0]!;
     s.open();
     const frame = (tab: number): TabsChanged => ({ type: 'tabs_changed', change: 'shared', tab, tabs: [] });
+    conn.pushTabsChanged(frame(1)); // before the challenge: queued, never sent to an unproven program
+    expect(s.sent).toEqual([]);
+    await handshake(s);
     conn.pushTabsChanged(frame(2));
     expect(s.sent).toHaveLength(1);
     s.receive({ type: 'pairing', message: 'Approve.' });
     conn.pushTabsChanged(frame(3));
     expect(s.sent).toHaveLength(1);
     s.receive({ type: 'hello_ack', daemonVersion: 'x', assignedLabel: 'Work', assignedSlug: 'work' });
-    expect(s.sent.slice(1)).toEqual([frame(2), frame(3)]);
+    expect(s.sent.slice(1)).toEqual([frame(1), frame(2), frame(3)]);
     conn.pushTabsChanged(frame(4));
     expect(s.sent.at(-1)).toEqual(frame(4));
   });
@@ -300,6 +303,7 @@ describe('DaemonConnection', () => {
     conn.start();
     await flush();
     sockets[0]!.open();
+    await handshake(sockets[0]!);
     sockets[0]!.receive({ type: 'pairing', message: 'Approve.' });
     sockets[0]!.receive({ type: 'request', id: '1', method: 'tabs_list', params: {}, timeoutMs: 5000 });
     await flush();
@@ -319,6 +323,7 @@ describe('DaemonConnection reload (an update)', () => {
     conn.start();
     await flush();
     sockets[0]!.open();
+    await handshake(sockets[0]!);
     expect(sockets[0]!.sent[0]).toMatchObject({ versionName: '0.1.0 build 123', installType: 'development', install: { dir: '/c/chrome-extension', id: 'ab12' } });
   });
 
@@ -327,6 +332,7 @@ describe('DaemonConnection reload (an update)', () => {
     conn.start();
     await flush();
     sockets[0]!.open();
+    await handshake(sockets[0]!);
     sockets[0]!.receive(RELOAD);
     await flush();
     expect(reloads).toEqual([]);
@@ -340,6 +346,7 @@ describe('DaemonConnection reload (an update)', () => {
     await flush();
     const s = sockets[0]!;
     s.open();
+    await handshake(s);
     s.receive(ACK);
     s.receive({ type: 'request', id: '1', method: 'click', params: {}, timeoutMs: 5000 });
     await flush();
@@ -361,6 +368,7 @@ describe('DaemonConnection reload (an update)', () => {
     conn.start();
     await flush();
     sockets[0]!.open();
+    await handshake(sockets[0]!);
     sockets[0]!.receive(ACK);
     sockets[0]!.receive(RELOAD);
     sockets[0]!.receive(RELOAD);

@@ -156,6 +156,8 @@ const STATES: Record<string, ConnectionStatus | undefined> = {
   'not running': { state: 'disconnected', port: 47615, since: 0 },
   refused: { state: 'disconnected', port: 47615, since: 0, halted: true, lastRefusal: { code: 'unauthorized', message: 'This profile is not approved.', at: 0 } },
   expired: { state: 'disconnected', port: 47615, since: 0, lastRefusal: { code: 'pairing_expired', message: 'Nobody approved it in time.', at: 0 } },
+  unverified: { state: 'disconnected', port: 47615, since: 0, lastRefusal: { code: 'unverified', message: 'The program answering on port 47615 is not the Tether this browser paired with.', at: 0 } },
+  'pair again': { state: 'disconnected', port: 47615, since: 0, pairAgain: true, lastRefusal: { code: 'unverified', message: 'The program answering on port 47615 does not know this browser. If you made Tether forget this browser, press Pair again.', at: 0 } },
 };
 
 const sample: PopupTab[] = [
@@ -201,7 +203,7 @@ describe('the popup page', () => {
     expect(doc.getElementById('version')!.textContent).toBe('Tether 0.3.0');
     expect(doc.getElementById('label')!.textContent).toBe('Work');
     expect(doc.getElementById('slug')!.textContent).toBe('work');
-    for (const id of ['pairing-code-row', 'refusal', 'reconnect', 'retry']) expect(doc.getElementById(id)!.hidden, id).toBe(true);
+    for (const id of ['pairing-code-row', 'refusal', 'reconnect', 'retry', 'pair-again']) expect(doc.getElementById(id)!.hidden, id).toBe(true);
 
     doc = renderAll(STATES.pairing, []);
     expect(doc.getElementById('pairing-code-row')!.hidden).toBe(false);
@@ -215,6 +217,31 @@ describe('the popup page', () => {
     doc = renderAll(STATES.refused, []);
     expect(doc.getElementById('refusal')!.textContent).toBe('This profile is not approved.');
     expect(doc.getElementById('reconnect')!.hidden).toBe(false);
+  });
+
+  it('says a program that did not prove it is Tether got nothing, and offers Pair again only when it may be a Tether that forgot this browser', () => {
+    const plain = popupView(STATES.unverified, profile);
+    expect(plain).toMatchObject({ state: 'refused', headline: 'Not Tether: nothing was sent', refusal: STATES.unverified!.lastRefusal!.message });
+    expect(plain.pairAgain).toBeFalsy();
+    let doc = renderAll(STATES.unverified, []);
+    expect(doc.getElementById('state')!.textContent).toBe('Not Tether: nothing was sent');
+    expect(doc.getElementById('refusal')!.textContent).toContain('is not the Tether this browser paired with');
+    expect(doc.getElementById('pair-again')!.hidden).toBe(true);
+    expect(doc.getElementById('reconnect')!.hidden).toBe(true); // it retries by itself
+
+    expect(popupView(STATES['pair again'], profile)).toMatchObject({ headline: 'Not Tether: nothing was sent', pairAgain: true });
+    doc = renderAll(STATES['pair again'], []);
+    const button = doc.getElementById('pair-again') as HTMLButtonElement;
+    expect([button.hidden, button.textContent]).toEqual([false, 'Pair again']);
+
+    // pairAgain belongs to the unverified refusal only.
+    doc = renderAll({ ...STATES.refused!, pairAgain: true }, []);
+    expect(doc.getElementById('pair-again')!.hidden).toBe(true);
+
+    // A remote broker that did not prove this browser's key: the extension refused it, not the other way round.
+    const remote = popupView({ ...STATES.unverified!, broker: 'tether.test:8443', pairAgain: true }, { ...profile, brokerUrl: 'wss://tether.test:8443/extension' });
+    expect(remote).toMatchObject({ state: 'refused', headline: 'Not the broker you paired with: nothing was sent', broker: 'tether.test:8443' });
+    expect(remote.pairAgain).toBeFalsy();
   });
 
   it("lists this window's tabs, then the other windows', each with favicon, host, number, acting and owner", () => {

@@ -2,11 +2,14 @@
 // pairing kept per broker, the link's failures and the network's changes.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { withPairing } from '../src/background/config';
-import { DaemonConnection, type SocketLike } from '../src/offscreen/connection';
+import { DaemonConnection } from '../src/offscreen/connection';
 import { popupView } from '../src/popup/view';
 import type { HelloAck } from '../src/protocol.gen';
 import { dialFailure, isLoopbackHost, parseBrokerUrl } from '../src/shared/broker';
 import type { ConnectionStatus, DaemonConfig } from '../src/shared/messages';
+import { handshake, offered } from './support/handshake';
+import { advance, flush, track } from './support/clock';
+import { FakeSocket } from './support/fake-socket';
 
 describe('parseBrokerUrl', () => {
   it('takes wss://HOST[:PORT]/extension, and a bare wss://HOST as its /extension', () => {
@@ -109,32 +112,6 @@ describe('withPairing (each broker its own slug and secret)', () => {
   });
 });
 
-class FakeSocket implements SocketLike {
-  readyState = 0;
-  sent: Array<Record<string, unknown>> = [];
-  onopen: SocketLike['onopen'] = null;
-  onmessage: SocketLike['onmessage'] = null;
-  onclose: SocketLike['onclose'] = null;
-  onerror: SocketLike['onerror'] = null;
-  constructor(
-    readonly url: string,
-    readonly protocols: string[],
-  ) {}
-  send(data: string) {
-    this.sent.push(JSON.parse(data));
-  }
-  close() {
-    this.readyState = 3;
-    this.onclose?.({ code: 1006 } as CloseEvent);
-  }
-  open() {
-    this.readyState = 1;
-    this.onopen?.({} as Event);
-  }
-  receive(frame: object) {
-    this.onmessage?.({ data: JSON.stringify(frame) } as MessageEvent);
-  }
-}
 
 describe('DaemonConnection with a remote broker', () => {
   beforeEach(() => vi.useFakeTimers());
@@ -172,9 +149,9 @@ describe('DaemonConnection with a remote broker', () => {
         return probeAnswer;
       },
     });
+    track(conn);
     return { conn, sockets, statuses, acks, probes };
   }
-  const flush = () => vi.advanceTimersByTimeAsync(0);
 
   it('dials the broker, shows its code and host, and keeps the secret it issues under its origin', async () => {
     delete config.secret; // a first pairing with this broker
@@ -183,18 +160,24 @@ describe('DaemonConnection with a remote broker', () => {
     await flush();
     const s = sockets[0]!;
     expect(s.url).toBe('wss://tether.test:8443/extension');
-    expect(s.protocols).toEqual(['tether']);
+    expect(s.protocols).toEqual(['tether', expect.stringMatching(/^tether\.nonce\.[0-9a-f]{64}$/)]);
+    expect(offered(s).endpoint).toBe('tether.test:8443');
     s.open();
-    expect(s.sent[0]).not.toHaveProperty('secret');
+    const { hello } = await handshake(s); // a first pairing: no proof, no secret
+    expect(hello).not.toHaveProperty('secret');
     s.receive({ type: 'pairing', code: 'ABCD23', message: 'Waiting' });
     expect(statuses.at(-1)).toMatchObject({ state: 'pairing', pairingCode: 'ABCD23', broker: 'tether.test:8443' });
     s.receive({ type: 'hello_ack', daemonVersion: 'x', assignedLabel: 'Work', assignedSlug: 'work', secret: 'remote-secret' });
     expect(acks.at(-1)![1]).toBe('wss://tether.test:8443');
     expect(statuses.at(-1)).toMatchObject({ state: 'connected', broker: 'tether.test:8443' });
-    // The next hello to this broker carries its secret, even before storage has it.
+    // The next socket to this broker names the profile and its hello proves the issued secret, even before storage has it.
     s.close();
-    await vi.advanceTimersByTimeAsync(250);
-    expect(sockets[1]!.protocols).toEqual(['tether', 'tether.profile.p-1.remote-secret']);
+    await advance(250);
+    expect(sockets[1]!.protocols).toEqual(['tether', expect.stringMatching(/^tether\.nonce\.[0-9a-f]{64}$/), expect.stringMatching(/^tether\.profile\.p-1\.[0-9a-f]{64}$/)]);
+    sockets[1]!.open();
+    const next = await handshake(sockets[1]!, { secret: 'remote-secret' }); // checks the proof, over the broker's host
+    expect(next.hello.proof).toMatch(/^[0-9a-f]{64}$/);
+    expect(JSON.stringify(sockets[1]!.sent)).not.toContain('remote-secret');
   });
 
   it("never sends one daemon's secret to another: switching keeps each its own", async () => {
@@ -204,6 +187,7 @@ describe('DaemonConnection with a remote broker', () => {
     conn.start();
     await flush();
     sockets[0]!.open();
+    await handshake(sockets[0]!);
     sockets[0]!.receive({ type: 'hello_ack', assignedLabel: 'Work', assignedSlug: 'work', secret: 'local-issued' });
     // The user picks a remote broker (storage has no secret for it yet).
     config.brokerUrl = 'wss://tether.test:8443/extension';
@@ -211,15 +195,20 @@ describe('DaemonConnection with a remote broker', () => {
     await flush();
     const remote = sockets[1]!;
     expect(remote.url).toBe('wss://tether.test:8443/extension');
-    expect(remote.protocols).toEqual(['tether']);
+    expect(remote.protocols).toEqual(['tether', expect.stringMatching(/^tether\.nonce\./)]); // names no profile there
     remote.open();
-    expect(remote.sent[0]).not.toHaveProperty('secret');
+    // It pairs anew there: its hello proves nothing and carries no secret.
+    const { hello } = await handshake(remote);
+    expect(hello).not.toHaveProperty('proof');
+    expect(JSON.stringify(remote.sent)).not.toContain('local-issued');
     // Back to the local daemon: its secret comes back.
     delete config.brokerUrl;
     conn.reconnect();
     await flush();
     expect(sockets[2]!.url).toBe('ws://127.0.0.1:47615/extension');
-    expect(sockets[2]!.protocols).toEqual(['tether', 'tether.profile.p-1.local-issued']);
+    expect(sockets[2]!.protocols).toEqual(['tether', expect.stringMatching(/^tether\.nonce\./), expect.stringMatching(/^tether\.profile\.p-1\.[0-9a-f]{64}$/)]);
+    sockets[2]!.open();
+    await handshake(sockets[2]!, { secret: 'local-issued' }); // the proof is the local secret's
   });
 
   it('never dials a URL that does not pass parseBrokerUrl, and says why', async () => {
@@ -227,7 +216,7 @@ describe('DaemonConnection with a remote broker', () => {
     const { conn, sockets, statuses } = setup();
     conn.start();
     await flush();
-    await vi.advanceTimersByTimeAsync(60_000);
+    await advance(60_000);
     expect(sockets).toHaveLength(0);
     expect(statuses.at(-1)).toMatchObject({ state: 'disconnected', halted: true, broker: 'ws://tether.example.org/extension' });
     expect(statuses.at(-1)!.linkError).toMatch(/^Refused: ws:\/\//);
@@ -242,12 +231,12 @@ describe('DaemonConnection with a remote broker', () => {
     expect(probes).toEqual(['https://tether.test:8443/health']);
     expect(statuses.at(-1)).toMatchObject({ state: 'disconnected', broker: 'tether.test:8443' });
     expect(statuses.at(-1)!.linkError).toMatch(/^Could not connect to tether\.test:8443 securely/);
-    await vi.advanceTimersByTimeAsync(250);
+    await advance(250);
     sockets[1]!.close();
     await flush();
     expect(probes).toHaveLength(1);
     // Once a socket opens, the message goes.
-    await vi.advanceTimersByTimeAsync(500);
+    await advance(500);
     sockets[2]!.open();
     expect(statuses.at(-1)!.linkError).toBeUndefined();
   });
@@ -267,13 +256,14 @@ describe('DaemonConnection with a remote broker', () => {
     conn.start();
     await flush();
     sockets[0]!.open();
+    await handshake(sockets[0]!, { secret: 'local-secret' });
     sockets[0]!.receive({ type: 'hello_ack', assignedLabel: 'Work', assignedSlug: 'work' });
     sockets[0]!.close();
     await flush();
     expect(probes).toEqual([]);
     expect(statuses.at(-1)).toMatchObject({ state: 'disconnected' });
     expect(statuses.at(-1)!.linkError).toBeUndefined();
-    await vi.advanceTimersByTimeAsync(250);
+    await advance(250);
     expect(sockets).toHaveLength(2);
   });
 
@@ -284,7 +274,7 @@ describe('DaemonConnection with a remote broker', () => {
     // Failures push the backoff up…
     for (let i = 0; i < 5; i++) {
       sockets.at(-1)!.close();
-      await vi.advanceTimersByTimeAsync(5000);
+      await advance(5000);
     }
     expect(sockets).toHaveLength(6);
     // …then the network goes away.
@@ -292,7 +282,7 @@ describe('DaemonConnection with a remote broker', () => {
     conn.networkDown();
     sockets.at(-1)!.close();
     expect(statuses.at(-1)).toMatchObject({ state: 'disconnected', offline: true });
-    await vi.advanceTimersByTimeAsync(60_000);
+    await advance(60_000);
     expect(sockets).toHaveLength(6);
     online = true;
     conn.networkUp();
@@ -301,7 +291,7 @@ describe('DaemonConnection with a remote broker', () => {
     expect(statuses.at(-1)!.offline).toBeUndefined();
     // The backoff starts over: the next attempt comes after 250 ms, not 5 s.
     sockets.at(-1)!.close();
-    await vi.advanceTimersByTimeAsync(250);
+    await advance(250);
     expect(sockets).toHaveLength(8);
   });
 
@@ -337,7 +327,7 @@ describe('DaemonConnection with a remote broker', () => {
     await flush();
     expect(sockets[0]!.url).toBe('ws://127.0.0.1:47615/extension');
     sockets[0]!.close();
-    await vi.advanceTimersByTimeAsync(250);
+    await advance(250);
     expect(sockets).toHaveLength(2);
   });
 });

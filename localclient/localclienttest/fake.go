@@ -21,6 +21,7 @@ import (
 	"github.com/tether-browser/tether/apitype"
 	"github.com/tether-browser/tether/config"
 	"github.com/tether-browser/tether/localclient"
+	"github.com/tether-browser/tether/protocol"
 )
 
 // Token is the fake's control token.
@@ -48,6 +49,9 @@ type Fake struct {
 	// by "METHOD path" (SetAnswer); missing ones answer 204.
 	answers map[string]answer
 	changed chan struct{}
+	// key is the config dir's pairing key; port the fake's.
+	key  []byte
+	port int
 }
 
 type answer struct {
@@ -76,6 +80,12 @@ func New(t testing.TB) *Fake {
 	if err := os.WriteFile(f.Paths.ControlToken(), []byte(Token+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	hexKey, err := f.Paths.LoadOrCreatePairingKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.key, _ = protocol.ParseKey(hexKey)
+	f.port = p
 	return f
 }
 
@@ -149,6 +159,15 @@ func (f *Fake) Changed() <-chan struct{} {
 }
 
 func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet && r.URL.Path == apitype.PathHealth {
+		// As the daemon: the proof that it is the config dir's (localclient.Probe).
+		h := apitype.Health{Name: "tether", Version: "fake"}
+		if nonce := r.URL.Query().Get(apitype.HealthNonce); protocol.ValidNonce(nonce) {
+			h.Proof = protocol.HealthProof(f.key, protocol.LocalEndpoint(f.port), nonce)
+		}
+		writeJSON(w, http.StatusOK, h)
+		return
+	}
 	if r.Header.Get("Authorization") != "Bearer "+Token {
 		writeJSON(w, http.StatusUnauthorized, apitype.Error{Error: "wrong control token"})
 		return

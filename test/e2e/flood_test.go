@@ -20,6 +20,7 @@ import (
 	"github.com/tether-browser/tether/broker"
 	"github.com/tether-browser/tether/logs"
 	"github.com/tether-browser/tether/protocol"
+	"github.com/tether-browser/tether/test/exthandshake"
 )
 
 // dirBytes is the size of every file under dir, and of the log files alone.
@@ -117,23 +118,34 @@ func TestDriveByFloodStaysUnderTheLogCap(t *testing.T) {
 		}
 	})
 	extOrigin := http.Header{"Origin": {"chrome-extension://" + broker.DefaultExtensionID}}
-	// Bad hellos.
+	// Bad hellos, half of them after a challenge (the socket offered a
+	// nonce), half on sockets that offered none.
 	run(4, 500, func(i int) {
-		ws, _, err := websocket.DefaultDialer.Dial(wsURL, extOrigin)
+		d := *websocket.DefaultDialer
+		if i%2 == 0 {
+			d.Subprotocols = []string{protocol.Subprotocol, protocol.NonceSubprotocolPrefix + protocol.NewNonce()}
+		}
+		ws, _, err := d.Dial(wsURL, extOrigin)
 		if err != nil {
 			return
 		}
 		defer ws.Close()
 		_ = ws.WriteMessage(websocket.TextMessage, []byte(`{"type":"`+junk+`"}`))
-		_, _, _ = ws.ReadMessage()
+		_ = ws.SetReadDeadline(time.Now().Add(10 * time.Second))
+		for { // the challenge, if any, and the refusal, until the daemon closes
+			if _, _, err := ws.ReadMessage(); err != nil {
+				break
+			}
+		}
 	})
-	// Unapproved sockets: a hello with a fresh id (held for approval), then
-	// frames of every wrong kind.
+	// Unapproved sockets: the challenge, a hello with a fresh id (held for
+	// approval), then frames of every wrong kind.
 	run(4, 4, func(i int) {
-		ws, _, err := websocket.DefaultDialer.Dial(wsURL, extOrigin)
+		s, _, err := exthandshake.Open(nil, wsURL, extOrigin, "")
 		if err != nil {
 			return
 		}
+		ws := s.WS
 		defer ws.Close()
 		hello := protocol.Hello{Type: protocol.TypeHello, Protocol: protocol.Version, ProfileID: fmt.Sprintf("f100d%03d-0000-4000-8000-000000000000", i),
 			Label: junk, ExtVersion: junk, Tabs: []protocol.TabInfo{}}

@@ -22,18 +22,21 @@ import (
 
 	"github.com/tether-browser/tether/broker"
 	"github.com/tether-browser/tether/protocol"
+	"github.com/tether-browser/tether/test/exthandshake"
 )
 
 // forgedHello opens the extension socket as any local process can (the
-// Origin header is just a header) and says hello with id; it returns the
-// socket and the first frame's type and bytes.
+// Origin header is just a header), reads the challenge and says hello
+// with id; it returns the socket and the first frame's type and bytes
+// after the challenge.
 func forgedHello(t *testing.T, d *Daemon, id, label string) (*websocket.Conn, protocol.FrameType, []byte) {
 	t.Helper()
 	url := fmt.Sprintf("ws://127.0.0.1:%d/extension", d.Record.Port)
-	ws, _, err := websocket.DefaultDialer.Dial(url, http.Header{"Origin": {"chrome-extension://" + broker.DefaultExtensionID}})
+	s, _, err := exthandshake.Open(nil, url, http.Header{"Origin": {"chrome-extension://" + broker.DefaultExtensionID}}, "")
 	if err != nil {
 		t.Fatalf("dial: %v", err)
 	}
+	ws := s.WS
 	t.Cleanup(func() { ws.Close() })
 	if err := ws.WriteJSON(protocol.Hello{Type: protocol.TypeHello, Protocol: protocol.Version, ProfileID: id, Label: label,
 		ExtVersion: "0.2.0", Tabs: []protocol.TabInfo{}}); err != nil {
@@ -161,9 +164,11 @@ func TestPairedBrowserConnectsWhileSilentSocketsChurn(t *testing.T) {
 			`chrome.runtime.sendMessage({target: 'background', kind: 'popup-reconnect'})`, chromedp.EvalAwaitPromise)); err != nil {
 			t.Fatalf("reconnect %d: %v", i, err)
 		}
-		// secret_in_handshake: the extension offered its secret as subprotocol,
-		// so the daemon never counted it among the silent sockets.
-		if _, _, err := d.Log.WaitFor(from, 60*time.Second, "extension connected", "slug=work", "secret_in_handshake=true"); err != nil {
+		// named_proof: the extension named its paired profile in a
+		// subprotocol with a proof of its key that the daemon checked
+		// (the same HMAC computed by WebCrypto and by Go), so the daemon
+		// never counted it among the silent sockets.
+		if _, _, err := d.Log.WaitFor(from, 60*time.Second, "extension connected", "slug=work", "named_proof=true"); err != nil {
 			t.Fatalf("reconnect %d: the paired browser did not connect during the churn (%d silent sockets so far): %v", i, opened.Load(), err)
 		}
 	}
@@ -203,10 +208,11 @@ func TestPairingUnderHelloFlood(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				ws, _, err := websocket.DefaultDialer.DialContext(ctx, url, http.Header{"Origin": {"chrome-extension://" + broker.DefaultExtensionID}})
+				s, _, err := exthandshake.Open(nil, url, http.Header{"Origin": {"chrome-extension://" + broker.DefaultExtensionID}}, "")
 				if err != nil {
 					return
 				}
+				ws := s.WS
 				defer ws.Close()
 				go func() { <-ctx.Done(); ws.Close() }()
 				if ws.WriteJSON(protocol.Hello{Type: protocol.TypeHello, Protocol: protocol.Version, ProfileID: randomID(),

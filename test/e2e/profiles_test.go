@@ -216,9 +216,13 @@ func TestTwoProfiles(t *testing.T) {
 			workID = p.ID
 		}
 	}
-	_, err = fakeext.Dial(fmt.Sprintf("ws://127.0.0.1:%d/extension", d.Record.Port), protocol.Hello{ProfileID: workID, Label: "Work"})
-	if !errors.Is(err, fakeext.ErrRefused) || !strings.Contains(err.Error(), "unauthorized") {
-		t.Fatalf("imposter: %v", err)
+	// It names the profile in its handshake and proves a secret of its
+	// own, or proves none: refused both ways.
+	for _, guess := range []string{"", strings.Repeat("0", 64)} {
+		_, err = fakeext.Dial(fmt.Sprintf("ws://127.0.0.1:%d/extension", d.Record.Port), protocol.Hello{ProfileID: workID, Label: "Work"}, guess)
+		if !errors.Is(err, fakeext.ErrRefused) || !strings.Contains(err.Error(), "unauthorized") {
+			t.Fatalf("imposter (secret %q): %v", guess, err)
+		}
 	}
 	mustCall(t, ctx, c, "browser_snapshot", map[string]any{"profile": "work", "tab": 1})
 

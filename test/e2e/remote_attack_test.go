@@ -10,6 +10,7 @@ import (
 
 	"github.com/tether-browser/tether/broker"
 	"github.com/tether-browser/tether/protocol"
+	"github.com/tether-browser/tether/test/exthandshake"
 )
 
 // TestRemoteForgedExtension: through real Caddy, against a broker in
@@ -21,11 +22,12 @@ import (
 func TestRemoteForgedExtension(t *testing.T) {
 	RequireCaddy(t)
 	d, c := startRemote(t, `{"hosts": ["`+RemoteHost+`"]}`, "--auto-approve-profiles")
-	dialer := websocket.Dialer{NetDialContext: c.DialContext, TLSClientConfig: &tls.Config{RootCAs: c.Roots}, Subprotocols: []string{protocol.Subprotocol}}
-	ws, resp, err := dialer.Dial(c.WSURL("/extension"), http.Header{"Origin": {"chrome-extension://" + broker.DefaultExtensionID}})
+	dialer := websocket.Dialer{NetDialContext: c.DialContext, TLSClientConfig: &tls.Config{RootCAs: c.Roots}}
+	s, resp, err := exthandshake.Open(&dialer, c.WSURL("/extension"), http.Header{"Origin": {"chrome-extension://" + broker.DefaultExtensionID}}, "")
 	if err != nil {
 		t.Fatalf("dial through caddy: %v %v", resp, err)
 	}
+	ws := s.WS
 	defer ws.Close()
 	if err := ws.WriteJSON(protocol.Hello{Type: protocol.TypeHello, Protocol: protocol.Version, ProfileID: "f0e9ed00-e2e", Label: "Work", Tabs: []protocol.TabInfo{}}); err != nil {
 		t.Fatal(err)

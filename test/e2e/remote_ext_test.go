@@ -276,13 +276,13 @@ func TestRemoteExtension(t *testing.T) {
 	if _, err := chromedp.Run(popup, chromedp.Evaluate[bool](`document.getElementById('broker-local').click(); true`)); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := local.Log.WaitFor(fromLocal, 30*time.Second, "extension connected", "slug=work", "secret_in_handshake=true"); err != nil {
+	if _, _, err := local.Log.WaitFor(fromLocal, 30*time.Second, "extension connected", "slug=work", "named_proof=true"); err != nil {
 		t.Fatalf("back to the local Tether: %v", err)
 	}
 	waitPopupID(t, popup, "broker-name", "this computer")
 	from = d.Log.Len()
 	useBroker(t, popup, c.WSURL("/extension"))
-	if _, _, err := d.Log.WaitFor(from, 30*time.Second, "extension connected", "slug=work", "secret_in_handshake=true"); err != nil {
+	if _, _, err := d.Log.WaitFor(from, 30*time.Second, "extension connected", "slug=work", "named_proof=true"); err != nil {
 		t.Fatalf("back to the broker: %v", err)
 	}
 	if line, _, err := d.Log.WaitFor(from, 0, "waiting for approval"); err == nil { // the lines so far

@@ -15,6 +15,7 @@ import (
 
 	"github.com/tether-browser/tether/broker"
 	"github.com/tether-browser/tether/protocol"
+	"github.com/tether-browser/tether/test/exthandshake"
 )
 
 // Handler answers one request: a result, or an error for the daemon.
@@ -24,30 +25,53 @@ type Handler func(req protocol.Request) (any, *protocol.Error)
 type Ext struct {
 	ProfileID string
 	Ack       protocol.HelloAck
-	ws        *websocket.Conn
-	wmu       sync.Mutex
+	// Secret is the pairing secret the profile holds after the handshake,
+	// as the extension keeps it in chrome.storage.local: the one the ack
+	// issued, else the one Dial was given. Pass it to Dial to reconnect.
+	Secret string
+	// Challenge is the daemon's first frame on this socket.
+	Challenge protocol.Challenge
+	// ProfileProven: Dial was given a secret and the challenge proved the
+	// daemon holds that profile's key (Challenge.ProfileProof), as the
+	// extension checks before it says hello.
+	ProfileProven bool
+	ws            *websocket.Conn
+	wmu           sync.Mutex
 }
 
 // ErrRefused wraps a refused frame.
 var ErrRefused = errors.New("refused")
 
 // Dial connects to the daemon's extension route (ws://127.0.0.1:PORT/extension)
-// with the extension's Origin and says hello. It returns after hello_ack;
-// a pairing frame is waited through (each onPairing is called with its
-// message); refused is an error wrapping ErrRefused.
-// onPairing, if non-nil, is called when the daemon answers pairing.
-func Dial(url string, hello protocol.Hello, onPairing ...func(message string)) (*Ext, error) {
+// with the extension's Origin as the extension does in protocol 4
+// (test/exthandshake): it offers a fresh nonce and, when secret is not
+// empty (a profile paired before, whose secret a hello_ack issued), names
+// hello.ProfileID, reads the daemon's challenge, and says hello with the
+// proof of secret (unless hello.Proof is set already: a forged one). It
+// does not refuse a daemon that fails to prove itself (tests check
+// Ext.ProfileProven). It returns after hello_ack; a pairing frame is
+// waited through (each onPairing is called with its message); refused is
+// an error wrapping ErrRefused.
+func Dial(url string, hello protocol.Hello, secret string, onPairing ...func(message string)) (*Ext, error) {
 	h := http.Header{"Origin": {"chrome-extension://" + broker.DefaultExtensionID}}
-	ws, _, err := websocket.DefaultDialer.Dial(url, h)
+	named := ""
+	if secret != "" {
+		named = hello.ProfileID
+	}
+	s, _, err := exthandshake.OpenAs(nil, url, h, named, secret)
 	if err != nil {
 		return nil, err
 	}
+	ws := s.WS
 	hello.Type = protocol.TypeHello
 	if hello.Protocol == 0 {
 		hello.Protocol = protocol.Version
 	}
 	if hello.Tabs == nil {
 		hello.Tabs = []protocol.TabInfo{}
+	}
+	if hello.Proof == "" {
+		hello.Proof = s.Proof(hello.ProfileID, secret)
 	}
 	if err := ws.WriteJSON(hello); err != nil {
 		ws.Close()
@@ -75,8 +99,12 @@ func Dial(url string, hello protocol.Hello, onPairing ...func(message string)) (
 			ws.Close()
 			return nil, fmt.Errorf("%w: %s: %s", ErrRefused, r.Code, r.Message)
 		case protocol.TypeHelloAck:
-			e := &Ext{ProfileID: hello.ProfileID, ws: ws}
+			e := &Ext{ProfileID: hello.ProfileID, Secret: secret, Challenge: s.Challenge, ws: ws,
+				ProfileProven: secret != "" && s.DaemonProvedProfile(secret)}
 			_ = json.Unmarshal(data, &e.Ack)
+			if e.Ack.Secret != "" {
+				e.Secret = e.Ack.Secret
+			}
 			return e, nil
 		default:
 			ws.Close()

@@ -75,7 +75,7 @@ func TestTrayOverDBus(t *testing.T) {
 	dialed := make(chan dial, 1)
 	codes := make(chan string, 1)
 	go func() {
-		e, err := fakeext.Dial(url, protocol.Hello{ProfileID: "7a7e5b1c-tray-test", Label: "Tray test", ExtVersion: "0.1.0"},
+		e, err := fakeext.Dial(url, protocol.Hello{ProfileID: "7a7e5b1c-tray-test", Label: "Tray test", ExtVersion: "0.1.0"}, "",
 			func(msg string) {
 				if m := regexp.MustCompile(`tether profiles approve ([` + broker.CodeAlphabet + `]{6})`).FindStringSubmatch(msg); m != nil {
 					codes <- m[1]

@@ -3,6 +3,7 @@
 import type { InstallMarker } from '../protocol.gen';
 import { BROKER_PROFILES_KEY, BROKER_SECRETS_KEY, BROKER_URL_KEY, parseBrokerUrl, type BrokerProfile } from '../shared/broker';
 import { DEFAULT_LABEL, DEFAULT_PORT, type DaemonConfig } from '../shared/messages';
+import { HEX64 } from '../shared/proof';
 import { restoredAfterReload } from './update-reload';
 import { listTabs } from './shared-tabs';
 
@@ -10,6 +11,8 @@ import { listTabs } from './shared-tabs';
 export interface FileConfig {
   port?: number;
   label?: string;
+  /** The daemon's pairing key (64 lowercase hex digits; launcher.ExtensionConfig.PairingKey). */
+  pairingKey?: string;
 }
 
 /** Parses tether.json, ignoring fields of the wrong type. */
@@ -19,6 +22,7 @@ export function parseFileConfig(raw: unknown): FileConfig {
   const out: FileConfig = {};
   if (typeof o.port === 'number' && Number.isInteger(o.port) && o.port > 0 && o.port < 65536) out.port = o.port;
   if (typeof o.label === 'string' && o.label.trim() !== '') out.label = o.label.trim();
+  if (typeof o.pairingKey === 'string' && HEX64.test(o.pairingKey)) out.pairingKey = o.pairingKey;
   return out;
 }
 
@@ -99,6 +103,7 @@ export async function loadDaemonConfig(): Promise<DaemonConfig> {
   const versionName = chrome.runtime.getManifest().version_name;
   if (versionName) config.versionName = versionName;
   if (install) config.installType = install;
+  if (file.pairingKey) config.pairingKey = file.pairingKey;
   if (marker) config.install = marker;
   return withPairing(config, local);
 }

@@ -92,6 +92,8 @@ function route(msg: BackgroundMessage, sender: chrome.runtime.MessageSender): Pr
         return setTabOwner(msg.tabId, undefined).then(() => true);
       case 'popup-reconnect':
         return reconnect().then(() => true);
+      case 'popup-pair-again':
+        return pairAgain().then(() => true);
       case 'popup-rename':
         return rename(msg.label).then(() => true);
       case 'popup-broker':
@@ -187,6 +189,20 @@ export async function reconnect(): Promise<void> {
   await chrome.storage.session.set({ halted: false });
   await ensureOffscreen();
   const msg: OffscreenMessage = { target: 'offscreen', kind: 'reconnect' };
+  await chrome.runtime.sendMessage(msg).catch(() => undefined);
+}
+
+/**
+ * Pair again (popup, offered when the program on Tether's port may be a
+ * Tether that forgot this browser): drops the local daemon's secret and
+ * slug, then the offscreen document connects as a new profile, which the
+ * user approves in Tether. A remote broker's pairing is kept.
+ */
+async function pairAgain(): Promise<void> {
+  await chrome.storage.local.remove(['secret', 'assignedSlug']);
+  await chrome.storage.session.set({ halted: false });
+  await ensureOffscreen();
+  const msg: OffscreenMessage = { target: 'offscreen', kind: 'pair-again' };
   await chrome.runtime.sendMessage(msg).catch(() => undefined);
 }
 

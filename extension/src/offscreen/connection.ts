@@ -1,5 +1,8 @@
 // DaemonConnection owns the WebSocket to the Tether daemon and its protocol:
-// hello, then pairing (a new profile waits for the user's approval on the same
+// the daemon's challenge first (it proves it is the Tether this browser
+// paired with, or the one that wrote its folder: shared/proof.ts; without
+// that proof the extension sends nothing and obeys nothing), then hello
+// with the extension's own proof, then pairing (a new profile waits for the user's approval on the same
 // socket), hello_ack / refused, then one response per request and a
 // tabs_changed push whenever the shared tabs change. It reconnects with capped
 // exponential backoff (slowly after too_many_profiles, within seconds and
@@ -8,13 +11,15 @@
 // It dials the local daemon, or the remote broker the user chose instead
 // (wss:// only, checked again here); for a remote broker it waits while the
 // computer is offline and dials at once when it comes back online.
-import { METHODS, type DownloadEvent, type Error as WireError, type HelloAck, type Hello, type Pairing, type Refused, type Reload, type Request, type Response, type TabsChanged } from '../protocol.gen';
+import { METHODS, type Challenge, type DownloadEvent, type Error as WireError, type HelloAck, type Hello, type Pairing, type Refused, type Reload, type Request, type Response, type TabsChanged } from '../protocol.gen';
 import { dialFailure, healthUrl, parseBrokerUrl, type Broker } from '../shared/broker';
 import { toWireError } from '../shared/errors';
+import { daemonProof, extensionProof, HEX64, namedProof, newNonce, parseKey, profileKey, proofEquals, type ProofFields } from '../shared/proof';
 import {
-  AUTH_SUBPROTOCOL_PREFIX,
   HALTING_CODES,
   isMethod,
+  NONCE_SUBPROTOCOL_PREFIX,
+  PROFILE_SUBPROTOCOL_PREFIX,
   PROTOCOL_VERSION,
   QUICK_RETRY_CODES,
   QUICK_RETRY_MAX_MS,
@@ -86,16 +91,84 @@ export const RELOAD_DRAIN_MS = 15_000;
 const PAIRING_CODE = /^[2-9A-HJKMNP-Z]{6}$/;
 
 /**
- * The WebSocket subprotocols to offer: "tether", and once paired
- * AUTH_SUBPROTOCOL_PREFIX + "<profileId>.<secret>", so the daemon knows this
- * profile before its hello and never closes its socket to make room for
- * sockets that said nothing. Only values that are valid subprotocol tokens.
+ * The WebSocket subprotocols to offer: "tether", the socket's fresh nonce
+ * (NONCE_SUBPROTOCOL_PREFIX), and once paired PROFILE_SUBPROTOCOL_PREFIX +
+ * "<profile id>.<named proof>" (shared/proof.ts namedProof), so the daemon
+ * proves itself with that profile's key and never closes the socket to
+ * make room for sockets that said nothing. No secret: only proofs of it
+ * cross the socket.
  */
-export function socketProtocols(profileId: string, secret: string | undefined): string[] {
-  const out = [SUBPROTOCOL];
-  const auth = `${AUTH_SUBPROTOCOL_PREFIX}${profileId}.${secret ?? ''}`;
-  if (secret && /^[A-Za-z0-9!#$%&'*+\-.^_`|~]+$/.test(auth)) out.push(auth);
+export function socketProtocols(profileId: string, named: string | undefined, nonce: string): string[] {
+  const out = [SUBPROTOCOL, `${NONCE_SUBPROTOCOL_PREFIX}${nonce}`];
+  if (named !== undefined && PROFILE_ID.test(profileId) && HEX64.test(named)) out.push(`${PROFILE_SUBPROTOCOL_PREFIX}${profileId}.${named}`);
   return out;
+}
+
+/** A profile id as the daemon accepts it (protocol.ValidProfileID). */
+const PROFILE_ID = /^[A-Za-z0-9_-]{1,128}$/;
+
+/** How long the extension waits for the daemon's challenge once the socket opened (the daemon sends it at once). */
+export const CHALLENGE_WAIT_MS = 4_000;
+
+/** The refusal code the popup shows when the program on the port did not prove it is Tether. */
+export const UNVERIFIED = 'unverified';
+
+/** What the extension knows when the challenge comes: its secret, and the pairing key of tether.json (local daemon only). */
+interface Expected {
+  secret?: string;
+  pairingKey?: string;
+  profileId: string;
+  /** Where the socket went, for the messages: "port 47615" or the broker's host. */
+  where: string;
+  remote: boolean;
+}
+
+/** A checked challenge: the hello's proof (undefined: pair as a new profile), or why the daemon is not trusted. */
+type Verdict = { ok: true; proof?: string } | { ok: false; why: string; pairAgain?: boolean };
+
+/**
+ * Checks the daemon's challenge (protocol.Challenge) against what the
+ * extension holds, before anything else is sent:
+ *  - paired: the profile proof must verify. Without one, the daemon does
+ *    not know this profile: a remote broker (TLS names it) or a local
+ *    daemon proving the folder's pairing key is asked to pair it anew;
+ *    any other program is refused (pairAgain: the user may have made
+ *    Tether forget this browser, and can start over from the popup);
+ *  - not paired: with a pairing key, the pairing proof must verify; without
+ *    one (a folder Tether did not write, a remote broker) the first
+ *    pairing trusts the daemon that answers, as the user approves it there.
+ */
+export async function checkChallenge(frame: unknown, f: Omit<ProofFields, 'daemonNonce'>, e: Expected): Promise<Verdict> {
+  const ch = frame as Partial<Challenge> | null;
+  if (typeof ch !== 'object' || ch === null || ch.type !== 'challenge' || typeof ch.nonce !== 'string' || !HEX64.test(ch.nonce)) {
+    return { ok: false, why: noChallenge(e.where) };
+  }
+  const fields: ProofFields = { ...f, daemonNonce: ch.nonce };
+  const pairing = e.pairingKey ? parseKey(e.pairingKey) : undefined;
+  const pairingProved = async () => pairing !== undefined && proofEquals(ch.pairingProof, await daemonProof(pairing, fields));
+  if (e.secret) {
+    const key = await profileKey(e.secret);
+    if (ch.profileProof !== undefined && ch.profileProof !== '') {
+      if (!proofEquals(ch.profileProof, await daemonProof(key, fields))) {
+        return { ok: false, why: `The program answering on ${e.where} is not the Tether this browser paired with: it could not prove it holds this browser's pairing key. The extension sent it nothing and obeys none of its requests. Another program may be using Tether's port while Tether is not running: start Tether. The extension tries again every 30 seconds.` };
+      }
+      return { ok: true, proof: await extensionProof(key, { ...fields, named: e.profileId }) };
+    }
+    if (e.remote || (await pairingProved())) return { ok: true };
+    return {
+      ok: false,
+      pairAgain: true,
+      why: `The program answering on ${e.where} does not know this browser's pairing: it is not the Tether this browser paired with, or that Tether forgot this browser (tether profiles forget, or a new config folder). The extension sent it nothing. If you made Tether forget this browser, press Pair again; otherwise start the Tether you paired with.`,
+    };
+  }
+  if (pairing !== undefined && !(await pairingProved())) {
+    return { ok: false, why: `The program answering on ${e.where} is not the Tether that wrote this extension's folder: it could not prove it holds the folder's pairing key (tether.json), so the extension did not ask it to pair. Start that Tether, or write the extension folder again from the Tether you use (its window's Extension page, or tether browser).` };
+  }
+  return { ok: true };
+}
+
+function noChallenge(where: string): string {
+  return `The program answering on ${where} did not prove it is Tether (it sent no challenge): it is a Tether older than this extension (update Tether) or another program. The extension sent it nothing.`;
 }
 
 /** At most this many tabs_changed frames wait for a hello_ack; older ones are dropped (hello carries the state). */
@@ -111,6 +184,8 @@ export class DaemonConnection {
   private lastRefusal?: ConnectionStatus['lastRefusal'];
   private pairingMessage?: string;
   private pairingCode?: string;
+  /** The last challenge came without this profile's proof from a daemon that may have forgotten it: the popup offers Pair again. */
+  private pairAgain = false;
   private reported?: ConnectionStatus['state'];
   /** True between hello_ack and the socket's close: requests and pushes may flow. */
   private acked = false;
@@ -135,6 +210,8 @@ export class DaemonConnection {
   /** Requests relayed and not yet answered. */
   private running = 0;
   private drained?: () => void;
+  /** The attempt under way (or the last one): see settled(). */
+  private attempting: Promise<void> = Promise.resolve();
   /** Set by a reload frame: no request runs any more; the extension reloads once the running ones answered. */
   private reloading = false;
 
@@ -142,12 +219,24 @@ export class DaemonConnection {
 
   start(): void {
     this.stopped = false;
-    void this.connect();
+    this.dial();
+  }
+
+  /**
+   * The user pressed Pair again: forget the local daemon's secret held
+   * here (the service worker removed the stored one first) and connect as
+   * a new profile, which the user approves in Tether.
+   */
+  pairAgainWithLocal(): void {
+    this.secrets.delete('local');
+    this.pairAgain = false;
+    this.reconnect();
   }
 
   /** The user asked to reconnect (popup button, new label): drop the socket and connect now. */
   reconnect(): void {
     this.halted = false;
+    this.pairAgain = false;
     this.attempt = 0;
     this.nextDelay = undefined;
     this.lastRefusal = undefined;
@@ -159,7 +248,7 @@ export class DaemonConnection {
     this.socket = undefined;
     this.acked = false;
     old?.close(1000, 'reconnecting');
-    if (!this.stopped) void this.connect();
+    if (!this.stopped) this.dial();
   }
 
   /**
@@ -173,7 +262,7 @@ export class DaemonConnection {
     this.attempt = 0;
     this.nextDelay = undefined;
     clearTimeout(this.retryTimer);
-    void this.connect();
+    this.dial();
   }
 
   /** The browser's offline event: a remote broker that is not connected waits for networkUp instead of retrying. */
@@ -212,6 +301,20 @@ export class DaemonConnection {
   /** True once a refusal needs the user (see HALTING_CODES): no more attempts until reconnect(). */
   get isHalted(): boolean {
     return this.halted;
+  }
+
+  /** Starts an attempt (connect); settled() waits for it. */
+  private dial(): void {
+    this.attempting = this.connect();
+  }
+
+  /**
+   * Resolves once the attempt under way has opened its socket or given up:
+   * opening a paired socket first computes its named proof with WebCrypto,
+   * which takes a turn of the event loop (tests wait on it).
+   */
+  settled(): Promise<void> {
+    return this.attempting;
   }
 
   private async connect(): Promise<void> {
@@ -261,22 +364,37 @@ export class DaemonConnection {
     const key = broker?.origin ?? 'local';
     const secret = this.secrets.get(key) ?? config.secret;
     const generation = ++this.generation;
+    const nonce = newNonce();
+    const named = secret && PROFILE_ID.test(config.profileId) ? config.profileId : '';
+    const endpoint = broker ? broker.host.toLowerCase() : `127.0.0.1:${config.port}`;
+    const expected: Expected = { profileId: config.profileId, where: broker ? broker.host : `port ${config.port}`, remote: broker !== undefined };
+    if (secret) expected.secret = secret;
+    if (!broker && config.pairingKey) expected.pairingKey = config.pairingKey;
     let opened = false;
+    // 'challenge': waiting for the daemon's proof; 'checking' it; 'hello'
+    // sent: from then on frames are the protocol's.
+    let phase: 'challenge' | 'checking' | 'hello' = 'challenge';
+    let challengeTimer: ReturnType<typeof setTimeout> | undefined;
+    let namedBy: string | undefined;
+    if (named) {
+      try {
+        namedBy = await namedProof(await profileKey(secret!), { endpoint, named, extNonce: nonce });
+      } catch (err) {
+        console.warn('tether: cannot compute the named proof', err);
+      }
+      // Another attempt may have started while this one computed.
+      if (this.stopped || this.halted || this.socket || generation !== this.generation) return;
+    }
     let socket: SocketLike;
     try {
-      socket = this.deps.openSocket(broker?.url ?? `ws://127.0.0.1:${config.port}/extension`, socketProtocols(config.profileId, secret));
+      socket = this.deps.openSocket(broker?.url ?? `ws://127.0.0.1:${config.port}/extension`, socketProtocols(config.profileId, namedBy, nonce));
     } catch (err) {
       console.warn('tether: cannot open WebSocket', err);
       this.scheduleReconnect();
       return;
     }
     this.socket = socket;
-    socket.onopen = () => {
-      opened = true;
-      if (this.linkError !== undefined) {
-        this.linkError = undefined;
-        if (this.reported === 'disconnected') this.report('connecting');
-      }
+    const sendHello = (proof: string | undefined) => {
       const hello: Hello = {
         type: 'hello',
         protocol: PROTOCOL_VERSION,
@@ -290,16 +408,51 @@ export class DaemonConnection {
       if (config.installType) hello.installType = config.installType;
       if (config.install) hello.install = config.install;
       if (config.slug) hello.slug = config.slug;
-      if (secret) hello.secret = secret;
+      if (proof) hello.proof = proof;
       socket.send(JSON.stringify(hello));
     };
+    socket.onopen = () => {
+      opened = true;
+      if (this.linkError !== undefined) {
+        this.linkError = undefined;
+        if (this.reported === 'disconnected') this.report('connecting');
+      }
+      challengeTimer = setTimeout(() => {
+        if (phase === 'challenge' && this.socket === socket) this.untrusted(socket, { ok: false, why: noChallenge(expected.where) }, false);
+      }, CHALLENGE_WAIT_MS);
+    };
     socket.onmessage = (ev) => {
-      if (typeof ev.data === 'string') this.onFrame(socket, ev.data, key);
+      if (typeof ev.data !== 'string' || this.socket !== socket) return;
+      if (phase === 'hello') {
+        this.onFrame(socket, ev.data, key);
+        return;
+      }
+      if (phase === 'checking') return; // the daemon sends nothing before hello: not Tether's
+      phase = 'checking';
+      clearTimeout(challengeTimer);
+      let frame: unknown;
+      try {
+        frame = JSON.parse(ev.data);
+      } catch {
+        frame = undefined;
+      }
+      void checkChallenge(frame, { endpoint, named, extNonce: nonce }, expected).then((verdict) => {
+        if (this.socket !== socket) return;
+        if (!verdict.ok) {
+          this.untrusted(socket, verdict, true);
+          return;
+        }
+        phase = 'hello';
+        sendHello(verdict.proof);
+      }, (err: unknown) => {
+        if (this.socket === socket) this.untrusted(socket, { ok: false, why: `The extension could not check Tether's proof (${String(err)}); it sent nothing.` }, false);
+      });
     };
     socket.onerror = () => {
       // onclose follows and schedules the retry.
     };
     socket.onclose = () => {
+      clearTimeout(challengeTimer);
       if (this.socket !== socket) return;
       this.socket = undefined;
       this.acked = false;
@@ -309,6 +462,27 @@ export class DaemonConnection {
       if (broker && !opened && this.linkError === undefined) void this.diagnose(broker, generation);
       this.scheduleReconnect();
     };
+  }
+
+  /**
+   * The program on the port did not prove it is Tether (verdict.why):
+   * nothing more is sent on socket, which is closed; the popup says why
+   * (lastRefusal with code UNVERIFIED, and pairAgain when the user may
+   * have made Tether forget this browser). slow: retry after SLOW_RETRY_MS
+   * (a wrong proof), else with the usual backoff (no challenge came: an
+   * older Tether that may be updated any moment).
+   */
+  private untrusted(socket: SocketLike, verdict: Extract<Verdict, { ok: false }>, slow: boolean): void {
+    this.lastRefusal = { code: UNVERIFIED, message: verdict.why, at: Date.now() };
+    this.pairAgain = verdict.pairAgain === true;
+    this.pairingMessage = undefined;
+    this.pairingCode = undefined;
+    this.socket = undefined;
+    this.acked = false;
+    if (slow) this.nextDelay = SLOW_RETRY_MS;
+    this.report('disconnected');
+    socket.close(1000, 'unverified');
+    this.scheduleReconnect();
   }
 
   /**
@@ -338,7 +512,7 @@ export class DaemonConnection {
     }
     const delay = this.nextDelay ?? backoffDelay(this.attempt++, this.deps.random);
     this.nextDelay = undefined;
-    this.retryTimer = setTimeout(() => void this.connect(), delay);
+    this.retryTimer = setTimeout(() => this.dial(), delay);
   }
 
   private onFrame(socket: SocketLike, data: string, key: string): void {
@@ -354,6 +528,7 @@ export class DaemonConnection {
       case 'hello_ack': {
         this.attempt = 0;
         this.lastRefusal = undefined;
+        this.pairAgain = false;
         this.pairingMessage = undefined;
         this.pairingCode = undefined;
         if (typeof frame.secret === 'string' && frame.secret) this.secrets.set(key, frame.secret);
@@ -484,6 +659,7 @@ export class DaemonConnection {
     this.reported = state;
     const status: ConnectionStatus = { state, port: this.port, since: Date.now() };
     if (this.lastRefusal) status.lastRefusal = this.lastRefusal;
+    if (this.pairAgain && state !== 'connected') status.pairAgain = true;
     if (state === 'pairing' && this.pairingMessage !== undefined) status.pairing = this.pairingMessage;
     if (state === 'pairing' && this.pairingCode !== undefined) status.pairingCode = this.pairingCode;
     if (this.halted) status.halted = true;

@@ -27,6 +27,8 @@ export interface PopupView {
   pairingCode?: string;
   /** Show the Reconnect button. */
   halted: boolean;
+  /** Show Pair again: the program on Tether's port may be a Tether that forgot this browser. */
+  pairAgain?: boolean;
   /** Show "Try again" (Tether was not running): connect now instead of at the next retry. */
   retry: boolean;
   /** Which Tether the extension uses: "this computer", or the remote broker's HOST[:PORT]. */
@@ -88,6 +90,12 @@ export function popupView(status: ConnectionStatus | undefined, local: StoredPro
       nextStep: 'Start Tether from your applications menu (or run tether in a terminal); the extension connects by itself once it runs.',
       retry: !base.halted,
     };
+  }
+  if (refusal.code === 'unverified') {
+    // The program on the port did not prove it is Tether: the extension sent it nothing.
+    const view: PopupView = { ...base, state: 'refused', headline: 'Not Tether: nothing was sent', nextStep: 'Start Tether; the extension tries again by itself.', refusal: refusal.message };
+    if (status.pairAgain) view.pairAgain = true;
+    return view;
   }
   if (refusal.code === 'pairing_expired') {
     // An expired pairing is not a refusal: the daemon's message says it asks again.
@@ -156,6 +164,10 @@ function remoteView(status: ConnectionStatus | undefined, local: StoredProfile, 
   if (refusal.code === 'pairing_expired') {
     return { ...base, state: 'refused', headline: 'Not approved in time', nextStep: 'The extension asks the broker again when it reconnects, in 30 seconds.', refusal: refusal.message };
   }
+  if (refusal.code === 'unverified') {
+    // The broker did not prove it holds this browser's key: the extension sent it nothing.
+    return { ...base, state: 'refused', headline: 'Not the broker you paired with: nothing was sent', nextStep: `Check the address in Settings with the operator of ${host}; the extension tries again by itself.`, refusal: refusal.message };
+  }
   const nextStep = base.halted ? 'Fix what the broker says below, then press Reconnect.' : 'The extension tries again by itself.';
   return { ...base, state: 'refused', headline: `${host} refused this browser`, nextStep, refusal: refusal.message };
 }
@@ -187,6 +199,7 @@ export function renderStatus(doc: Document, view: PopupView): void {
   show(byId(doc, 'refusal'), view.refusal);
   byId(doc, 'reconnect').hidden = !view.halted;
   byId(doc, 'retry').hidden = !view.retry;
+  byId(doc, 'pair-again').hidden = !view.pairAgain;
 }
 
 /** What the popup shows of a tab's URL: its host for web pages, else the URL without its path's noise. */

@@ -25,8 +25,14 @@ export interface DaemonConfig {
   install?: InstallMarker;
   /** The slug of the last hello_ack, if any. */
   slug?: string;
-  /** The per-profile secret from pairing with this daemon or broker, if any. Never shown or logged. */
+  /** The per-profile secret from pairing with this daemon or broker, if any. Never sent, shown or logged: the hello proves it (shared/proof.ts). */
   secret?: string;
+  /**
+   * The local daemon's pairing key from tether.json (64 hex digits), when
+   * Tether wrote the folder: before pairing, only a daemon that proves it
+   * holds this key is answered. Never used for a remote broker.
+   */
+  pairingKey?: string;
   /**
    * The remote broker's URL (chrome.storage.local brokerUrl) when the user
    * chose one instead of the local daemon; the offscreen document checks it
@@ -64,8 +70,10 @@ export const QUICK_RETRY_MIN_MS = 2_000;
 export const QUICK_RETRY_MAX_MS = 5_000;
 /** The WebSocket subprotocol the daemon selects (protocol.Subprotocol). */
 export const SUBPROTOCOL = 'tether';
-/** Starts the subprotocol that carries a paired profile's id and secret (protocol.AuthSubprotocolPrefix). */
-export const AUTH_SUBPROTOCOL_PREFIX = 'tether.profile.';
+/** Starts the subprotocol that names a paired profile: its id, never its secret (protocol.ProfileSubprotocolPrefix). */
+export const PROFILE_SUBPROTOCOL_PREFIX = 'tether.profile.';
+/** Starts the subprotocol that carries the socket's fresh nonce (protocol.NonceSubprotocolPrefix). */
+export const NONCE_SUBPROTOCOL_PREFIX = 'tether.nonce.';
 
 /** The slow retry period. */
 export const SLOW_RETRY_MS = 30_000;
@@ -77,8 +85,18 @@ export interface ConnectionStatus {
   port: number;
   /** Date.now() of the last state change. */
   since: number;
-  /** The last refused frame from the daemon, if any. */
+  /**
+   * The last refused frame from the daemon, if any; code "unverified" when
+   * the program on the port did not prove it is Tether (the extension sent
+   * it nothing).
+   */
   lastRefusal?: { code: string; message: string; at: number };
+  /**
+   * True when the program on the port may be a Tether that forgot this
+   * browser: the popup offers Pair again, which drops the stored secret and
+   * pairs anew (the user approves it in Tether).
+   */
+  pairAgain?: boolean;
   /** The daemon's pairing message while state is pairing. */
   pairing?: string;
   /** The pairing code while state is pairing: Tether shows the same one next to this browser. */
@@ -141,6 +159,7 @@ export type BackgroundMessage =
   | { target: 'background'; kind: 'popup-share'; tabId: number; shared: boolean }
   | { target: 'background'; kind: 'popup-take-back'; tabId: number }
   | { target: 'background'; kind: 'popup-reconnect' }
+  | { target: 'background'; kind: 'popup-pair-again' }
   | { target: 'background'; kind: 'popup-rename'; label: string }
   // url: the remote broker's URL, or '' for the local daemon (answered with PopupBrokerReply).
   | { target: 'background'; kind: 'popup-broker'; url: string };
@@ -152,7 +171,8 @@ export type PopupBrokerReply = { ok: true } | { ok: false; error: string };
 export type OffscreenMessage =
   | { target: 'offscreen'; kind: 'tabs-changed'; frame: TabsChanged }
   | { target: 'offscreen'; kind: 'download'; frame: DownloadEvent }
-  | { target: 'offscreen'; kind: 'reconnect' };
+  | { target: 'offscreen'; kind: 'reconnect' }
+  | { target: 'offscreen'; kind: 'pair-again' };
 
 /** The answer to a daemon-request: the result object, or an error. */
 export type Outcome<T = object> = { ok: true; value: T } | { ok: false; error: WireError };
@@ -296,4 +316,4 @@ export const DEFAULT_PORT = 47615;
 /** Default profile label when neither tether.json nor storage names one. */
 export const DEFAULT_LABEL = 'Chrome';
 /** The protocol version this build speaks (protocol.Version in Go). */
-export const PROTOCOL_VERSION = 3;
+export const PROTOCOL_VERSION = 4;

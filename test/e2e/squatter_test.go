@@ -1,0 +1,284 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/gorilla/websocket"
+
+	"github.com/tether-browser/tether/broker"
+	"github.com/tether-browser/tether/extension"
+	"github.com/tether-browser/tether/launcher"
+	"github.com/tether-browser/tether/protocol"
+)
+
+// squatter is another program listening on Tether's port while Tether is
+// not running: it accepts the extension's socket (any local program can
+// claim the extension's Origin check does not apply to it), records what
+// the extension offers and sends, and tries to make it act.
+type squatter struct {
+	mu sync.Mutex
+	// offered are the subprotocols of each socket; frames what the
+	// extension sent on any of them.
+	offered [][]string
+	frames  []string
+	srv     *http.Server
+	// challenge: send a challenge with a fresh nonce and made-up proofs
+	// first (a program that knows the protocol but no key); else only
+	// the frames that follow.
+	challenge bool
+}
+
+// startSquatter listens on 127.0.0.1:port (waiting up to 10 s for the
+// daemon that had it to let it go).
+func startSquatter(t *testing.T, port int, challenge bool) *squatter {
+	t.Helper()
+	var ln net.Listener
+	var err error
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if ln, err = net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port)); err == nil || time.Now().After(deadline) {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatalf("the squatter cannot take port %d: %v", port, err)
+	}
+	s := &squatter{challenge: challenge}
+	up := websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }, Subprotocols: []string{protocol.Subprotocol}}
+	s.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.offered = append(s.offered, websocket.Subprotocols(r))
+		s.mu.Unlock()
+		ws, err := up.Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer ws.Close()
+		if s.challenge {
+			_ = ws.WriteJSON(protocol.Challenge{Type: protocol.TypeChallenge, Protocol: protocol.Version, Nonce: protocol.NewNonce(),
+				PairingProof: protocol.NewNonce(), ProfileProof: protocol.NewNonce()})
+		}
+		_ = ws.WriteJSON(protocol.HelloAck{Type: protocol.TypeHelloAck, DaemonVersion: "squatter", AssignedLabel: "Squatter", AssignedSlug: "squatter", Secret: strings.Repeat("5", 64)})
+		_ = ws.WriteJSON(protocol.Request{Type: protocol.TypeRequest, ID: "1", Method: "tabs_list", Params: json.RawMessage(`{}`), TimeoutMs: 5000})
+		_ = ws.WriteJSON(protocol.Request{Type: protocol.TypeRequest, ID: "2", Method: "tab_new", Params: json.RawMessage(`{"url":"http://127.0.0.1:9/squatted"}`), TimeoutMs: 5000})
+		for {
+			_, data, err := ws.ReadMessage()
+			if err != nil {
+				return
+			}
+			s.mu.Lock()
+			s.frames = append(s.frames, string(data))
+			s.mu.Unlock()
+		}
+	})}
+	go func() { _ = s.srv.Serve(ln) }()
+	t.Cleanup(func() { s.stop() })
+	return s
+}
+
+func (s *squatter) stop() { _ = s.srv.Close() }
+
+// sockets is how many sockets the extension opened to the squatter.
+func (s *squatter) sockets() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.offered)
+}
+
+// check fails t if the extension sent the squatter anything, or offered a
+// subprotocol holding secret (when not empty).
+func (s *squatter) check(t *testing.T, secret string) {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.frames) > 0 {
+		t.Errorf("the extension sent the squatter %d frame(s), want none; the first: %.300s", len(s.frames), s.frames[0])
+	}
+	for _, o := range s.offered {
+		for _, p := range o {
+			if secret != "" && strings.Contains(p, secret) {
+				t.Errorf("the extension offered its pairing secret in a subprotocol: %q", p)
+			}
+		}
+	}
+}
+
+// extensionState is the extension's stored connection status and secret,
+// read in its service worker.
+type extensionState struct {
+	Status struct {
+		State       string `json:"state"`
+		PairAgain   bool   `json:"pairAgain"`
+		LastRefusal *struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+			// At is when, in ms since the epoch.
+			At int64 `json:"at"`
+		} `json:"lastRefusal"`
+	} `json:"status"`
+	Secret string `json:"secret"`
+}
+
+func readExtensionState(t *testing.T, sw context.Context) extensionState {
+	t.Helper()
+	raw, err := chromedp.Run(sw, chromedp.Evaluate[string](`Promise.all([chrome.storage.session.get('status'), chrome.storage.local.get('secret')]).then(([s, l]) => JSON.stringify({status: s.status || {}, secret: l.secret || ''}))`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("read the extension's state: %v", err)
+	}
+	var st extensionState
+	if err := json.Unmarshal([]byte(raw), &st); err != nil {
+		t.Fatalf("the extension's state %q: %v", raw, err)
+	}
+	return st
+}
+
+// waitUnverified waits until the extension reports, after since, that the
+// program on the port did not prove it is Tether.
+func waitUnverified(t *testing.T, sw context.Context, s *squatter, since time.Time) extensionState {
+	t.Helper()
+	var st extensionState
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		st = readExtensionState(t, sw)
+		if s.sockets() > 0 && st.Status.LastRefusal != nil && st.Status.LastRefusal.Code == "unverified" && st.Status.LastRefusal.At >= since.UnixMilli() {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the extension did not report the squatter as unverified (sockets %d): %+v", s.sockets(), st.Status)
+		}
+	}
+}
+
+// TestSquatterOnThePort: while Tether is not running, another program
+// takes its port. The paired extension connects to it, learns that it is
+// not the Tether it paired with (no valid proof of its key, or no
+// challenge at all), and sends it nothing: not its secret, not a hello,
+// not an answer to the requests it sends; it opens no tab. The popup's
+// status says so. When Tether is back on the port, the extension pairs
+// back without the user approving anything.
+func TestSquatterOnThePort(t *testing.T) {
+	RequireChromium(t)
+	d := StartDaemon(t, Binary(t), "--auto-approve-profiles")
+	b := StartBrowser(t, d)
+	alloc := b.DevTools(t)
+	sw := ExtensionWorker(t, alloc)
+	secret := readExtensionState(t, sw).Secret
+	if len(secret) != 64 {
+		t.Fatalf("the paired extension holds no 64-digit secret: %q", secret)
+	}
+	port := d.Record.Port
+	if err := d.Stop(); err != nil {
+		t.Logf("daemon exit: %v", err)
+	}
+
+	for _, tc := range []struct {
+		name      string
+		challenge bool
+		// why is in the popup's message.
+		why string
+	}{{"made-up proofs", true, "could not prove it holds this browser's pairing key"}, {"no challenge", false, "sent no challenge"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			since := time.Now()
+			s := startSquatter(t, port, tc.challenge)
+			reconnectExtension(t, alloc)
+			st := waitUnverified(t, sw, s, since)
+			s.stop()
+			s.check(t, secret)
+			if msg := st.Status.LastRefusal.Message; !strings.Contains(msg, "sent it nothing") || !strings.Contains(msg, tc.why) {
+				t.Errorf("the popup's message does not say nothing was sent, and why (%q): %q", tc.why, msg)
+			}
+			if st.Secret != secret {
+				t.Errorf("the extension's stored secret changed after the squatter's hello_ack: %q", st.Secret)
+			}
+		})
+	}
+	if _, _, err := findPage(alloc, "squatted"); err == nil {
+		t.Error("the extension opened the tab the squatter asked for")
+	}
+
+	// Tether again on the same port and config: the extension proves its
+	// pairing and connects with no approval (the daemon does not auto-approve now).
+	d2 := StartDaemonAt(t, d.Bin, d.Paths.Dir, port)
+	from := d2.Log.Len()
+	reconnectExtension(t, alloc)
+	if _, _, err := d2.Log.WaitFor(from, 30*time.Second, "extension connected"); err != nil {
+		t.Fatalf("the extension did not come back to Tether: %v", err)
+	}
+}
+
+// TestSquatterBeforeFirstPairing: an extension folder Tether wrote holds
+// its pairing key (tether.json), so a new profile loaded from it asks to
+// pair only a program that proves it holds that key: a squatter on the
+// port gets no hello (not even the profile id) and cannot make it act.
+func TestSquatterBeforeFirstPairing(t *testing.T) {
+	RequireChromium(t)
+	free, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := free.Addr().(*net.TCPAddr).Port
+	free.Close()
+	since := time.Now()
+	s := startSquatter(t, port, true)
+	dir := filepath.Join(t.TempDir(), "extension")
+	if err := launcher.WriteExtension(extension.Dist(), dir, launcher.ExtensionConfig{Port: port, PairingKey: strings.Repeat("ab", 32)}); err != nil {
+		t.Fatal(err)
+	}
+	b := StartChromiumWithExtension(t, dir)
+	alloc := b.DevTools(t)
+	var sw context.Context
+	for deadline := time.Now().Add(30 * time.Second); sw == nil; time.Sleep(100 * time.Millisecond) {
+		if workerRunning(alloc) {
+			sw = ExtensionWorker(t, alloc)
+		} else if time.Now().After(deadline) {
+			t.Fatal("the extension's service worker did not start")
+		}
+	}
+	st := waitUnverified(t, sw, s, since)
+	s.check(t, "")
+	if !strings.Contains(st.Status.LastRefusal.Message, "pairing key") {
+		t.Errorf("the popup's message does not name the folder's pairing key: %q", st.Status.LastRefusal.Message)
+	}
+	if st.Secret != "" {
+		t.Errorf("the extension stored the squatter's secret %q", st.Secret)
+	}
+	if _, _, err := findPage(alloc, "squatted"); err == nil {
+		t.Error("the extension opened the tab the squatter asked for")
+	}
+}
+
+// reconnectExtension asks the extension to connect now, as the popup's
+// Reconnect button does (the backoff after a refusal is 30 s).
+func reconnectExtension(t *testing.T, alloc context.Context) {
+	t.Helper()
+	popup := OpenTab(t, alloc, "chrome-extension://"+broker.DefaultExtensionID+"/popup.html")
+	_, err := chromedp.Run(popup, chromedp.Evaluate[bool](`chrome.runtime.sendMessage({target: 'background', kind: 'popup-reconnect'}).then(() => true)`, chromedp.EvalAwaitPromise))
+	if err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatalf("reconnect the extension: %v", err)
+	}
+}
+
+// workerRunning reports whether the extension's service worker is a target yet.
+func workerRunning(alloc context.Context) bool {
+	bctx, cancel := chromedp.NewContext(alloc)
+	defer cancel()
+	targets, err := chromedp.Targets(bctx)
+	if err != nil {
+		return false
+	}
+	for _, ti := range targets {
+		if ti.Type == "service_worker" && strings.HasPrefix(ti.URL, "chrome-extension://"+broker.DefaultExtensionID+"/") {
+			return true
+		}
+	}
+	return false
+}
