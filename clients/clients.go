@@ -48,6 +48,9 @@ type Client struct {
 	// NeedsRestart is true when the client reads its config only at start, so
 	// the user has to restart it (as opposed to refreshing or nothing).
 	NeedsRestart bool
+	// Watches is true when the client reloads its config file by itself
+	// (docs/mcp-clients.md §3: "nothing"), after a removal too.
+	Watches bool
 
 	format    format
 	key       string // the servers object in JSON: "mcpServers", "servers", "context_servers"
@@ -249,6 +252,8 @@ func (o Outcome) Lines(connect bool) []string {
 		}
 	}
 	switch {
+	case o.Changed && !connect && o.Client.Watches:
+		out = append(out, "  next: nothing to do: "+o.Client.Name+" notices the change and drops Tether by itself")
 	case o.Changed && !connect:
 		// Reload says how to pick up a new entry ("Turn Tether on in …"),
 		// which does not fit a removal.

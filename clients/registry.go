@@ -93,6 +93,7 @@ var registry = []Client{
 		},
 		Reload:       "Nothing to do: Zed restarts changed servers by itself.",
 		NeedsRestart: false,
+		Watches:      true,
 	},
 	{
 		ID: "codex", Name: "Codex",
@@ -135,6 +136,7 @@ var registry = []Client{
 		locations:    clineLocations,
 		Reload:       "Nothing to do: Cline watches its settings file.",
 		NeedsRestart: false,
+		Watches:      true,
 	},
 	{
 		ID: "lmstudio", Name: "LM Studio",
