@@ -18,6 +18,9 @@ import (
 const connectUsage = `Usage:
   tether connect CLIENT...          add Tether to an MCP client's config (stdio: runs this binary with "mcp")
   tether connect --http CLIENT...   add it as a streamable HTTP server (URL and token), where the client supports it
+  tether connect --port N CLIENT... the daemon's port: in the HTTP URL, or TETHER_PORT in a stdio entry
+                                    (default: the running daemon's, else $TETHER_PORT or 47615; a stdio
+                                    entry names it only when it is not 47615)
   tether connect --list             every client: installed, connected, config file
   tether disconnect CLIENT...       remove Tether's entry, and only it
 
@@ -30,7 +33,7 @@ func runConnect(ctx context.Context, args []string) error {
 	fs.Usage = func() { fmt.Fprint(fs.Output(), connectUsage) }
 	list := fs.Bool("list", false, "list every client")
 	useHTTP := fs.Bool("http", false, "write a streamable HTTP entry instead of stdio")
-	port := fs.Int("port", -1, "daemon port in the HTTP URL (default: the running daemon's, else $TETHER_PORT or 47615)")
+	port := fs.Int("port", -1, "daemon port: in the HTTP URL, or TETHER_PORT in a stdio entry (default: the running daemon's, else $TETHER_PORT or 47615)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -71,6 +74,9 @@ func runConnect(ctx context.Context, args []string) error {
 		if !paths.IsDefault() {
 			opts.ConfigDir = paths.Dir
 		}
+		if opts.Port, err = stdioPort(ctx, paths, *port); err != nil {
+			return err
+		}
 	}
 	var errs []error
 	for _, id := range fs.Args() {
@@ -81,6 +87,26 @@ func runConnect(ctx context.Context, args []string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// stdioPort is the TETHER_PORT of a stdio entry: --port, else the running
+// daemon's port (unless it picked a free one: $TETHER_PORT=0), else
+// $TETHER_PORT; 0 (none) for the default port, so the entry stays portable.
+func stdioPort(ctx context.Context, paths config.Paths, port int) (int, error) {
+	if port < 0 {
+		env, err := defaultPort()
+		if err != nil {
+			return 0, err
+		}
+		port = env
+		if rec, _, err := daemon.Probe(ctx, paths); err == nil && env != 0 {
+			port = rec.Port
+		}
+	}
+	if port == config.DefaultPort {
+		return 0, nil
+	}
+	return port, nil
 }
 
 // mcpURL is the daemon's MCP endpoint for an HTTP entry: --port, else the

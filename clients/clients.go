@@ -107,6 +107,10 @@ type Options struct {
 	// TETHER_CONFIG_DIR. Set it only when the config dir is not the default
 	// one (config.Paths.IsDefault), so the entry stays portable otherwise.
 	ConfigDir string
+	// Port, when not 0, is passed to the stdio entry as TETHER_PORT: the
+	// port of a daemon the entry starts (or finds) when it is not the
+	// default one. Set it only for a port other than config.DefaultPort.
+	Port int
 	// HTTP writes a streamable HTTP entry instead of a stdio one. Connect
 	// refuses it for a client whose Client.HTTP is false (ErrNoHTTP).
 	HTTP bool

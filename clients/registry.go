@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 )
 
 // Paths, keys and entry shapes below are those docs/mcp-clients.md explains
@@ -171,8 +172,15 @@ var ownedTOMLKeys = []string{"command", "args", "env", "url", "http_headers"}
 // Windsurf, Zed, Codex, Gemini CLI, LM Studio).
 func plainStdio(o Options) fields {
 	f := fields{{"command", o.Executable}, {"args", []string{"mcp"}}}
+	var env fields
 	if o.ConfigDir != "" {
-		f = append(f, field{"env", fields{{"TETHER_CONFIG_DIR", o.ConfigDir}}})
+		env = append(env, field{"TETHER_CONFIG_DIR", o.ConfigDir})
+	}
+	if o.Port != 0 {
+		env = append(env, field{"TETHER_PORT", strconv.Itoa(o.Port)})
+	}
+	if env != nil {
+		f = append(f, field{"env", env})
 	}
 	return f
 }

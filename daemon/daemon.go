@@ -448,6 +448,9 @@ func localAPIConfig(cfg Config, port int) (localapi.Config, error) {
 		if !p.IsDefault() {
 			c.ConnectOptions.ConfigDir = p.Dir
 		}
+		if cfg.Port != 0 && cfg.Port != config.DefaultPort {
+			c.ConnectOptions.Port = cfg.Port
+		}
 	}
 	if c.BrowserEnv == nil && !p.IsDefault() {
 		c.BrowserEnv = []string{config.EnvConfigDir + "=" + p.Dir}
