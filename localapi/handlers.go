@@ -26,10 +26,10 @@ import (
 const stateCoalesce = 20 * time.Millisecond
 
 // forwardState sends a KindState event after every change of the broker
-// or the guard, bursts coalesced, until Close.
-func (s *Server) forwardState() {
+// or the guard (bc and gc: their Changed channels when New ran), bursts
+// coalesced, until Close.
+func (s *Server) forwardState(bc, gc <-chan struct{}) {
 	defer s.wg.Done()
-	bc, gc := s.cfg.Broker.Changed(), s.cfg.Guard.Changed()
 	for {
 		select {
 		case <-bc:
@@ -50,11 +50,11 @@ func (s *Server) forwardState() {
 }
 
 // forwardCalls sends every phase of every tool call (the timeline's live
-// events) as KindCall events, until Close. Should the timeline's bus drop
-// events for it, every subscriber gets a KindResync event.
-func (s *Server) forwardCalls() {
+// events, sub: subscribed when New ran) as KindCall events, until Close.
+// Should the timeline's bus drop events for it, every subscriber gets a
+// KindResync event.
+func (s *Server) forwardCalls(sub *timeline.Subscription) {
 	defer s.wg.Done()
-	sub := s.cfg.Timeline.Subscribe(ringSize)
 	defer sub.Unsubscribe()
 	for {
 		select {

@@ -170,9 +170,11 @@ func New(cfg Config) *Server {
 		}
 		s.byPath[r.Path][r.Method] = r.Handler
 	}
+	// Subscribed here, not in the goroutines: a change or a call between
+	// New and their first run is not missed.
 	s.wg.Add(2)
-	go s.forwardState()
-	go s.forwardCalls()
+	go s.forwardState(s.cfg.Broker.Changed(), s.cfg.Guard.Changed())
+	go s.forwardCalls(s.cfg.Timeline.Subscribe(ringSize))
 	return s
 }
 
