@@ -306,6 +306,11 @@ type DaemonRecord struct {
 	// ["--enable-tools=browser_evaluate"]), so that `tether token rotate`
 	// starts it again the way it ran.
 	Flags []string `json:"flags,omitempty"`
+	// Proves is true when the daemon answers /health?nonce= with a proof
+	// (protocol 4): a client then never trusts an answer without one on
+	// this record's port, even while some daemon holds the lock
+	// (localclient.Probe).
+	Proves bool `json:"proves,omitempty"`
 }
 
 // URL returns the daemon's base URL, e.g. http://127.0.0.1:47615.

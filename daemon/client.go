@@ -122,6 +122,13 @@ var errUnauthorized = errors.New("the daemon refused the token")
 // can replace such a daemon.
 const legacyShutdown = "/shutdown"
 
+// stopClient proves each new connection before a token goes on it
+// (localclient.ProvenDialer): Probe proved the daemon, but the port may
+// have changed hands since.
+func stopClient(p config.Paths) *http.Client {
+	return &http.Client{Transport: &http.Transport{DialContext: localclient.ProvenDialer(p), DisableKeepAlives: true}}
+}
+
 // Stop asks the daemon rec describes to shut down (POST /api/shutdown with
 // token, the control token; the MCP token is refused with 403) and waits
 // until it has released the config dir's lock: up to DrainTimeout for its
@@ -133,7 +140,7 @@ func Stop(ctx context.Context, p config.Paths, rec config.DaemonRecord, token st
 			return nil, err
 		}
 		req.Header.Set("Authorization", "Bearer "+token)
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := stopClient(p).Do(req)
 		if err != nil {
 			return nil, err
 		}

@@ -182,6 +182,10 @@ func run(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("%w (lock %s is held)", ErrAlreadyRunning, p.Lock())
 	}
 	defer lock.Unlock()
+	// A record here is a crashed daemon's: its port may be anyone's now,
+	// and clients must not take this daemon's lock as that port's
+	// (localclient.Probe).
+	_ = os.Remove(p.Daemon())
 	cfg.Locked()
 
 	token, err := p.LoadOrCreateToken()
@@ -369,7 +373,7 @@ func run(ctx context.Context, cfg Config) error {
 		ErrorLog:    slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 
-	rec := config.DaemonRecord{PID: os.Getpid(), Port: port, Version: cfg.Version, UI: cfg.UI, Flags: cfg.Flags}
+	rec := config.DaemonRecord{PID: os.Getpid(), Port: port, Version: cfg.Version, UI: cfg.UI, Flags: cfg.Flags, Proves: true}
 	_ = os.Remove(p.QuitMarker()) // running again: bridges may restart it again
 	if err := p.WriteDaemonRecord(rec); err != nil {
 		ln.Close()

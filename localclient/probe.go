@@ -31,8 +31,9 @@ var ErrNotThisTether = errors.New("not this config dir's Tether")
 // or a Quit, any local program may listen on the recorded port.
 //
 // A daemon older than the proof (a Tether before protocol 4, answering
-// without one) is trusted only while it holds the config dir's lock: then
-// it is alive and holds the port it recorded, so no other program can.
+// without one) is trusted only while it holds the config dir's lock and
+// the record, one such a daemon wrote, still names the port: then it is
+// alive and holds the port it recorded, so no other program can.
 //
 // Errors: no record (ErrNotRunning wraps it for the local API's client),
 // nothing answers on the port, an answer that is not Tether's, or
@@ -69,12 +70,13 @@ func Probe(ctx context.Context, p config.Paths) (config.DaemonRecord, apitype.He
 
 // checkHealth accepts h, the daemon's answer on port to /health with
 // nonce, when its proof is keyed on p's pairing key, or when it has no
-// proof (a Tether from before the proof) and a daemon holds p's lock.
+// proof (a Tether from before the proof) and a daemon holds p's lock while
+// the record, an old daemon's, still names port (legacyRecord).
 func checkHealth(p config.Paths, port int, nonce string, h apitype.Health) error {
 	if h.Name != "tether" {
 		return fmt.Errorf("port %d is not a Tether daemon", port)
 	}
-	if h.Proof == "" && lockHeld(p) {
+	if h.Proof == "" && lockHeld(p) && legacyRecord(p, port) {
 		return nil // an older Tether, alive and holding this config dir
 	}
 	key, kerr := p.ReadPairingKey()
@@ -148,6 +150,18 @@ func proveConn(ctx context.Context, conn net.Conn, p config.Paths, addr string) 
 		return fmt.Errorf("the program on port %d sent more than its /health answer", port)
 	}
 	return checkHealth(p, port, nonce, h)
+}
+
+// legacyRecord reports whether the daemon record, read now (after the
+// answer and the lock were checked), names port and was written by a
+// daemon from before the proof. A record a proving daemon wrote, a record
+// naming another port (Tether started again elsewhere while the program on
+// port stalled its answer), or none means the lock holder is not the
+// program that answered without a proof. (A daemon drops any record left
+// by a crash as soon as it takes the lock.)
+func legacyRecord(p config.Paths, port int) bool {
+	rec, err := p.ReadDaemonRecord()
+	return err == nil && rec.Port == port && !rec.Proves
 }
 
 // lockHeld reports whether another process holds the config dir's daemon

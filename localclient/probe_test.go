@@ -186,3 +186,62 @@ func TestClientSendsNoTokenAfterThePortChangedHands(t *testing.T) {
 		t.Fatalf("the client sent the impostor its token %d time(s)", len(auths))
 	}
 }
+
+// TestNoProofIsNotTrustedOnAnotherDaemonsLock: a daemon crashed (its
+// record stays, naming its port), another program took that port, and
+// Tether starts again on another port (TETHER_PORT, or --port as the
+// "port in use" error suggests). The new daemon holds the lock, but it is
+// not the program on the recorded port: an answer without a proof from
+// there must not be trusted, neither when the record is one a daemon
+// that proves itself wrote, nor when the impostor stalls its answer until
+// the new daemon has the lock and has written its own record (reproduced
+// with a real `tether mcp`, which then sent the impostor its MCP token).
+func TestNoProofIsNotTrustedOnAnotherDaemonsLock(t *testing.T) {
+	t.Run("the record is a proving daemon's", func(t *testing.T) {
+		p := newPaths(t)
+		startImpostor(t, p, func(int, string) string { return "" })
+		rec, _ := p.ReadDaemonRecord()
+		rec.Proves = true
+		if err := p.WriteDaemonRecord(rec); err != nil {
+			t.Fatal(err)
+		}
+		l := flock.New(p.Lock())
+		if ok, err := l.TryLock(); err != nil || !ok {
+			t.Fatalf("take the lock: %v", err)
+		}
+		t.Cleanup(func() { _ = l.Unlock() })
+		if _, _, err := Probe(context.Background(), p); !errors.Is(err, ErrNotThisTether) {
+			t.Fatalf("Probe: %v, want ErrNotThisTether", err)
+		}
+	})
+	t.Run("the record changed while the impostor stalled", func(t *testing.T) {
+		p := newPaths(t)
+		stalled := make(chan struct{})
+		resume := make(chan struct{})
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			close(stalled)
+			<-resume
+			_ = json.NewEncoder(w).Encode(apitype.Health{Name: "tether", Version: "x"})
+		}))
+		t.Cleanup(srv.Close)
+		port := srv.Listener.Addr().(*net.TCPAddr).Port
+		// An old (pre-proof) daemon's record, left by a crash.
+		if err := p.WriteDaemonRecord(config.DaemonRecord{PID: 1 << 22, Port: port, Version: "x"}); err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			<-stalled
+			// Tether starts meanwhile, on another port.
+			l := flock.New(p.Lock())
+			if ok, err := l.TryLock(); err != nil || !ok {
+				t.Errorf("take the lock: %v", err)
+			}
+			t.Cleanup(func() { _ = l.Unlock() })
+			_ = p.WriteDaemonRecord(config.DaemonRecord{PID: os.Getpid(), Port: port + 1, Version: "x", Proves: true})
+			close(resume)
+		}()
+		if _, _, err := Probe(context.Background(), p); !errors.Is(err, ErrNotThisTether) {
+			t.Fatalf("Probe: %v, want ErrNotThisTether", err)
+		}
+	})
+}
