@@ -341,10 +341,12 @@ const legacyProtocol = 3
 // updateLegacy lets a paired extension of legacyProtocol update itself: when
 // its hello carries its profile's secret and Config.CheckExtension rewrites
 // the folder it was loaded from, the daemon acks it (that release reloads
-// only once acked), sends the reload frame, and closes the socket once the
-// extension has gone (15 s at most); the extension comes back speaking
-// protocol 4. It sends no request. It reports false, having sent nothing,
-// when the hello is not such a one: the caller refuses it
+// only once acked) with a new secret, sends the reload frame, and closes
+// the socket once the extension has gone (15 s at most); the extension
+// comes back speaking protocol 4. The old secret, which that release sent
+// to whatever listened on the port, stops working (should the ack not go
+// out, it is kept). It sends no request. It reports false, having sent
+// nothing, when the hello is not such a one: the caller refuses it
 // (protocol_mismatch, which tells the user to reload by hand).
 func (b *Broker) updateLegacy(ws *websocket.Conn, data []byte) bool {
 	var old struct {
@@ -370,9 +372,12 @@ func (b *Broker) updateLegacy(ws *websocket.Conn, data []byte) bool {
 	if reload == nil {
 		return false
 	}
-	b.log.Info("extension of an older protocol updated: it reloads itself", "profile", shortID(old.ProfileID), "ext_version", old.ExtVersion, "protocol", legacyProtocol)
+	b.log.Info("extension of an older protocol updated: it reloads itself with a new secret", "profile", shortID(old.ProfileID), "ext_version", old.ExtVersion, "protocol", legacyProtocol)
+	oldHash := b.rotateSecret(old.ProfileID, &ack)
 	_ = ws.SetWriteDeadline(time.Now().Add(b.cfg.WriteTimeout))
-	if ws.WriteJSON(ack) == nil && ws.WriteJSON(*reload) == nil {
+	if err := ws.WriteJSON(ack); err != nil {
+		b.restoreSecret(old.ProfileID, oldHash)
+	} else if ws.WriteJSON(*reload) == nil {
 		_ = ws.SetReadDeadline(time.Now().Add(15 * time.Second))
 		for {
 			if _, _, err := ws.ReadMessage(); err != nil {
@@ -382,6 +387,33 @@ func (b *Broker) updateLegacy(ws *websocket.Conn, data []byte) bool {
 	}
 	_ = ws.Close()
 	return true
+}
+
+// rotateSecret gives profile id a new secret, set in ack, and returns the
+// hash it replaced ("" when the profile is gone).
+func (b *Broker) rotateSecret(id string, ack *protocol.HelloAck) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	rec := b.records[id]
+	if rec == nil {
+		return ""
+	}
+	old := rec.stored.SecretHash
+	ack.Secret = newSecret()
+	rec.stored.SecretHash = hashSecret(ack.Secret)
+	_ = b.saveLocked()
+	return old
+}
+
+// restoreSecret puts hash back as profile id's secret hash (an ack with a
+// new secret that did not go out).
+func (b *Broker) restoreSecret(id, hash string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if rec := b.records[id]; rec != nil && hash != "" {
+		rec.stored.SecretHash = hash
+		_ = b.saveLocked()
+	}
 }
 
 // admission is admit's decision: refuse, accept (ack set) or hold for

@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -132,8 +131,8 @@ func TestLegacyExtensionUpdatesItself(t *testing.T) {
 	f := legacyHello(t, url, "p-legacy", ack.Secret)
 	var got protocol.HelloAck
 	f.read(&got)
-	if got.Type != protocol.TypeHelloAck || got.Secret != "" || got.AssignedSlug == "" {
-		t.Fatalf("legacy hello: %+v, want a hello_ack without a new secret", got)
+	if got.Type != protocol.TypeHelloAck || got.Secret == "" || got.Secret == ack.Secret || got.AssignedSlug == "" {
+		t.Fatalf("legacy hello: %+v, want a hello_ack with a new secret", got)
 	}
 	var reload protocol.Reload
 	f.read(&reload)
@@ -149,14 +148,30 @@ func TestLegacyExtensionUpdatesItself(t *testing.T) {
 		}
 	}
 
-	var refused protocol.Refused
-	legacyHello(t, url, "p-legacy", strings.Repeat("0", 64)).read(&refused)
-	if refused.Code != protocol.CodeProtocolMismatch {
-		t.Fatalf("legacy hello with a wrong secret: %+v, want protocol_mismatch", refused)
+	// The old secret, which that release sent to whatever listened on the
+	// port, no longer works: not in a protocol-4 proof, not again here.
+	secrets.Store("p-legacy", ack.Secret)
+	stale, err := tryHello(t, url, "p-legacy", "Old")
+	if err != nil {
+		t.Fatal(err)
 	}
-	rewrite.Store(false)
+	var refused protocol.Refused
+	stale.read(&refused)
+	if refused.Code != protocol.CodeUnauthorized {
+		t.Fatalf("a proof of the old secret: %+v, want unauthorized", refused)
+	}
 	refused = protocol.Refused{}
 	legacyHello(t, url, "p-legacy", ack.Secret).read(&refused)
+	if refused.Code != protocol.CodeProtocolMismatch {
+		t.Fatalf("legacy hello with the old secret: %+v, want protocol_mismatch", refused)
+	}
+	// The new one does.
+	secrets.Store("p-legacy", got.Secret)
+	connect(t, b, url, "p-legacy", "Old")
+	<-checked
+	rewrite.Store(false)
+	refused = protocol.Refused{}
+	legacyHello(t, url, "p-legacy", got.Secret).read(&refused)
 	if refused.Code != protocol.CodeProtocolMismatch {
 		t.Fatalf("legacy hello whose folder is not rewritten: %+v, want protocol_mismatch", refused)
 	}
