@@ -30,6 +30,19 @@ import (
 // attachment is the body of /file.bin, checked byte for byte on disk.
 var attachment = bytes.Repeat([]byte("tether\x00\x01\x02"), 1000)
 
+// /slow.bin sends slowChunks chunks of slowChunk bytes (chunk i all byte
+// i), 400 ms apart: a download Chrome can still pause when the AI's
+// action is seen (slowBody is its content).
+const slowChunk, slowChunks = 64 << 10, 8
+
+func slowBody() []byte {
+	var b []byte
+	for i := 0; i < slowChunks; i++ {
+		b = append(b, bytes.Repeat([]byte{byte(i)}, slowChunk)...)
+	}
+	return b
+}
+
 // networkPages serves the requests fixture: net.html fetches 200, 404, a
 // closed port, an XHR, an image and a request with Authorization; links
 // download an attachment, a blob (<a download>) and a slow file.
@@ -87,12 +100,11 @@ async function requests() {
 		w.Write(attachment)
 	})
 	mux.HandleFunc("/slow.bin", func(w http.ResponseWriter, r *http.Request) {
-		const chunk, n = 64 << 10, 8
 		w.Header().Set("Content-Type", "application/octet-stream")
 		w.Header().Set("Content-Disposition", `attachment; filename="slow.bin"`)
-		w.Header().Set("Content-Length", fmt.Sprint(chunk*n))
-		for i := 0; i < n; i++ {
-			w.Write(bytes.Repeat([]byte{byte(i)}, chunk))
+		w.Header().Set("Content-Length", fmt.Sprint(slowChunk*slowChunks))
+		for i := 0; i < slowChunks; i++ {
+			w.Write(bytes.Repeat([]byte{byte(i)}, slowChunk))
 			w.(http.Flusher).Flush()
 			select {
 			case <-r.Context().Done():
@@ -341,7 +353,10 @@ func TestDownloadDenied(t *testing.T) {
 // TestDownloadConfirm: with a confirm rule for downloads, the download the
 // AI's click started waits, paused, as an approval (tool download, its
 // file's name); the next result says so; allowed through the local API
-// (as `tether approvals allow` does), it finishes, byte for byte.
+// (as `tether approvals allow` does), it finishes, byte for byte. The
+// file arrives over 3 s: one small enough to arrive whole before Chrome
+// pauses it is saved anyway (README's known limit; CI saw /file.bin's
+// 9 kB complete under load).
 func TestDownloadConfirm(t *testing.T) {
 	requireDesktop(t)
 	RequireChromium(t)
@@ -360,7 +375,7 @@ func TestDownloadConfirm(t *testing.T) {
 	lc := localclient.New(a.Daemon.Paths)
 
 	snap := mustCall(t, ctx, c, "browser_navigate", map[string]any{"url": srv.URL + "/net.html"})
-	text := mustCall(t, ctx, c, "browser_click", map[string]any{"ref": ref(t, snap, "link", "Attachment")})
+	text := mustCall(t, ctx, c, "browser_click", map[string]any{"ref": ref(t, snap, "link", "Slow file")})
 	var held apitype.Approval
 	for deadline := time.Now().Add(10 * time.Second); held.ID == "" && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		list, err := lc.Approvals(ctx)
@@ -373,7 +388,7 @@ func TestDownloadConfirm(t *testing.T) {
 			}
 		}
 	}
-	if held.ID == "" || held.Class != "download" || !strings.Contains(held.Summary, `file="report.bin"`) || held.Client == "" {
+	if held.ID == "" || held.Class != "download" || !strings.Contains(held.Summary, `file="slow.bin"`) || held.Client == "" {
 		t.Fatalf("no held download among the approvals: %+v", held)
 	}
 	for i := 0; !strings.Contains(text, "is paused: the user's policy asks them to approve it") && i < 20; i++ {
@@ -389,10 +404,10 @@ func TestDownloadConfirm(t *testing.T) {
 	if err := lc.Answer(ctx, held.ID, "allow_once", "cli"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, ctx, c, "browser_network", map[string]any{"show": "downloads"}, "complete 9.0kB")
-	got, err := os.ReadFile(filepath.Join(dir, "report.bin"))
-	if err != nil || !bytes.Equal(got, attachment) {
-		t.Fatalf("report.bin on disk: %d bytes, %v", len(got), err)
+	waitFor(t, ctx, c, "browser_network", map[string]any{"show": "downloads"}, "complete 524.3kB")
+	got, err := os.ReadFile(filepath.Join(dir, "slow.bin"))
+	if err != nil || !bytes.Equal(got, slowBody()) {
+		t.Fatalf("slow.bin on disk: %d bytes, %v", len(got), err)
 	}
 }
 
