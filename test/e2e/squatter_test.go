@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -281,4 +282,63 @@ func workerRunning(alloc context.Context) bool {
 		}
 	}
 	return false
+}
+
+// TestPairAgain: a browser loaded from a folder without a pairing key
+// (a release zip, a checkout's extension/dist) cannot tell a Tether that
+// forgot it from another program on the port. When Tether forgets it, the
+// extension sends nothing, and the popup offers Pair again; pressing it
+// drops the old secret and pairs anew (the daemon auto-approves here).
+func TestPairAgain(t *testing.T) {
+	RequireChromium(t)
+	d := StartDaemon(t, Binary(t), "--auto-approve-profiles")
+	dir := filepath.Join(t.TempDir(), "extension")
+	if err := launcher.WriteExtension(extension.Dist(), dir, launcher.ExtensionConfig{Port: d.Record.Port}); err != nil {
+		t.Fatal(err)
+	}
+	from := d.Log.Len()
+	b := StartChromiumWithExtension(t, dir)
+	line, _, err := d.Log.WaitFor(from, 60*time.Second, "extension connected")
+	if err != nil {
+		t.Fatalf("the extension did not pair: %v", err)
+	}
+	slug := regexp.MustCompile(`slug=(\S+)`).FindStringSubmatch(line)[1]
+	alloc := b.DevTools(t)
+	sw := ExtensionWorker(t, alloc)
+	old := readExtensionState(t, sw).Secret
+
+	since := time.Now()
+	tetherCLI(t, d, "profiles", "forget", slug)
+	var st extensionState
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		st = readExtensionState(t, sw)
+		if r := st.Status.LastRefusal; r != nil && r.Code == "unverified" && r.At >= since.UnixMilli() && st.Status.PairAgain {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after forget, the popup does not offer Pair again: %+v", st.Status)
+		}
+	}
+	if !strings.Contains(st.Status.LastRefusal.Message, "press Pair again") {
+		t.Errorf("the popup's message does not say when to press Pair again: %q", st.Status.LastRefusal.Message)
+	}
+
+	from = d.Log.Len()
+	popup := OpenTab(t, alloc, "chrome-extension://"+broker.DefaultExtensionID+"/popup.html")
+	if _, err := chromedp.Run(popup, chromedp.Evaluate[bool](`document.getElementById('pair-again').hidden === false && (document.getElementById('pair-again').click(), true)`)); err != nil {
+		t.Fatalf("press Pair again: %v", err)
+	}
+	if _, _, err := d.Log.WaitFor(from, 30*time.Second, "extension connected"); err != nil {
+		t.Fatalf("the extension did not pair again: %v", err)
+	}
+	// The daemon logs the ack as it sends it; the extension stores it next.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		now := readExtensionState(t, sw).Secret
+		if len(now) == 64 && now != old {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after Pair again the secret is %q, want a new one (old %q)", now, old)
+		}
+	}
 }
