@@ -263,14 +263,16 @@ describe('DaemonConnection: the daemon proves itself before anything is sent', (
       expect(JSON.stringify(s.sent)).not.toContain('s3cret');
     });
 
-    it('refuses a daemon proving another pairing key, offering Pair again', async () => {
+    it('refuses a daemon proving another pairing key, without offering Pair again (the folder\'s own Tether would prove its key)', async () => {
       config.secret = 's3cret';
       config.pairingKey = PAIRING_KEY;
       const { conn, sockets, statuses } = setup();
       const s = await opened(conn, sockets);
       s.receive(await challengeFor(s, { pairingKey: OTHER_PAIRING_KEY }));
       await untilClosed(s);
-      expect(expectRefused(s, statuses)).toMatchObject({ pairAgain: true });
+      const refused = expectRefused(s, statuses);
+      expect(refused).not.toHaveProperty('pairAgain');
+      expect(refused.lastRefusal?.message).toContain('nor the Tether that wrote this extension\'s folder');
     });
 
     it('without a pairing key: refuses with pairAgain; Pair again then connects as a new profile', async () => {

@@ -132,8 +132,10 @@ type Verdict = { ok: true; proof?: string } | { ok: false; why: string; pairAgai
  *  - paired: the profile proof must verify. Without one, the daemon does
  *    not know this profile: a remote broker (TLS names it) or a local
  *    daemon proving the folder's pairing key is asked to pair it anew;
- *    any other program is refused (pairAgain: the user may have made
- *    Tether forget this browser, and can start over from the popup);
+ *    any other program is refused, with Pair again offered (pairAgain)
+ *    only when the folder has no pairing key (then the user may have made
+ *    Tether forget this browser, and can start over from the popup; with
+ *    a key, the folder's own Tether would have proved it);
  *  - not paired: with a pairing key, the pairing proof must verify; without
  *    one (a folder Tether did not write, a remote broker) the first
  *    pairing trusts the daemon that answers, as the user approves it there.
@@ -155,6 +157,10 @@ export async function checkChallenge(frame: unknown, f: Omit<ProofFields, 'daemo
       return { ok: true, proof: await extensionProof(key, { ...fields, named: e.profileId }) };
     }
     if (e.remote || (await pairingProved())) return { ok: true };
+    if (pairing !== undefined) {
+      // The folder's own Tether would have proved its key: pairing anew with this program cannot help.
+      return { ok: false, why: `The program answering on ${e.where} is not the Tether this browser paired with, nor the Tether that wrote this extension's folder: it could not prove it holds either key. The extension sent it nothing. Start the Tether you paired with; to use another Tether, write the extension folder again from it (its window's Extension page, or tether browser).` };
+    }
     return {
       ok: false,
       pairAgain: true,
