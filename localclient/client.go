@@ -74,19 +74,15 @@ func New(p config.Paths) *Client {
 }
 
 // endpoint returns the base URL and token, read from the config dir when
-// not cached or when reload is set; a daemon read afresh must first prove
-// it is this config dir's (Probe), so the control token never goes to
-// another program on the recorded port.
-func (c *Client) endpoint(ctx context.Context, reload bool) (string, string, error) {
+// not cached or when reload is set. The daemon proves itself on each new
+// connection (ProvenDialer, New) before the token goes out.
+func (c *Client) endpoint(reload bool) (string, string, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.base != "" && c.token != "" && !reload {
 		return c.base, c.token, nil
 	}
-	rec, _, err := Probe(ctx, c.paths)
-	if errors.Is(err, ErrNotThisTether) {
-		return "", "", err
-	}
+	rec, err := c.paths.ReadDaemonRecord()
 	if err != nil {
 		return "", "", fmt.Errorf("%w: %v", ErrNotRunning, err)
 	}
@@ -112,7 +108,7 @@ func (c *Client) send(ctx context.Context, hc *http.Client, method, path string,
 		payload = b
 	}
 	for attempt := 0; ; attempt++ {
-		base, token, err := c.endpoint(ctx, attempt > 0)
+		base, token, err := c.endpoint(attempt > 0)
 		if err != nil {
 			return nil, err
 		}
