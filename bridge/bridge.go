@@ -606,13 +606,7 @@ func (b *Bridge) post(ctx context.Context, msg []byte, m message, write bool) (e
 	answered := !m.isRequest() // only requests expect an answer
 	out := func(msg []byte) {
 		if !answered {
-			// Only the id and method: decoding the result too copied a
-			// snapshot's megabytes once more for nothing.
-			var got struct {
-				ID     json.RawMessage `json:"id,omitempty"`
-				Method string          `json:"method,omitempty"`
-			}
-			if json.Unmarshal(msg, &got) == nil && bytes.Equal(got.ID, m.ID) && got.Method == "" {
+			if id, ok := responseID(msg); ok && bytes.Equal(id, m.ID) {
 				answered = true
 				if m.Method == "tools/list" {
 					b.learnTools(msg)
@@ -664,7 +658,10 @@ func (b *Bridge) post(ctx context.Context, msg []byte, m message, write bool) (e
 			}
 			return fmt.Errorf("%w: %v", errInterrupted, err)
 		}
-		body = bytes.TrimSpace(body)
+		body, ok := oneLine(bytes.TrimSpace(body), nil)
+		if !ok {
+			return fmt.Errorf("%w: the daemon's answer is not JSON", errInterrupted)
+		}
 		if len(body) == 0 {
 			return nil
 		}
@@ -696,17 +693,13 @@ func (b *Bridge) observe(body []byte, isInit bool) {
 func (b *Bridge) readEvents(r io.Reader, isInit bool, out func([]byte)) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), maxLine)
-	var data bytes.Buffer
+	var data, compact bytes.Buffer
 	flush := func() {
 		if data.Len() == 0 {
 			return
 		}
-		// Compact validates as it copies (an invalid message is dropped): one
-		// pass over a snapshot's megabytes instead of two.
-		var compact bytes.Buffer
-		compact.Grow(data.Len())
-		if json.Compact(&compact, bytes.TrimSpace(data.Bytes())) == nil {
-			msg := compact.Bytes()
+		// An invalid message is dropped.
+		if msg, ok := oneLine(bytes.TrimSpace(data.Bytes()), &compact); ok {
 			b.observe(msg, isInit)
 			out(msg)
 		}
@@ -728,6 +721,68 @@ func (b *Bridge) readEvents(r io.Reader, isInit bool, out func([]byte)) error {
 	}
 	flush()
 	return sc.Err()
+}
+
+// oneLine returns msg as one line of JSON for stdout: msg itself when it
+// is valid JSON without a newline (one pass over a snapshot's megabytes,
+// no copy), else msg compacted into buf (nil: a new buffer), which takes
+// out the newlines that JSON allows between tokens and stdio framing does
+// not (MCP spec, transports, "stdio"). Empty msg is returned as it is;
+// false: msg is not JSON.
+func oneLine(msg []byte, buf *bytes.Buffer) ([]byte, bool) {
+	if len(msg) == 0 {
+		return msg, true
+	}
+	if bytes.IndexByte(msg, '\n') < 0 && bytes.IndexByte(msg, '\r') < 0 {
+		return msg, json.Valid(msg)
+	}
+	if buf == nil {
+		buf = new(bytes.Buffer)
+	}
+	buf.Reset()
+	buf.Grow(len(msg))
+	if json.Compact(buf, msg) != nil {
+		return nil, false
+	}
+	return buf.Bytes(), true
+}
+
+// responseID returns the id of msg when it is a JSON-RPC response: an
+// object with an "id" and no "method" (JSON-RPC 2.0, section 5). It reads
+// msg only as far as it must: once it has the id and meets "result" or
+// "error", the rest is not read, and mcp-go writes the id first, so a
+// snapshot's megabytes are not scanned for it. false: not a response, or
+// not a JSON object (as far as it was read).
+func responseID(msg []byte) (json.RawMessage, bool) {
+	dec := json.NewDecoder(bytes.NewReader(msg))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, false
+	}
+	var id json.RawMessage
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, false
+		}
+		switch t {
+		case "method":
+			return nil, false
+		case "id":
+			if dec.Decode(&id) != nil {
+				return nil, false
+			}
+			continue
+		case "result", "error":
+			if id != nil {
+				return id, true
+			}
+		}
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return nil, false
+		}
+	}
+	return id, id != nil
 }
 
 // startListening opens the GET stream for server-initiated messages

@@ -427,3 +427,46 @@ func TestRelaysProgressOfACall(t *testing.T) {
 		t.Errorf("progress %v, want 1, 2, 3", got)
 	}
 }
+
+func TestResponseID(t *testing.T) {
+	for _, c := range []struct {
+		msg, id string
+		ok      bool
+	}{
+		{`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"x"}]}}`, `7`, true},
+		{`{"jsonrpc":"2.0","id":"a","error":{"code":-1,"message":"no"}}`, `"a"`, true},
+		{`{"jsonrpc":"2.0","result":{},"id":3}`, `3`, true},
+		{`{"jsonrpc":"2.0","id":4}`, `4`, true},
+		{`{"jsonrpc":"2.0","id":5,"method":"roots/list"}`, ``, false},
+		{`{"jsonrpc":"2.0","method":"notifications/progress","params":{}}`, ``, false},
+		{`{"jsonrpc":"2.0","result":{}}`, ``, false},
+		{`[1,2]`, ``, false},
+		{`not json`, ``, false},
+		// The rest of a response is not read once its id and result are met.
+		{`{"id":9,"result":{"text":"` + strings.Repeat("a", 1<<16) + `"} trailing garbage`, `9`, true},
+	} {
+		id, ok := responseID([]byte(c.msg))
+		if ok != c.ok || string(id) != c.id {
+			t.Errorf("responseID(%.60s) = %s, %v; want %s, %v", c.msg, id, ok, c.id, c.ok)
+		}
+	}
+}
+
+func TestOneLine(t *testing.T) {
+	for _, c := range []struct {
+		in, out string
+		ok      bool
+	}{
+		{`{"a":1}`, `{"a":1}`, true},
+		{"{\"a\":\n 1}", `{"a":1}`, true},
+		{"{\"a\":\r\n1}", `{"a":1}`, true},
+		{``, ``, true},
+		{`{"a":`, ``, false},
+		{"{\"a\":\n", ``, false},
+	} {
+		out, ok := oneLine([]byte(c.in), nil)
+		if ok != c.ok || (ok && string(out) != c.out) {
+			t.Errorf("oneLine(%q) = %q, %v; want %q, %v", c.in, out, ok, c.out, c.ok)
+		}
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"sync"
 	"time"
 
@@ -336,12 +337,12 @@ func (b *Broker) Call(ctx context.Context, profile string, method protocol.Metho
 		}
 		defer release()
 	}
-	raw, err := c.call(ctx, method, params, timeout)
+	raw, decoded, err := c.call(ctx, method, params, timeout)
 	if err != nil {
 		return err
 	}
 	if result != nil {
-		if err := json.Unmarshal(raw, result); err != nil {
+		if err := setResult(result, raw, decoded); err != nil {
 			return fmt.Errorf("decode %s result from extension: %w", method, err)
 		}
 		// A tab the call opened becomes the caller's current one (a tab
@@ -367,6 +368,21 @@ func (b *Broker) Call(ctx context.Context, profile string, method protocol.Metho
 }
 
 type resolvedKey struct{}
+
+// setResult stores a method's result into result, a pointer the caller
+// gave: decoded (a pointer to the method's result type, as
+// protocol.DecodeResult gives) when both are the same type, without
+// decoding the frame again (a snapshot's megabytes were decoded twice);
+// else raw, the result as the extension sent it, decoded into the
+// caller's own type.
+func setResult(result any, raw json.RawMessage, decoded any) error {
+	rv, dv := reflect.ValueOf(result), reflect.ValueOf(decoded)
+	if rv.Kind() == reflect.Pointer && !rv.IsNil() && rv.Type() == dv.Type() {
+		rv.Elem().Set(dv.Elem())
+		return nil
+	}
+	return json.Unmarshal(raw, result)
+}
 
 // WithResolved returns a context whose Call reports, through report, the
 // profile (slug) and tab it addresses once resolved: the named one, or the

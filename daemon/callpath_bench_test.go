@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -59,6 +60,12 @@ func measureCPU(b *testing.B) (stop func()) {
 // each, every tab answering every request with a small page, and returns
 // its config.
 func benchDaemon(b *testing.B, profiles, tabs int) (config.Paths, string) {
+	return benchDaemonPage(b, profiles, tabs, "- heading \"Example\" [level=1]\n- link \"More\" [ref=e1]\n- textbox \"Search\" [ref=e2]")
+}
+
+// benchDaemonPage is benchDaemon whose tabs answer with the snapshot text
+// snapshot.
+func benchDaemonPage(b *testing.B, profiles, tabs int, snapshot string) (config.Paths, string) {
 	b.Helper()
 	p := config.Paths{Dir: filepath.Join(b.TempDir(), "cfg")}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -95,7 +102,7 @@ func benchDaemon(b *testing.B, profiles, tabs int) (config.Paths, string) {
 			var p protocol.TabParams
 			_ = json.Unmarshal(req.Params, &p)
 			return protocol.PageResult{Tab: p.Tab, URL: "https://example.com/", Title: "Example",
-				Snapshot: "- heading \"Example\" [level=1]\n- link \"More\" [ref=e1]\n- textbox \"Search\" [ref=e2]"}, nil
+				Snapshot: snapshot}, nil
 		})
 	}
 	return p, addr
@@ -181,5 +188,34 @@ func BenchmarkCallPathParallel(b *testing.B) {
 			benchCall(b, c, tool, args)
 		}
 	})
+	stop()
+}
+
+// largeSnapshot is a snapshot's text of n table rows, each with a link, a
+// button and a text box (as the bench's page-size series: about 87 bytes
+// per element).
+func largeSnapshot(n int) string {
+	var sb strings.Builder
+	sb.WriteString("- table \"Rows\" [ref=e1]\n")
+	for i := range n / 3 {
+		fmt.Fprintf(&sb, "  - row \"Row %d <b>&amp;\" [ref=e%d]\n    - link \"Open row %d\" [ref=e%d] /rows/%d?a=1&b=2\n    - button \"Delete row %d\" [ref=e%d]\n    - textbox \"Note for row %d\" [ref=e%d]: \"value \\\"%d\\\"\"\n",
+			i, 4*i+2, i, 4*i+3, i, i, 4*i+4, i, 4*i+5, i)
+	}
+	return sb.String()
+}
+
+// BenchmarkCallPathLargeSnapshot is an uncapped browser_snapshot of a
+// 50 000-element page (about 4 MB of text) through the daemon, one call at
+// a time: the Go side of the bench's page-size series.
+func BenchmarkCallPathLargeSnapshot(b *testing.B) {
+	snap := largeSnapshot(50000)
+	p, addr := benchDaemonPage(b, 1, 1, snap)
+	c := benchClient(b, p, addr, mcp.LATEST_PROTOCOL_VERSION)
+	args := map[string]any{"tab": 1}
+	b.SetBytes(int64(len(snap)))
+	stop := measureCPU(b)
+	for range b.N {
+		benchCall(b, c, "browser_snapshot", args)
+	}
 	stop()
 }
