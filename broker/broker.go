@@ -337,12 +337,12 @@ func (b *Broker) Call(ctx context.Context, profile string, method protocol.Metho
 		}
 		defer release()
 	}
-	raw, decoded, err := c.call(ctx, method, params, timeout)
+	decoded, err := c.call(ctx, method, params, timeout)
 	if err != nil {
 		return err
 	}
 	if result != nil {
-		if err := setResult(result, raw, decoded); err != nil {
+		if err := setResult(result, decoded); err != nil {
 			return fmt.Errorf("decode %s result from extension: %w", method, err)
 		}
 		// A tab the call opened becomes the caller's current one (a tab
@@ -369,17 +369,20 @@ func (b *Broker) Call(ctx context.Context, profile string, method protocol.Metho
 
 type resolvedKey struct{}
 
-// setResult stores a method's result into result, a pointer the caller
-// gave: decoded (a pointer to the method's result type, as
-// protocol.DecodeResult gives) when both are the same type, without
-// decoding the frame again (a snapshot's megabytes were decoded twice);
-// else raw, the result as the extension sent it, decoded into the
-// caller's own type.
-func setResult(result any, raw json.RawMessage, decoded any) error {
+// setResult stores decoded, a pointer to a method's result as
+// protocol.DecodeResult gives it (checked, a packed snapshot unpacked), into
+// result, a pointer the caller gave: as it is when both are the same type
+// (a snapshot's megabytes were decoded twice), else through JSON (a caller
+// that wants a part of the result).
+func setResult(result, decoded any) error {
 	rv, dv := reflect.ValueOf(result), reflect.ValueOf(decoded)
 	if rv.Kind() == reflect.Pointer && !rv.IsNil() && rv.Type() == dv.Type() {
 		rv.Elem().Set(dv.Elem())
 		return nil
+	}
+	raw, err := json.Marshal(decoded)
+	if err != nil {
+		return err
 	}
 	return json.Unmarshal(raw, result)
 }

@@ -274,14 +274,13 @@ func (c *conn) deliver(resp protocol.Response) {
 // tool, arguments' fingerprint), if any, so the extension never acts twice
 // for one key and refuses the key for another call.
 //
-// The result comes as it was sent and decoded, checked, once
-// (protocol.DecodeResult): a pointer to the method's result type, as
-// protocol.NewResult gives.
-func (c *conn) call(ctx context.Context, method protocol.Method, params any, timeout time.Duration) (json.RawMessage, any, error) {
+// The result is decoded, checked and unpacked once (protocol.DecodeResult):
+// a pointer to the method's result type, as protocol.NewResult gives.
+func (c *conn) call(ctx context.Context, method protocol.Method, params any, timeout time.Duration) (any, error) {
 	c.lastUse.Store(time.Now().UnixNano())
 	rawParams, err := json.Marshal(params)
 	if err != nil {
-		return nil, nil, fmt.Errorf("encode %s params: %w", method, err)
+		return nil, fmt.Errorf("encode %s params: %w", method, err)
 	}
 	id := strconv.FormatUint(c.nextID.Add(1), 10)
 	idem := protocol.IdempotentCallFrom(ctx)
@@ -296,7 +295,7 @@ func (c *conn) call(ctx context.Context, method protocol.Method, params any, tim
 		CallFingerprint: idem.Fingerprint,
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("encode %s request: %w", method, err)
+		return nil, fmt.Errorf("encode %s request: %w", method, err)
 	}
 	notSent := func(err error) error { return fmt.Errorf("%w; nothing reached it: retry once it reconnects", err) }
 	// maybeActed is for a failure after the request was queued: the
@@ -311,7 +310,7 @@ func (c *conn) call(ctx context.Context, method protocol.Method, params any, tim
 	c.mu.Lock()
 	if c.pending == nil {
 		c.mu.Unlock()
-		return nil, nil, notSent(ErrDisconnected)
+		return nil, notSent(ErrDisconnected)
 	}
 	c.pending[id] = ch
 	c.mu.Unlock()
@@ -331,40 +330,40 @@ func (c *conn) call(ctx context.Context, method protocol.Method, params any, tim
 	select {
 	case c.send <- frame:
 	case <-c.closed:
-		return nil, nil, notSent(ErrDisconnected)
+		return nil, notSent(ErrDisconnected)
 	case <-ctx.Done():
 		forget()
-		return nil, nil, ctx.Err()
+		return nil, ctx.Err()
 	case <-timer.C:
 		forget()
-		return nil, nil, fmt.Errorf("%w: %s did not start within %s; nothing reached it", ErrTimeout, method, timeout)
+		return nil, fmt.Errorf("%w: %s did not start within %s; nothing reached it", ErrTimeout, method, timeout)
 	}
 	select {
 	case resp, ok := <-ch:
 		if !ok {
-			return nil, nil, maybeActed(ErrDisconnected)
+			return nil, maybeActed(ErrDisconnected)
 		}
 		if resp.Error != nil {
-			return nil, nil, &RemoteError{Code: resp.Error.Code, Message: resp.Error.Message}
+			return nil, &RemoteError{Code: resp.Error.Code, Message: resp.Error.Message}
 		}
 		// The result must fit its method's schema before the caller decodes
 		// it into its own value (a second, cheap decode of a checked frame).
 		v, err := protocol.DecodeResult(method, resp.Result)
 		if err != nil {
 			c.log.Warn("malformed result from extension", "profile", shortID(c.hello.ProfileID), "bytes", len(resp.Result), "err", err)
-			return nil, nil, fmt.Errorf("the extension sent a malformed %s result (%w); update the Tether extension to this daemon's version", method, err)
+			return nil, fmt.Errorf("the extension sent a malformed %s result (%w); update the Tether extension to this daemon's version", method, err)
 		}
-		return resp.Result, v, nil
+		return v, nil
 	case <-ctx.Done():
 		forget()
-		return nil, nil, ctx.Err()
+		return nil, ctx.Err()
 	case <-timer.C:
 		forget()
 		if now := c.linkRTT(); max(now, rtt) >= SlowLinkRTT {
-			return nil, nil, maybeActed(fmt.Errorf("%w: %s got no answer within %s: profile %q's link is slow (RTT %d ms), so this is the network, not the page",
+			return nil, maybeActed(fmt.Errorf("%w: %s got no answer within %s: profile %q's link is slow (RTT %d ms), so this is the network, not the page",
 				ErrSlowLink, method, timeout+linkAllowance(rtt), c.hello.Label, max(now, rtt).Milliseconds()))
 		}
-		return nil, nil, maybeActed(fmt.Errorf("%w: %s took longer than %s", ErrTimeout, method, timeout))
+		return nil, maybeActed(fmt.Errorf("%w: %s took longer than %s", ErrTimeout, method, timeout))
 	}
 }
 

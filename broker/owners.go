@@ -383,7 +383,7 @@ func (b *Broker) closeAppTabs(app string) {
 	for _, j := range jobs {
 		for _, tab := range j.tabs {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			_, _, err := j.c.call(ctx, protocol.MethodTabClose, &protocol.TabParams{Tab: tab}, 10*time.Second)
+			_, err := j.c.call(ctx, protocol.MethodTabClose, &protocol.TabParams{Tab: tab}, 10*time.Second)
 			cancel()
 			if err != nil {
 				b.log.Warn("closing an app's tab after its last session ended failed", "app", app, "profile", j.slug, "tab", tab, "err", err)

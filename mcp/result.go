@@ -11,9 +11,15 @@ import (
 	"github.com/tether-browser/tether/protocol"
 )
 
-// snapshotOptions are the snapshot limits every page result uses.
+// snapshotOptions are the snapshot limits every page result uses. Under a
+// cap above protocol.PackSnapshotOver, a larger snapshot comes packed (the
+// broker's decoder unpacks it); the default cap never gets there.
 func (h *handlers) snapshotOptions() protocol.SnapshotOptions {
-	return protocol.SnapshotOptions{MaxChars: h.cfg.SnapshotMaxChars}
+	o := protocol.SnapshotOptions{MaxChars: h.cfg.SnapshotMaxChars}
+	if o.MaxChars > protocol.PackSnapshotOver {
+		o.PackOver = protocol.PackSnapshotOver
+	}
+	return o
 }
 
 // pageCall runs a method that answers with a PageResult and renders it.

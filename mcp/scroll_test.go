@@ -49,3 +49,27 @@ func TestScrollRefusesWhatItCannotDo(t *testing.T) {
 		t.Fatalf("refused calls reached the browser: %+v", fb.calls)
 	}
 }
+
+// Under a cap above protocol.PackSnapshotOver, page calls ask for a large
+// snapshot packed; under the default cap they do not (it never gets there).
+func TestLargeCapAsksForPackedSnapshots(t *testing.T) {
+	page := protocol.PageResult{Tab: 1, URL: "https://example.com/", Title: "T", Snapshot: `- button "Go" [ref=e1]`}
+	fb := &fakeBrowser{results: map[protocol.Method]any{protocol.MethodSnapshot: page, protocol.MethodClick: page}}
+	c := newClientWith(t, fb, Config{SnapshotMaxChars: 10_000_000})
+	for _, call := range []struct {
+		tool string
+		args map[string]any
+	}{{"browser_snapshot", map[string]any{}}, {"browser_click", map[string]any{"ref": "e1"}}} {
+		if text, isErr := callTool(t, c, call.tool, call.args); isErr {
+			t.Fatal(text)
+		}
+	}
+	for _, got := range fb.calls {
+		if !strings.Contains(got.params, `"maxChars":10000000`) || !strings.Contains(got.params, `"packOver":131072`) {
+			t.Errorf("%s params %s: want maxChars and packOver", got.method, got.params)
+		}
+	}
+	if len(fb.calls) != 2 {
+		t.Fatalf("calls: %+v", fb.calls)
+	}
+}

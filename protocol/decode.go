@@ -2,8 +2,12 @@ package protocol
 
 import (
 	"bytes"
+	"compress/gzip"
+	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"unicode"
@@ -279,6 +283,9 @@ func DecodeResult(method Method, raw json.RawMessage) (any, error) {
 		if err := checkDialogs(r.Dialogs); err != nil {
 			return nil, err
 		}
+		if err := unpackSnapshot(r); err != nil {
+			return nil, decodeErr(what, err.Error())
+		}
 	case *DialogArmResult:
 		if err := checkDialogs(r.Dialogs); err != nil {
 			return nil, err
@@ -305,4 +312,35 @@ func DecodeResult(method Method, raw json.RawMessage) (any, error) {
 		}
 	}
 	return v, nil
+}
+
+// unpackSnapshot moves a packed snapshot (PageResult.SnapshotGzip) into
+// Snapshot. Errors: both set, not base64, not gzip, more than
+// MaxUnpackedSnapshot bytes. Invalid UTF-8 is replaced (U+FFFD), as the JSON
+// decoder does with a string.
+func unpackSnapshot(r *PageResult) error {
+	if r.SnapshotGzip == "" {
+		return nil
+	}
+	if r.Snapshot != "" {
+		return errors.New("has both snapshot and snapshotGzip")
+	}
+	packed, err := base64.StdEncoding.DecodeString(r.SnapshotGzip)
+	if err != nil {
+		return errors.New("snapshotGzip is not base64")
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(packed))
+	if err != nil {
+		return errors.New("snapshotGzip is not gzip")
+	}
+	var sb strings.Builder
+	n, err := io.Copy(&sb, io.LimitReader(zr, MaxUnpackedSnapshot+1))
+	switch {
+	case err != nil:
+		return fmt.Errorf("snapshotGzip does not unpack: %v", err)
+	case n > MaxUnpackedSnapshot:
+		return fmt.Errorf("snapshotGzip unpacks to more than %d MiB", MaxUnpackedSnapshot>>20)
+	}
+	r.Snapshot, r.SnapshotGzip = strings.ToValidUTF8(sb.String(), "\uFFFD"), ""
+	return nil
 }

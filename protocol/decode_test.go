@@ -2,6 +2,8 @@ package protocol
 
 import (
 	"bytes"
+	"compress/gzip"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -348,4 +350,50 @@ func decodeFrameEnvelopeFirst(data []byte) (any, error) {
 		return nil, err
 	}
 	return checkResponse(r)
+}
+
+// packed is text gzip-compressed, in base64: a PageResult.SnapshotGzip.
+func packed(t *testing.T, text []byte) string {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if _, err := zw.Write(text); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return base64.StdEncoding.EncodeToString(buf.Bytes())
+}
+
+func TestDecodeResultUnpacksSnapshot(t *testing.T) {
+	text := strings.Repeat("- link \"Open row ✓\" [ref=e12]\n", 5000)
+	raw, _ := json.Marshal(map[string]any{"tab": 1, "url": "https://example.com/", "title": "T", "snapshot": "", "snapshotGzip": packed(t, []byte(text))})
+	res, err := DecodeResult(MethodSnapshot, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := res.(*PageResult)
+	if p.Snapshot != text || p.SnapshotGzip != "" {
+		t.Fatalf("unpacked %d bytes (want %d), SnapshotGzip %q left", len(p.Snapshot), len(text), p.SnapshotGzip)
+	}
+	// Invalid UTF-8 inside is replaced, as a JSON string's would be.
+	raw, _ = json.Marshal(map[string]any{"tab": 1, "snapshotGzip": packed(t, []byte("a\xffb"))})
+	if res, err := DecodeResult(MethodClick, raw); err != nil || res.(*PageResult).Snapshot != "a\uFFFDb" {
+		t.Fatalf("invalid UTF-8: %v, %+v", err, res)
+	}
+
+	bomb := make([]byte, MaxUnpackedSnapshot+1)
+	for _, c := range []struct{ name, result, want string }{
+		{"both", `{"tab":1,"snapshot":"x","snapshotGzip":"` + packed(t, []byte("y")) + `"}`, "both snapshot and snapshotGzip"},
+		{"not base64", `{"tab":1,"snapshotGzip":"%%%"}`, "not base64"},
+		{"not gzip", `{"tab":1,"snapshotGzip":"` + base64.StdEncoding.EncodeToString([]byte("plain text")) + `"}`, "not gzip"},
+		{"cut short", `{"tab":1,"snapshotGzip":"` + packed(t, []byte(text))[:200] + `"}`, "does not unpack"},
+		{"too large", `{"tab":1,"snapshotGzip":"` + packed(t, bomb) + `"}`, "unpacks to more than 64 MiB"},
+	} {
+		_, err := DecodeResult(MethodSnapshot, json.RawMessage(c.result))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err %v, want it to say %q", c.name, err, c.want)
+		}
+	}
 }

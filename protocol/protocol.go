@@ -463,7 +463,25 @@ type SnapshotOptions struct {
 	// default: URLs are a fifth of a typical snapshot, and browser_read
 	// gives every link with its absolute URL.
 	URLs bool `json:"urls,omitempty"`
+	// PackOver asks for a page result's snapshot text, when it is longer
+	// than PackOver UTF-16 code units and nothing was cut from it or
+	// stitched into it, packed in PageResult.SnapshotGzip instead of
+	// Snapshot: the extension's message hops (content script → service
+	// worker → offscreen document → socket) then copy a tenth of a large
+	// page's text. 0: never packed. A daemon sends it only if it reads
+	// SnapshotGzip (PackSnapshotOver).
+	PackOver int `json:"packOver,omitempty"`
 }
+
+// PackSnapshotOver is the PackOver the daemon asks for (UTF-16 code units,
+// 128 Ki): an uncapped snapshot of a large page; the default 40 000-character
+// cap never reaches it.
+const PackSnapshotOver = 128 << 10
+
+// MaxUnpackedSnapshot is the most bytes a PageResult.SnapshotGzip may
+// unpack to (64 MiB: the largest snapshotMaxChars, 10 000 000, of three-byte
+// UTF-8 characters, with room to spare); more is refused as malformed.
+const MaxUnpackedSnapshot = 64 << 20
 
 // SnapshotParams reads a tab's ARIA snapshot.
 type SnapshotParams struct {
@@ -630,6 +648,11 @@ type PageResult struct {
 	// Snapshot is the page's ARIA snapshot, Playwright aria-snapshot style:
 	// one "- role "name" [state] [ref=e7]" line per node, nested by two spaces.
 	Snapshot string `json:"snapshot"`
+	// SnapshotGzip, when the request's PackOver asked for it, is the
+	// snapshot text packed: base64 (RFC 4648, section 4) of its UTF-8 bytes
+	// gzip-compressed (RFC 1952); Snapshot is then "". DecodeResult unpacks
+	// it into Snapshot, so a decoded PageResult never carries it.
+	SnapshotGzip string `json:"snapshotGzip,omitempty"`
 	// Doc is the number of the top frame's document the snapshot is of
 	// (the d<doc> of its refs); 0 when unknown (about:blank, a document
 	// that issued no ref yet). A reload is another document at the same URL.

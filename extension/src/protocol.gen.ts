@@ -56,6 +56,16 @@ export interface ClickParams {
    * gives every link with its absolute URL.
    */
   urls?: boolean;
+  /**
+   * PackOver asks for a page result's snapshot text, when it is longer
+   * than PackOver UTF-16 code units and nothing was cut from it or
+   * stitched into it, packed in PageResult.SnapshotGzip instead of
+   * Snapshot: the extension's message hops (content script → service
+   * worker → offscreen document → socket) then copy a tenth of a large
+   * page's text. 0: never packed. A daemon sends it only if it reads
+   * SnapshotGzip (PackSnapshotOver).
+   */
+  packOver?: number;
   ref: string;
   /**
    * Trusted clicks with trusted input through chrome.debugger (only when
@@ -275,6 +285,16 @@ export interface DragParams {
    * gives every link with its absolute URL.
    */
   urls?: boolean;
+  /**
+   * PackOver asks for a page result's snapshot text, when it is longer
+   * than PackOver UTF-16 code units and nothing was cut from it or
+   * stitched into it, packed in PageResult.SnapshotGzip instead of
+   * Snapshot: the extension's message hops (content script → service
+   * worker → offscreen document → socket) then copy a tenth of a large
+   * page's text. 0: never packed. A daemon sends it only if it reads
+   * SnapshotGzip (PackSnapshotOver).
+   */
+  packOver?: number;
   fromRef: string;
   toRef: string;
   from?: Point1;
@@ -367,6 +387,16 @@ export interface FileUploadParams {
    * gives every link with its absolute URL.
    */
   urls?: boolean;
+  /**
+   * PackOver asks for a page result's snapshot text, when it is longer
+   * than PackOver UTF-16 code units and nothing was cut from it or
+   * stitched into it, packed in PageResult.SnapshotGzip instead of
+   * Snapshot: the extension's message hops (content script → service
+   * worker → offscreen document → socket) then copy a tenth of a large
+   * page's text. 0: never packed. A daemon sends it only if it reads
+   * SnapshotGzip (PackSnapshotOver).
+   */
+  packOver?: number;
   ref: string;
   /**
    * Trusted performs the action with trusted input through chrome.debugger
@@ -637,6 +667,16 @@ export interface HistoryParams {
    * gives every link with its absolute URL.
    */
   urls?: boolean;
+  /**
+   * PackOver asks for a page result's snapshot text, when it is longer
+   * than PackOver UTF-16 code units and nothing was cut from it or
+   * stitched into it, packed in PageResult.SnapshotGzip instead of
+   * Snapshot: the extension's message hops (content script → service
+   * worker → offscreen document → socket) then copy a tenth of a large
+   * page's text. 0: never packed. A daemon sends it only if it reads
+   * SnapshotGzip (PackSnapshotOver).
+   */
+  packOver?: number;
   action: 'back' | 'forward' | 'reload';
 }
 /**
@@ -659,6 +699,16 @@ export interface HoverParams {
    * gives every link with its absolute URL.
    */
   urls?: boolean;
+  /**
+   * PackOver asks for a page result's snapshot text, when it is longer
+   * than PackOver UTF-16 code units and nothing was cut from it or
+   * stitched into it, packed in PageResult.SnapshotGzip instead of
+   * Snapshot: the extension's message hops (content script → service
+   * worker → offscreen document → socket) then copy a tenth of a large
+   * page's text. 0: never packed. A daemon sends it only if it reads
+   * SnapshotGzip (PackSnapshotOver).
+   */
+  packOver?: number;
   ref: string;
   /**
    * Trusted hovers with trusted input (CSS :hover applies).
@@ -713,6 +763,16 @@ export interface NavigateParams {
    * gives every link with its absolute URL.
    */
   urls?: boolean;
+  /**
+   * PackOver asks for a page result's snapshot text, when it is longer
+   * than PackOver UTF-16 code units and nothing was cut from it or
+   * stitched into it, packed in PageResult.SnapshotGzip instead of
+   * Snapshot: the extension's message hops (content script → service
+   * worker → offscreen document → socket) then copy a tenth of a large
+   * page's text. 0: never packed. A daemon sends it only if it reads
+   * SnapshotGzip (PackSnapshotOver).
+   */
+  packOver?: number;
   /**
    * URL is absolute: http, https, file or about:blank.
    */
@@ -842,6 +902,13 @@ export interface PageResult {
    */
   snapshot: string;
   /**
+   * SnapshotGzip, when the request's PackOver asked for it, is the
+   * snapshot text packed: base64 (RFC 4648, section 4) of its UTF-8 bytes
+   * gzip-compressed (RFC 1952); Snapshot is then "". DecodeResult unpacks
+   * it into Snapshot, so a decoded PageResult never carries it.
+   */
+  snapshotGzip?: string;
+  /**
    * Doc is the number of the top frame's document the snapshot is of
    * (the d<doc> of its refs); 0 when unknown (about:blank, a document
    * that issued no ref yet). A reload is another document at the same URL.
@@ -960,6 +1027,16 @@ export interface PressKeyParams {
    * gives every link with its absolute URL.
    */
   urls?: boolean;
+  /**
+   * PackOver asks for a page result's snapshot text, when it is longer
+   * than PackOver UTF-16 code units and nothing was cut from it or
+   * stitched into it, packed in PageResult.SnapshotGzip instead of
+   * Snapshot: the extension's message hops (content script → service
+   * worker → offscreen document → socket) then copy a tenth of a large
+   * page's text. 0: never packed. A daemon sends it only if it reads
+   * SnapshotGzip (PackSnapshotOver).
+   */
+  packOver?: number;
   key: string;
   trusted?: boolean;
 }
@@ -1028,6 +1105,16 @@ export interface RefParams {
    * gives every link with its absolute URL.
    */
   urls?: boolean;
+  /**
+   * PackOver asks for a page result's snapshot text, when it is longer
+   * than PackOver UTF-16 code units and nothing was cut from it or
+   * stitched into it, packed in PageResult.SnapshotGzip instead of
+   * Snapshot: the extension's message hops (content script → service
+   * worker → offscreen document → socket) then copy a tenth of a large
+   * page's text. 0: never packed. A daemon sends it only if it reads
+   * SnapshotGzip (PackSnapshotOver).
+   */
+  packOver?: number;
   ref: string;
   /**
    * Trusted performs the action with trusted input through chrome.debugger
@@ -1289,6 +1376,16 @@ export interface ScrollParams {
    */
   urls?: boolean;
   /**
+   * PackOver asks for a page result's snapshot text, when it is longer
+   * than PackOver UTF-16 code units and nothing was cut from it or
+   * stitched into it, packed in PageResult.SnapshotGzip instead of
+   * Snapshot: the extension's message hops (content script → service
+   * worker → offscreen document → socket) then copy a tenth of a large
+   * page's text. 0: never packed. A daemon sends it only if it reads
+   * SnapshotGzip (PackSnapshotOver).
+   */
+  packOver?: number;
+  /**
    * Ref names the container, or an element inside it (its nearest
    * scrollable ancestor scrolls); empty: the page. With To "view", the
    * element to bring into view (required then).
@@ -1369,6 +1466,16 @@ export interface SelectOptionParams {
    * gives every link with its absolute URL.
    */
   urls?: boolean;
+  /**
+   * PackOver asks for a page result's snapshot text, when it is longer
+   * than PackOver UTF-16 code units and nothing was cut from it or
+   * stitched into it, packed in PageResult.SnapshotGzip instead of
+   * Snapshot: the extension's message hops (content script → service
+   * worker → offscreen document → socket) then copy a tenth of a large
+   * page's text. 0: never packed. A daemon sends it only if it reads
+   * SnapshotGzip (PackSnapshotOver).
+   */
+  packOver?: number;
   ref: string;
   /**
    * Trusted performs the action with trusted input through chrome.debugger
@@ -1396,6 +1503,16 @@ export interface SnapshotOptions {
    * gives every link with its absolute URL.
    */
   urls?: boolean;
+  /**
+   * PackOver asks for a page result's snapshot text, when it is longer
+   * than PackOver UTF-16 code units and nothing was cut from it or
+   * stitched into it, packed in PageResult.SnapshotGzip instead of
+   * Snapshot: the extension's message hops (content script → service
+   * worker → offscreen document → socket) then copy a tenth of a large
+   * page's text. 0: never packed. A daemon sends it only if it reads
+   * SnapshotGzip (PackSnapshotOver).
+   */
+  packOver?: number;
 }
 /**
  * SnapshotParams reads a tab's ARIA snapshot.
@@ -1417,6 +1534,16 @@ export interface SnapshotParams {
    * gives every link with its absolute URL.
    */
   urls?: boolean;
+  /**
+   * PackOver asks for a page result's snapshot text, when it is longer
+   * than PackOver UTF-16 code units and nothing was cut from it or
+   * stitched into it, packed in PageResult.SnapshotGzip instead of
+   * Snapshot: the extension's message hops (content script → service
+   * worker → offscreen document → socket) then copy a tenth of a large
+   * page's text. 0: never packed. A daemon sends it only if it reads
+   * SnapshotGzip (PackSnapshotOver).
+   */
+  packOver?: number;
   /**
    * Ref limits the snapshot to that element's subtree.
    */
@@ -1544,6 +1671,16 @@ export interface TypeParams {
    * gives every link with its absolute URL.
    */
   urls?: boolean;
+  /**
+   * PackOver asks for a page result's snapshot text, when it is longer
+   * than PackOver UTF-16 code units and nothing was cut from it or
+   * stitched into it, packed in PageResult.SnapshotGzip instead of
+   * Snapshot: the extension's message hops (content script → service
+   * worker → offscreen document → socket) then copy a tenth of a large
+   * page's text. 0: never packed. A daemon sends it only if it reads
+   * SnapshotGzip (PackSnapshotOver).
+   */
+  packOver?: number;
   ref: string;
   text: string;
   /**
@@ -1571,6 +1708,16 @@ export interface WaitForParams {
    * gives every link with its absolute URL.
    */
   urls?: boolean;
+  /**
+   * PackOver asks for a page result's snapshot text, when it is longer
+   * than PackOver UTF-16 code units and nothing was cut from it or
+   * stitched into it, packed in PageResult.SnapshotGzip instead of
+   * Snapshot: the extension's message hops (content script → service
+   * worker → offscreen document → socket) then copy a tenth of a large
+   * page's text. 0: never packed. A daemon sends it only if it reads
+   * SnapshotGzip (PackSnapshotOver).
+   */
+  packOver?: number;
   text?: string;
   textGone?: string;
   timeMs?: number;

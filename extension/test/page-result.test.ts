@@ -25,4 +25,13 @@ describe('page results', () => {
     expect(acted.doc).toBe(4);
     vi.unstubAllGlobals();
   });
+
+  it('pass a packed snapshot on as it came: the content script packs only what needs no cut and no frames', async () => {
+    vi.stubGlobal('chrome', { tabs: { get: async () => ({ id: 5, url: 'https://example.test/', title: 'T' }) } });
+    const { finishPage } = await import('../src/background/methods/page-result');
+    const out = await finishPage(5, 2, { url: 'https://example.test/', title: 'T', snapshot: '', snapshotGzip: 'H4sIAAAA' }, { maxChars: 100 }, Date.now() + 5000);
+    expect(out).toMatchObject({ tab: 2, snapshot: '', snapshotGzip: 'H4sIAAAA' });
+    expect(out.omitted).toBeUndefined();
+    vi.unstubAllGlobals();
+  });
 });

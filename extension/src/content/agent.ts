@@ -10,6 +10,7 @@ import type { PageControl } from '../shared/page-hooks';
 import { DEFAULT_SETTLE, click, clickAt, clickablePoint, hover, hoverAt, selectOption, settle, typeFocused, typeText, viewportPoint, type SettleOptions, type SettleResult } from './actions';
 import { drag, dragPoints } from './dnd';
 import { find } from './find';
+import { packPage } from './pack';
 import { pressKey } from './keys';
 import { elementAtPoint } from './pointer';
 import { readDocument } from './read';
@@ -265,7 +266,7 @@ export class ContentAgent {
     if (out.more) page.omittedMore = true;
     if (out.partial) page.partial = true;
     if (out.frames.length > 0) page.frames = out.frames;
-    return page;
+    return packPage(page, shape);
   }
 
   private registry(): Promise<RefRegistry> {

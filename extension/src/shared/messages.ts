@@ -182,6 +182,8 @@ export interface PageSnapshot {
   url: string;
   title: string;
   snapshot: string;
+  /** The snapshot packed, when SnapshotShape.packOver asked for it (PageResult.snapshotGzip); snapshot is then ''. */
+  snapshotGzip?: string;
   /** Nodes left out for size or depth (the service worker adds the note line); with omittedMore, at least this many. */
   omitted?: number;
   /** The walk stopped at its budget: more than omitted nodes were left out. */
@@ -202,6 +204,8 @@ export interface SnapshotShape {
   urls?: boolean;
   /** Only this ref's subtree. */
   ref?: string;
+  /** Pack a longer text that nothing was cut from or stitched into (SnapshotOptions.packOver; UTF-16 code units). */
+  packOver?: number;
 }
 
 /** The page-world hooks' records, relayed by a content script (page-controlled data). */

@@ -52,6 +52,8 @@ export async function finishPage(tabId: number, number: number, page: PageSnapsh
   const stitched = await stitchFrames(tabId, 0, page, shape, deadline, 0);
   const capped = capSnapshot(stitched.text, shape.maxChars ?? 0, stitched.omitted, stitched.more);
   const out: PageResult = { tab: number, url: page.url, title: page.title, snapshot: capped.text };
+  // Packed only when nothing was cut or is to be stitched in (see pack.ts): it goes on as it came.
+  if (page.snapshotGzip !== undefined) out.snapshotGzip = page.snapshotGzip;
   if (doc !== undefined) out.doc = doc;
   if (capped.omitted > 0) out.omitted = capped.omitted;
   if (capped.omitted > 0 && stitched.more) out.omittedMore = true;

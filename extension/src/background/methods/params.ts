@@ -61,11 +61,13 @@ export function count(p: P, key: string, max: number): number | undefined {
   return v;
 }
 
-/** The snapshot options of any method's params (maxChars; snapshot also ref and depth). */
+/** The snapshot options of any method's params (maxChars, urls, packOver; snapshot also ref and depth). */
 export function snapShape(p: P): SnapshotShape {
   const shape: SnapshotShape = {};
   const maxChars = count(p, 'maxChars', 10_000_000);
   if (maxChars !== undefined) shape.maxChars = maxChars;
   if (p['urls'] === true) shape.urls = true;
+  const packOver = count(p, 'packOver', 10_000_000);
+  if (packOver !== undefined) shape.packOver = packOver;
   return shape;
 }
