@@ -3,9 +3,12 @@
 package daemon
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"path/filepath"
 	"runtime"
@@ -19,6 +22,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/tether-browser/tether/bridge"
 	"github.com/tether-browser/tether/config"
 	"github.com/tether-browser/tether/protocol"
 	"github.com/tether-browser/tether/test/fakeext"
@@ -218,4 +222,51 @@ func BenchmarkCallPathLargeSnapshot(b *testing.B) {
 		benchCall(b, c, "browser_snapshot", args)
 	}
 	stop()
+}
+
+// BenchmarkCallPathBridgeNoop is BenchmarkCallPathNoop through `tether
+// mcp`'s bridge (over pipes, as an AI app's stdio), as the bench's no-op
+// is: its CPU per op less BenchmarkCallPathNoop's is about the bridge's.
+func BenchmarkCallPathBridgeNoop(b *testing.B) {
+	for _, v := range []string{mcp.LATEST_PROTOCOL_VERSION, mcp.ProtocolVersion20251125} {
+		b.Run(v, func(b *testing.B) {
+			p, addr := benchDaemon(b, 1, 8)
+			token, err := p.ReadToken()
+			if err != nil {
+				b.Fatal(err)
+			}
+			inR, inW := io.Pipe()
+			outR, outW := io.Pipe()
+			br := bridge.New(bridge.Config{Endpoint: func(context.Context) (string, string, error) {
+				return "http://" + addr + PathMCP, token, nil
+			}})
+			go func() { _ = br.Run(context.Background(), inR, outW); outW.Close() }()
+			b.Cleanup(func() { inW.Close() })
+			out := bufio.NewReader(outR)
+			roundTrip := func(line string) {
+				if _, err := io.WriteString(inW, line+"\n"); err != nil {
+					b.Fatal(err)
+				}
+				answer, err := out.ReadBytes('\n')
+				if err != nil || !bytes.Contains(answer, []byte(`"result"`)) {
+					b.Fatalf("answer %s: %v", answer, err)
+				}
+			}
+			roundTrip(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"` + v + `","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`)
+			if _, err := io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
+				b.Fatal(err)
+			}
+			call := func(i int) string {
+				return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"browser_tabs","arguments":{"action":"list"}}}`, i)
+			}
+			for i := range 5 {
+				roundTrip(call(1 + i))
+			}
+			stop := measureCPU(b)
+			for i := range b.N {
+				roundTrip(call(10 + i))
+			}
+			stop()
+		})
+	}
 }
