@@ -346,8 +346,8 @@ func (c *conn) call(ctx context.Context, method protocol.Method, params any, tim
 		if resp.Error != nil {
 			return nil, &RemoteError{Code: resp.Error.Code, Message: resp.Error.Message}
 		}
-		// The result must fit its method's schema before the caller decodes
-		// it into its own value (a second, cheap decode of a checked frame).
+		// The result must fit its method's schema; the value decoded to check
+		// it is what the caller gets (Broker.Call's setResult).
 		v, err := protocol.DecodeResult(method, resp.Result)
 		if err != nil {
 			c.log.Warn("malformed result from extension", "profile", shortID(c.hello.ProfileID), "bytes", len(resp.Result), "err", err)
