@@ -57,7 +57,8 @@ const (
 	PathProfiles = "/api/profiles"
 	// POST NameRequest{pairing code or full id} → Profile.
 	PathProfileApprove = "/api/profiles/approve"
-	// POST NameRequest{pairing code or full id} → 204.
+	// POST NameRequest{pairing code or full id} → Profile (status
+	// "pending": what was denied, as it claimed itself).
 	PathProfileDeny = "/api/profiles/deny"
 	// POST NameRequest{slug, label or id prefix} → Profile.
 	PathProfileForget = "/api/profiles/forget"
@@ -289,6 +290,31 @@ type RunningCall struct {
 type ProfileList struct {
 	Profiles []Profile `json:"profiles"`
 	Pending  []Profile `json:"pending"`
+	// Refused are the browsers refused recently that stopped asking
+	// (broker.RefusedProfile: within broker.RefusalTTL, at most
+	// broker.MaxRefusals), the most recent first.
+	Refused []RefusedProfile `json:"refused"`
+}
+
+// RefusedProfile is a browser Tether refused recently in a way its
+// extension does not recover from by itself: it asks nothing more until
+// its popup's Reconnect, a reload at chrome://extensions, or a restart of
+// the browser. Id and label are what it claimed (any local program can
+// claim them).
+type RefusedProfile struct {
+	ID    string `json:"id"`
+	Label string `json:"label"`
+	// Slug is the paired profile it claimed to be (refusal unauthorized).
+	Slug string `json:"slug,omitempty"`
+	// Refusal is the refusal code sent to it: pairing_denied,
+	// unauthorized or protocol_mismatch.
+	Refusal string `json:"refusal"`
+	// Reason says why in a few words; NextStep is what the user does now.
+	Reason   string `json:"reason"`
+	NextStep string `json:"nextStep"`
+	// At is its last refusal; Count how many came in a row.
+	At    time.Time `json:"at"`
+	Count int       `json:"count"`
 }
 
 // Profile is one browser profile in ProfileList and in what approve and

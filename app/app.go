@@ -448,10 +448,11 @@ func (a *App) ApproveProfile(id string) error {
 
 // DenyProfile refuses a new browser profile; its extension is told so.
 func (a *App) DenyProfile(id string) error {
-	if err := a.c.DenyProfile(a.ctx(), id); err != nil {
+	p, err := a.c.DenyProfile(a.ctx(), id)
+	if err != nil {
 		return fail("deny the profile", err)
 	}
-	a.log.Info("profile denied in the window", "id", id)
+	a.log.Info("profile denied in the window", "label", p.Label, "code", p.Code)
 	return nil
 }
 
