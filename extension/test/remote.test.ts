@@ -130,6 +130,7 @@ describe('DaemonConnection with a remote broker', () => {
     const statuses: ConnectionStatus[] = [];
     const acks: Array<[HelloAck, string | undefined]> = [];
     const probes: string[] = [];
+    const unpaired: Array<string | undefined> = [];
     const conn = new DaemonConnection({
       openSocket: (url, protocols) => {
         const s = new FakeSocket(url, protocols);
@@ -140,6 +141,7 @@ describe('DaemonConnection with a remote broker', () => {
       relay: async () => ({ ok: true, value: {} }),
       reportStatus: (s) => statuses.push(s),
       reportAck: (a, b) => acks.push([a, b]),
+      reportUnpaired: (b) => unpaired.push(b),
       reload: () => undefined,
       userAgent: 'UA',
       random: () => 1,
