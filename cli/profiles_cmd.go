@@ -134,7 +134,7 @@ func listProfiles(ctx context.Context, paths config.Paths) error {
 		}
 	}
 	for _, r := range list.Refused {
-		fmt.Fprintf(w, "-\t%s\trefused: %s\t-\t%s…\t-\tat %s\n", r.Label, r.Reason, prefix(r.ID), r.At.Format(time.TimeOnly))
+		fmt.Fprintf(w, "-\t%s\t%s\t-\t%s…\t-\tat %s\n", r.Label, refusedStatus(r.Refusal), prefix(r.ID), r.At.Format(time.TimeOnly))
 	}
 	if len(list.Refused) > 0 {
 		if err := w.Flush(); err != nil {
@@ -142,7 +142,7 @@ func listProfiles(ctx context.Context, paths config.Paths) error {
 		}
 		fmt.Println("\nRefused recently; these browsers ask nothing more until you act:")
 		for _, r := range list.Refused {
-			fmt.Printf("  %q (%s…), %s at %s: %s.\n", r.Label, prefix(r.ID), r.Reason, r.At.Format(time.TimeOnly), r.NextStep)
+			fmt.Printf("  %q (%s…), refused at %s: %s.\n    Next: %s.\n", r.Label, prefix(r.ID), r.At.Format(time.TimeOnly), r.Reason, r.NextStep)
 		}
 	}
 	var outdated []apitype.Profile
@@ -199,7 +199,8 @@ func forgottenLines(p apitype.Profile, back *apitype.Profile) string {
 	}
 	return "If its browser runs, it asks to pair again as soon as it reconnects (within a second when Tether wrote its extension folder;\n" +
 		"otherwise its popup offers Pair again): it then waits for approval in `tether profiles` with a pairing code.\n" +
-		"Refuse it with `tether profiles deny CODE` (its extension stops asking until it is restarted), or approve it.\n"
+		"Refuse it with `tether profiles deny CODE` (its extension stops asking until it is restarted), or approve it.\n" +
+		"A browser Tether refused before (listed as refused in `tether profiles`) asks only after its popup's Reconnect or a restart.\n"
 }
 
 // deniedLines says what `tether profiles deny` denied (p as the daemon
@@ -212,6 +213,20 @@ func deniedLines(p apitype.Profile) string {
 		"To pair it after all, press Reconnect in its Tether popup, or restart that browser "+
 		"(a `tether browser --headless` one: stop it and run it again); it then waits for approval with the same code.\n",
 		p.Label, p.Code, prefix(p.ID))
+}
+
+// refusedStatus is a refused browser's STATUS in the listing: its refusal
+// (apitype.RefusedProfile.Refusal) in a few words.
+func refusedStatus(refusal string) string {
+	switch refusal {
+	case "pairing_denied":
+		return "refused: you denied it"
+	case "unauthorized":
+		return "refused: no proof of its secret"
+	case "protocol_mismatch":
+		return "refused: another protocol"
+	}
+	return "refused: " + refusal
 }
 
 func prefix(id string) string {

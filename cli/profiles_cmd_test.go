@@ -28,7 +28,7 @@ func TestProfilesListsRefusedBrowsers(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"refused: you denied it", "d3bb268f…", "at 14:12:03",
-		`"CI box" (d3bb268f…), you denied it at 14:12:03: to pair it after all, restart the browser.`} {
+		`"CI box" (d3bb268f…), refused at 14:12:03: you denied it.`, "Next: to pair it after all, restart the browser."} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the listing lacks %q:\n%s", want, out)
 		}
