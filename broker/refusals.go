@@ -100,7 +100,9 @@ func (b *Broker) noteRefusalLocked(id, label string, code protocol.ErrorCode, sl
 		}
 		delete(b.refused, oldest)
 	}
-	b.notifyLocked()
+	// No notifyLocked: the state the tray and the window follow does not
+	// hold this list, and a flood of forged hellos would make each one an
+	// event for them.
 }
 
 // evictBefore reports whether x goes before y when the list is full: a
@@ -116,10 +118,7 @@ func evictBefore(x, y *refusal) bool {
 // clearRefusalLocked forgets id's refusal: it asked again (it waits for
 // approval, or connected).
 func (b *Broker) clearRefusalLocked(id string) {
-	if _, ok := b.refused[id]; ok {
-		delete(b.refused, id)
-		b.notifyLocked()
-	}
+	delete(b.refused, id)
 }
 
 func (b *Broker) pruneRefusalsLocked(now time.Time) {
