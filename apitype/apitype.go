@@ -197,6 +197,9 @@ type State struct {
 	Profiles []ProfileView `json:"profiles"`
 	// Pairing are new profiles waiting for the user's approval.
 	Pairing []PairingView `json:"pairing"`
+	// Refused are the browsers refused recently that stopped asking, the
+	// most recent first (as ProfileList.Refused).
+	Refused []RefusedView `json:"refused"`
 	// Approvals are the held calls, oldest first.
 	Approvals []Approval `json:"approvals"`
 	// Running are the tool calls running now, oldest first.
@@ -254,6 +257,20 @@ type PairingView struct {
 	SinceMs int64  `json:"sinceMs"`
 	// ExpiresMs is when it is let go unless approved (Unix ms).
 	ExpiresMs int64 `json:"expiresMs"`
+}
+
+// RefusedView is a browser refused recently that stopped asking (see
+// RefusedProfile), in State.
+type RefusedView struct {
+	ID    string `json:"id"`
+	Label string `json:"label"`
+	// Refusal is pairing_denied, unauthorized or protocol_mismatch.
+	Refusal string `json:"refusal"`
+	// Reason says why in a few words; NextStep is what the user does now.
+	Reason   string `json:"reason"`
+	NextStep string `json:"nextStep"`
+	// AtMs is its last refusal (Unix ms).
+	AtMs int64 `json:"atMs"`
 }
 
 // Approval is a held call waiting for the user's answer.

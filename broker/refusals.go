@@ -100,9 +100,9 @@ func (b *Broker) noteRefusalLocked(id, label string, code protocol.ErrorCode, sl
 		}
 		delete(b.refused, oldest)
 	}
-	// No notifyLocked: the state the tray and the window follow does not
-	// hold this list, and a flood of forged hellos would make each one an
-	// event for them.
+	// The window shows this list: its state event (coalesced, as for a
+	// flood of waiting hellos) follows.
+	b.notifyLocked()
 }
 
 // evictBefore reports whether x goes before y when the list is full: a
@@ -118,7 +118,10 @@ func evictBefore(x, y *refusal) bool {
 // clearRefusalLocked forgets id's refusal: it asked again (it waits for
 // approval, or connected).
 func (b *Broker) clearRefusalLocked(id string) {
-	delete(b.refused, id)
+	if _, ok := b.refused[id]; ok {
+		delete(b.refused, id)
+		b.notifyLocked()
+	}
 }
 
 func (b *Broker) pruneRefusalsLocked(now time.Time) {

@@ -231,6 +231,14 @@ func TestPairingThroughTheControlAPI(t *testing.T) {
 		!strings.Contains(list.Refused[0].NextStep, "restart the browser") {
 		t.Fatalf("refused in the listing: %+v", list.Refused)
 	}
+	// The state the tray and the window follow holds it too.
+	st, err := lc.State(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Refused) != 1 || st.Refused[0].Label != "Work" || st.Refused[0].Reason != "you denied it" || st.Refused[0].AtMs == 0 {
+		t.Fatalf("refused in the state: %+v", st.Refused)
+	}
 }
 
 // TestApproveWhileOutOfTheList: a browser whose socket went away while it
