@@ -48,7 +48,8 @@ type RefusedProfile struct {
 	Slug string
 	// Reason says why, in one sentence; NextStep what the user does now.
 	Reason, NextStep string
-	// At is the last refusal; Count how many there were within RefusalTTL.
+	// At is the last refusal; Count how many came in a row with this Code
+	// (each within RefusalTTL of the one before).
 	At    time.Time
 	Count int
 }
