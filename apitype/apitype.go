@@ -57,7 +57,8 @@ const (
 	PathProfiles = "/api/profiles"
 	// POST NameRequest{pairing code or full id} → Profile.
 	PathProfileApprove = "/api/profiles/approve"
-	// POST NameRequest{pairing code or full id} → 204.
+	// POST NameRequest{pairing code or full id} → Profile (status
+	// "pending": what was denied, as it claimed itself).
 	PathProfileDeny = "/api/profiles/deny"
 	// POST NameRequest{slug, label or id prefix} → Profile.
 	PathProfileForget = "/api/profiles/forget"
@@ -196,6 +197,9 @@ type State struct {
 	Profiles []ProfileView `json:"profiles"`
 	// Pairing are new profiles waiting for the user's approval.
 	Pairing []PairingView `json:"pairing"`
+	// Refused are the browsers refused recently that stopped asking, the
+	// most recent first (as ProfileList.Refused).
+	Refused []RefusedView `json:"refused"`
 	// Approvals are the held calls, oldest first.
 	Approvals []Approval `json:"approvals"`
 	// Running are the tool calls running now, oldest first.
@@ -255,6 +259,20 @@ type PairingView struct {
 	ExpiresMs int64 `json:"expiresMs"`
 }
 
+// RefusedView is a browser refused recently that stopped asking (see
+// RefusedProfile), in State.
+type RefusedView struct {
+	ID    string `json:"id"`
+	Label string `json:"label"`
+	// Refusal is pairing_denied, unauthorized or protocol_mismatch.
+	Refusal string `json:"refusal"`
+	// Reason says why in a few words; NextStep is what the user does now.
+	Reason   string `json:"reason"`
+	NextStep string `json:"nextStep"`
+	// AtMs is its last refusal (Unix ms).
+	AtMs int64 `json:"atMs"`
+}
+
 // Approval is a held call waiting for the user's answer.
 type Approval struct {
 	// ID is the call's id (CallEvent.ID), also what AnswerRequest names.
@@ -289,6 +307,31 @@ type RunningCall struct {
 type ProfileList struct {
 	Profiles []Profile `json:"profiles"`
 	Pending  []Profile `json:"pending"`
+	// Refused are the browsers refused recently that stopped asking
+	// (broker.RefusedProfile: within broker.RefusalTTL, at most
+	// broker.MaxRefusals), the most recent first.
+	Refused []RefusedProfile `json:"refused"`
+}
+
+// RefusedProfile is a browser Tether refused recently in a way its
+// extension does not recover from by itself: it asks nothing more until
+// its popup's Reconnect, a reload at chrome://extensions, or a restart of
+// the browser. Id and label are what it claimed (any local program can
+// claim them).
+type RefusedProfile struct {
+	ID    string `json:"id"`
+	Label string `json:"label"`
+	// Slug is the paired profile it claimed to be (refusal unauthorized).
+	Slug string `json:"slug,omitempty"`
+	// Refusal is the refusal code sent to it: pairing_denied,
+	// unauthorized or protocol_mismatch.
+	Refusal string `json:"refusal"`
+	// Reason says why in a few words; NextStep is what the user does now.
+	Reason   string `json:"reason"`
+	NextStep string `json:"nextStep"`
+	// At is its last refusal; Count how many came in a row.
+	At    time.Time `json:"at"`
+	Count int       `json:"count"`
 }
 
 // Profile is one browser profile in ProfileList and in what approve and

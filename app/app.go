@@ -288,6 +288,9 @@ type State struct {
 	Profiles []ProfileView `json:"profiles"`
 	// Pairing are new profiles waiting for the user's approval.
 	Pairing []apitype.PairingView `json:"pairing"`
+	// Refused are the browsers refused recently that stopped asking, with
+	// why and the next step.
+	Refused []apitype.RefusedView `json:"refused"`
 	// Approvals are the held calls, oldest first.
 	Approvals []apitype.Approval `json:"approvals"`
 	// Apps are the AI apps with a live session: those a tab can be given to.
@@ -334,7 +337,7 @@ type TabView struct {
 // stateOf is the window's State of a model view.
 func stateOf(v localclient.View) State {
 	s := State{Version: v.Version, Paused: v.Paused, Profiles: make([]ProfileView, 0, len(v.Profiles)),
-		Pairing: nonNil(v.Pairing), Approvals: nonNil(v.Approvals), Apps: nonNil(v.Apps), Connected: v.Connected}
+		Pairing: nonNil(v.Pairing), Refused: nonNil(v.Refused), Approvals: nonNil(v.Approvals), Apps: nonNil(v.Apps), Connected: v.Connected}
 	if !v.Connected {
 		s.Problem = problem(v.Err)
 	}
@@ -448,10 +451,11 @@ func (a *App) ApproveProfile(id string) error {
 
 // DenyProfile refuses a new browser profile; its extension is told so.
 func (a *App) DenyProfile(id string) error {
-	if err := a.c.DenyProfile(a.ctx(), id); err != nil {
+	p, err := a.c.DenyProfile(a.ctx(), id)
+	if err != nil {
 		return fail("deny the profile", err)
 	}
-	a.log.Info("profile denied in the window", "id", id)
+	a.log.Info("profile denied in the window", "label", p.Label, "code", p.Code)
 	return nil
 }
 

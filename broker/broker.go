@@ -162,6 +162,9 @@ type Broker struct {
 	// decided the user's answers about them (see pairing.go); by profile id.
 	remembered map[string]*rememberedPairing
 	decided    map[string]*decision
+	// refused are the browsers refused recently that stopped asking
+	// (refusals.go), by profile id.
+	refused map[string]*refusal
 	// codeKey derives pairing codes from profile ids (codeFor).
 	codeKey [32]byte
 	silent  []*silentSocket // sockets waiting for hello, oldest first
@@ -196,6 +199,7 @@ func New(cfg Config) (*Broker, error) {
 		pending:      make(map[string]*pendingPairing),
 		remembered:   make(map[string]*rememberedPairing),
 		decided:      make(map[string]*decision),
+		refused:      make(map[string]*refusal),
 		namedWaiting: make(map[string]int),
 		namedNonces:  make(map[string]struct{}),
 		changed:      make(chan struct{}),

@@ -275,13 +275,18 @@ func (b *Broker) handshake(ws *websocket.Conn, hs socketProof, remote bool, hear
 	// The version first, from whatever the frame holds: an extension of
 	// another release is told so, whatever else its hello carries.
 	var peek struct {
-		Type     protocol.FrameType `json:"type"`
-		Protocol int                `json:"protocol"`
+		Type      protocol.FrameType `json:"type"`
+		Protocol  int                `json:"protocol"`
+		ProfileID string             `json:"profileId"`
+		Label     string             `json:"label"`
 	}
 	if json.Unmarshal(data, &peek) == nil && peek.Type == protocol.TypeHello && peek.Protocol != protocol.Version {
 		if peek.Protocol == legacyProtocol && b.updateLegacy(ws, data) {
 			return
 		}
+		b.mu.Lock()
+		b.noteRefusalLocked(peek.ProfileID, peek.Label, protocol.CodeProtocolMismatch, "", peek.Protocol)
+		b.mu.Unlock()
 		refuse(protocol.CodeProtocolMismatch, fmt.Sprintf(
 			"the extension speaks protocol %d but this Tether daemon (version %s) speaks protocol %d. "+
 				"Update both to the same release; for an unpacked extension, Chrome does not reload changed files by itself: "+
@@ -445,9 +450,10 @@ func (b *Broker) admit(c *conn) admission {
 	now := b.cfg.Now()
 	if rec := b.records[h.ProfileID]; rec != nil {
 		if !proves(h, c.proof, rec.stored.SecretHash) {
+			b.noteRefusalLocked(h.ProfileID, h.Label, protocol.CodeUnauthorized, rec.stored.Slug, 0)
 			return admission{refuseCode: protocol.CodeUnauthorized, refuseMsg: fmt.Sprintf(
 				"this browser claims to be the paired profile %q but did not prove it holds its pairing secret, so it was refused. "+
-					"If you reinstalled the extension or cleared its data, run `tether profiles forget %s` and connect again to pair anew.",
+					"If you reinstalled the extension or cleared its data, run `tether profiles forget %s`, then press Reconnect here (or restart the browser) to pair anew.",
 				rec.stored.Slug, rec.stored.Slug)}
 		}
 		adm := admission{replaced: rec.conn}
@@ -466,6 +472,7 @@ func (b *Broker) admit(c *conn) admission {
 		// (see Approve): only its extension knows this full id.
 		if !d.approved {
 			delete(b.decided, h.ProfileID)
+			b.noteRefusalLocked(h.ProfileID, h.Label, protocol.CodePairingDenied, "", 0)
 			return admission{refuseCode: protocol.CodePairingDenied, refuseMsg: deniedMessage}
 		}
 		if n := b.connectedLocked(); n >= MaxProfiles {

@@ -315,6 +315,7 @@ func (b *Broker) holdLocked(c *conn, now time.Time) (replaced *conn, dropped []*
 	if code == "" {
 		code = b.newCodeLocked(id)
 	}
+	b.clearRefusalLocked(id)
 	p := &pendingPairing{conn: c, since: since, joined: joined, code: code}
 	p.expiry = time.AfterFunc(since.Add(b.cfg.PairingTTL).Sub(now), func() { b.expire(id, c) })
 	b.pending[id] = p
@@ -469,34 +470,40 @@ func (b *Broker) Approve(name string) (Profile, error) {
 }
 
 // deniedMessage is what a denied extension is told.
-const deniedMessage = "You denied this browser in Tether. To pair it after all, press Reconnect in the Tether extension's popup and approve it."
+const deniedMessage = "You denied this browser in Tether, so the extension stopped asking. To pair it after all, press Reconnect here " +
+	"(or restart the browser), then approve it in Tether; until then it asks nothing."
 
 // Deny refuses a profile waiting for approval, named by its pairing code
-// or full id, and closes its socket. A remembered one (see Approve) is
-// refused at its next hello, within PairingTTL. Errors: as Approve's name
-// errors.
-func (b *Broker) Deny(name string) error {
+// or full id, and closes its socket; it returns what it denied (id, label
+// and code as claimed). A remembered one (see Approve) is refused at its
+// next hello, within PairingTTL. Either way the extension stops asking
+// until its popup's Reconnect or a restart of the browser, and Refused
+// lists it. Errors: as Approve's name errors.
+func (b *Broker) Deny(name string) (PendingProfile, error) {
 	b.mu.Lock()
 	id, live, err := b.findPendingLocked(name)
 	if err != nil {
 		b.mu.Unlock()
-		return err
+		return PendingProfile{}, err
 	}
 	if !live {
-		code := b.remembered[id].code
+		r := b.remembered[id]
+		denied := PendingProfile{ID: id, Label: r.label, Code: r.code, Since: r.since, Expires: r.since.Add(b.cfg.PairingTTL)}
 		b.decideLocked(id, false, b.cfg.Now())
 		b.notifyLocked()
 		b.mu.Unlock()
-		b.log.Info("browser profile denied; it is refused when it reconnects", "profile", shortID(id), "code", code)
-		return nil
+		b.log.Info("browser profile denied; it is refused when it reconnects", "profile", shortID(id), "code", r.code)
+		return denied, nil
 	}
 	p := b.pending[id]
+	denied := p.view(id, b.cfg.PairingTTL)
 	p.expiry.Stop()
 	delete(b.pending, id)
+	b.noteRefusalLocked(id, p.conn.hello.Label, protocol.CodePairingDenied, "", 0)
 	b.notifyLocked()
 	b.mu.Unlock()
 	_ = p.conn.sendNow(protocol.Refused{Type: protocol.TypeRefused, Code: protocol.CodePairingDenied, Message: deniedMessage})
 	p.conn.closeAfterFlush()
 	b.log.Info("browser profile denied", "profile", shortID(id), "code", p.code)
-	return nil
+	return denied, nil
 }

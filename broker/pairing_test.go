@@ -168,7 +168,7 @@ func TestCodeMismatchCannotBeApproved(t *testing.T) {
 	if _, err := b.Approve(realCode); !errors.Is(err, ErrUnknownProfile) || !strings.Contains(err.Error(), `is of "Work", which is already paired (its slug is "work")`) {
 		t.Fatalf("second approval of the same code: %v", err)
 	}
-	if err := b.Deny(forgedCode); err != nil {
+	if _, err := b.Deny(forgedCode); err != nil {
 		t.Fatal(err)
 	}
 	if r := forger.readRefused(); r.Code != protocol.CodePairingDenied {
@@ -622,7 +622,7 @@ func TestDenyOutlivesHelloFlood(t *testing.T) {
 	if r := f.readRefused(); r.Code != protocol.CodePairingDisplaced {
 		t.Fatalf("got %+v", r)
 	}
-	if err := b.Deny(code); err != nil {
+	if _, err := b.Deny(code); err != nil {
 		t.Fatal(err)
 	}
 	f = hello(t, url, id, "Work")

@@ -131,6 +131,7 @@ func (b *Broker) createLocked(h protocol.Hello, now time.Time) (*record, string)
 func (b *Broker) attachLocked(rec *record, c *conn, now time.Time, ack *protocol.HelloAck) {
 	c.queueFirst(*ack)
 	c.paired.Store(true)
+	b.clearRefusalLocked(rec.stored.ID)
 	rec.conn = c
 	rec.connectedAt = now
 	rec.stored.LastSeen = now

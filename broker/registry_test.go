@@ -113,11 +113,15 @@ func TestDenyRefusesAndCloses(t *testing.T) {
 	if typ, _ := f.readFrame(); typ != protocol.TypePairing {
 		t.Fatalf("got %s, want pairing", typ)
 	}
-	if err := b.Deny("deadbeef"); !errors.Is(err, ErrUnknownProfile) || !strings.Contains(err.Error(), "prefix") {
+	if _, err := b.Deny("deadbeef"); !errors.Is(err, ErrUnknownProfile) || !strings.Contains(err.Error(), "prefix") {
 		t.Fatalf("deny by id prefix: %v", err)
 	}
-	if err := b.Deny("deadbeef-1"); err != nil {
+	denied, err := b.Deny("deadbeef-1")
+	if err != nil {
 		t.Fatal(err)
+	}
+	if denied.ID != "deadbeef-1" || denied.Label != "Guest" || len(denied.Code) != CodeLength {
+		t.Fatalf("Deny returned %+v, want the denied entry", denied)
 	}
 	var r protocol.Refused
 	f.read(&r)

@@ -17,12 +17,16 @@ import (
 )
 
 const profilesUsage = `Usage:
-  tether profiles                 list paired profiles and those waiting for approval
+  tether profiles                 list paired profiles, those waiting for approval, and those
+                                  refused recently that stopped asking (with what to do next)
   tether profiles approve CODE    pair the browser waiting for approval whose popup shows CODE
                                   (or give its full id)
-  tether profiles deny CODE       refuse a browser waiting for approval (code or full id)
-  tether profiles forget NAME     remove a paired profile (slug, label or id prefix);
-                                  it must be approved again to reconnect
+  tether profiles deny CODE       refuse a browser waiting for approval (code or full id); its
+                                  extension stops asking until its popup's Reconnect or a
+                                  restart of the browser
+  tether profiles forget NAME     remove a paired profile (slug, label or id prefix); a running
+                                  browser whose extension folder Tether wrote asks to pair again
+                                  at once, with a code: approve it, or refuse it with deny CODE
 `
 
 func runProfiles(ctx context.Context, args []string) error {
@@ -38,27 +42,27 @@ func runProfiles(ctx context.Context, args []string) error {
 	}
 	action, name := args[0], args[1]
 	switch action {
-	case "approve", "deny":
-		var p apitype.Profile
-		c := localclient.New(paths)
-		if action == "approve" {
-			p, err = c.ApproveProfile(ctx, name)
-		} else {
-			err = c.DenyProfile(ctx, name)
-		}
+	case "approve":
+		p, err := localclient.New(paths).ApproveProfile(ctx, name)
 		if err != nil {
 			return err
 		}
-		if action == "approve" && p.Status == "approved" {
+		if p.Status == "approved" {
 			fmt.Printf("approved %q; it pairs when its extension reconnects (within %d seconds)\n", p.Label, int(broker.ReconnectWithin/time.Second))
-		} else if action == "approve" {
-			fmt.Printf("approved %q: its slug is %q\n", p.Label, p.Slug)
 		} else {
-			fmt.Println("denied")
+			fmt.Printf("approved %q: its slug is %q\n", p.Label, p.Slug)
 		}
 		return nil
+	case "deny":
+		p, err := localclient.New(paths).DenyProfile(ctx, name)
+		if err != nil {
+			return err
+		}
+		fmt.Print(deniedLines(p))
+		return nil
 	case "forget":
-		p, err := localclient.New(paths).ForgetProfile(ctx, name)
+		c := localclient.New(paths)
+		p, err := c.ForgetProfile(ctx, name)
 		if errors.Is(err, localclient.ErrNotRunning) {
 			// No daemon: the same registry code the daemon uses, on its
 			// file, under the daemon's lock so that none starts meanwhile.
@@ -75,7 +79,12 @@ func runProfiles(ctx context.Context, args []string) error {
 		} else if err != nil {
 			return err
 		}
-		fmt.Printf("forgot %q (%s); it must be approved again to reconnect\n", p.Label, p.Slug)
+		fmt.Printf("forgot %q (%s)\n", p.Label, p.Slug)
+		var back *apitype.Profile
+		if p.Status == "connected" {
+			back = waitPending(ctx, c, p.ID, forgetWait)
+		}
+		fmt.Print(forgottenLines(p, back))
 		return nil
 	default:
 		return fmt.Errorf("unknown action %q\n\n%s", action, profilesUsage)
@@ -124,6 +133,18 @@ func listProfiles(ctx context.Context, paths config.Paths) error {
 			fmt.Println("\nApprove a waiting browser only if the Tether extension's popup in that browser shows the same code:\n  tether profiles approve CODE")
 		}
 	}
+	for _, r := range list.Refused {
+		fmt.Fprintf(w, "-\t%s\t%s\t-\t%s…\t-\tat %s\n", r.Label, refusedStatus(r.Refusal), prefix(r.ID), r.At.Format(time.TimeOnly))
+	}
+	if len(list.Refused) > 0 {
+		if err := w.Flush(); err != nil {
+			return err
+		}
+		fmt.Println("\nRefused recently; these browsers ask nothing more until you act:")
+		for _, r := range list.Refused {
+			fmt.Printf("  %q (%s…), refused at %s: %s.\n    Next: %s.\n", r.Label, prefix(r.ID), r.At.Format(time.TimeOnly), r.Reason, r.NextStep)
+		}
+	}
 	var outdated []apitype.Profile
 	for _, p := range list.Profiles {
 		if p.ExtOutdated != "" {
@@ -138,10 +159,74 @@ func listProfiles(ctx context.Context, paths config.Paths) error {
 			fmt.Printf("\n%s (%s): %s\n", p.Label, p.Slug, p.ExtOutdated)
 		}
 	}
-	if len(list.Profiles)+len(list.Pending) == 0 {
+	if len(list.Profiles)+len(list.Pending)+len(list.Refused) == 0 {
 		fmt.Fprintln(w, "(no browser profile has connected yet)")
 	}
 	return w.Flush()
+}
+
+// forgetWait is how long `tether profiles forget` waits for the forgotten
+// browser, when it was connected, to ask to pair again (it does within a
+// second when Tether wrote its extension folder).
+const forgetWait = 3 * time.Second
+
+// waitPending returns the entry waiting for approval under the full id
+// id, polling c for up to wait; nil if none came.
+func waitPending(ctx context.Context, c *localclient.Client, id string, wait time.Duration) *apitype.Profile {
+	deadline := time.Now().Add(wait)
+	for {
+		if list, err := c.Profiles(ctx); err == nil {
+			for _, p := range list.Pending {
+				if p.ID == id {
+					return &p
+				}
+			}
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return nil
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// forgottenLines says what happens after p was forgotten: back is its
+// browser waiting for approval again (nil: not seen yet, or not running).
+func forgottenLines(p apitype.Profile, back *apitype.Profile) string {
+	if back != nil {
+		return fmt.Sprintf("Its browser is running and already asks to pair again: it waits for approval with the code %s.\n"+
+			"  tether profiles deny %s      refuse it (its extension stops asking until it is restarted)\n"+
+			"  tether profiles approve %s   pair it again, as a new profile\n", back.Code, back.Code, back.Code)
+	}
+	return "If its browser runs, it asks to pair again as soon as it reconnects (within a second when Tether wrote its extension folder;\n" +
+		"otherwise its popup offers Pair again): it then waits for approval in `tether profiles` with a pairing code.\n" +
+		"Refuse it with `tether profiles deny CODE` (its extension stops asking until it is restarted), or approve it.\n" +
+		"A browser Tether refused before (listed as refused in `tether profiles`) asks only after its popup's Reconnect or a restart.\n"
+}
+
+// deniedLines says what `tether profiles deny` denied (p as the daemon
+// answered; empty from a daemon older than that answer) and how to undo it.
+func deniedLines(p apitype.Profile) string {
+	if p.Label == "" && p.Code == "" {
+		return "denied\n"
+	}
+	return fmt.Sprintf("denied %q (code %s, id %s…): its extension stopped asking.\n"+
+		"To pair it after all, press Reconnect in its Tether popup, or restart that browser "+
+		"(a `tether browser --headless` one: stop it and run it again); it then waits for approval with the same code.\n",
+		p.Label, p.Code, prefix(p.ID))
+}
+
+// refusedStatus is a refused browser's STATUS in the listing: its refusal
+// (apitype.RefusedProfile.Refusal) in a few words.
+func refusedStatus(refusal string) string {
+	switch refusal {
+	case "pairing_denied":
+		return "refused: you denied it"
+	case "unauthorized":
+		return "refused: no proof of its secret"
+	case "protocol_mismatch":
+		return "refused: another protocol"
+	}
+	return "refused: " + refusal
 }
 
 func prefix(id string) string {

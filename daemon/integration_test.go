@@ -211,11 +211,33 @@ func TestPairingThroughTheControlAPI(t *testing.T) {
 		res <- dialed{e, err}
 	}()
 	code = pairingCode(t, waitPairing(t, pairing))
-	if err := lc.DenyProfile(ctx, code); err != nil {
+	denied, err := lc.DenyProfile(ctx, code)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if denied.Label != "Work" || denied.Code != code || denied.ID != "c0ffee00-1" {
+		t.Fatalf("deny answered %+v, want the denied browser", denied)
 	}
 	if d := <-res; !errors.Is(d.err, fakeext.ErrRefused) || !strings.Contains(d.err.Error(), "pairing_denied") {
 		t.Fatalf("after deny: %v", d.err)
+	}
+	// The denied browser stopped asking: the listing says so, and how to
+	// pair it after all.
+	list, err = lc.Profiles(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Refused) != 1 || list.Refused[0].ID != "c0ffee00-1" || list.Refused[0].Refusal != "pairing_denied" ||
+		!strings.Contains(list.Refused[0].NextStep, "restart the browser") {
+		t.Fatalf("refused in the listing: %+v", list.Refused)
+	}
+	// The state the tray and the window follow holds it too.
+	st, err := lc.State(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Refused) != 1 || st.Refused[0].Label != "Work" || st.Refused[0].Reason != "you denied it" || st.Refused[0].AtMs == 0 {
+		t.Fatalf("refused in the state: %+v", st.Refused)
 	}
 }
 

@@ -91,12 +91,16 @@ func (s *Server) getState(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) getProfiles(w http.ResponseWriter, r *http.Request) {
-	out := apitype.ProfileList{Profiles: []apitype.Profile{}, Pending: []apitype.Profile{}}
+	out := apitype.ProfileList{Profiles: []apitype.Profile{}, Pending: []apitype.Profile{}, Refused: []apitype.RefusedProfile{}}
 	for _, p := range s.cfg.Broker.Profiles() {
 		out.Profiles = append(out.Profiles, profileView(p))
 	}
 	for _, p := range s.cfg.Broker.Pending() {
 		out.Pending = append(out.Pending, pendingView(p))
+	}
+	for _, r := range s.cfg.Broker.Refused() {
+		out.Refused = append(out.Refused, apitype.RefusedProfile{ID: r.ID, Label: r.Label, Slug: r.Slug, Refusal: string(r.Code),
+			Reason: r.Reason, NextStep: r.NextStep, At: r.At, Count: r.Count})
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -149,12 +153,13 @@ func (s *Server) denyProfile(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if err := s.cfg.Broker.Deny(name); err != nil {
+	p, err := s.cfg.Broker.Deny(name)
+	if err != nil {
 		profileError(w, err)
 		return
 	}
-	s.log.Info("profile denied over the local API", "name", name)
-	w.WriteHeader(http.StatusNoContent)
+	s.log.Info("profile denied over the local API", "label", p.Label, "code", p.Code)
+	writeJSON(w, http.StatusOK, pendingView(p))
 }
 
 func (s *Server) forgetProfile(w http.ResponseWriter, r *http.Request) {

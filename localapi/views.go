@@ -28,7 +28,7 @@ func ms(t time.Time) int64 {
 // State returns the current State (also sent as KindState on change).
 func (s *Server) State() apitype.State {
 	st := apitype.State{Version: s.cfg.Version, Paused: s.cfg.Guard.Paused(),
-		Profiles: []apitype.ProfileView{}, Pairing: []apitype.PairingView{},
+		Profiles: []apitype.ProfileView{}, Pairing: []apitype.PairingView{}, Refused: []apitype.RefusedView{},
 		Approvals: []apitype.Approval{}, Running: []apitype.RunningCall{},
 		Window: s.cfg.Window != nil, EventsDropped: s.hub.droppedTotal(), Apps: s.cfg.Broker.Apps()}
 	if st.Apps == nil {
@@ -58,6 +58,9 @@ func (s *Server) State() apitype.State {
 	})
 	for _, p := range s.cfg.Broker.Pending() {
 		st.Pairing = append(st.Pairing, apitype.PairingView{ID: p.ID, Label: p.Label, Code: p.Code, SinceMs: ms(p.Since), ExpiresMs: ms(p.Expires)})
+	}
+	for _, r := range s.cfg.Broker.Refused() {
+		st.Refused = append(st.Refused, apitype.RefusedView{ID: r.ID, Label: r.Label, Refusal: string(r.Code), Reason: r.Reason, NextStep: r.NextStep, AtMs: ms(r.At)})
 	}
 	for _, r := range s.cfg.Guard.Pending() {
 		st.Approvals = append(st.Approvals, approvalView(r))

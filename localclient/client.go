@@ -220,9 +220,13 @@ func (c *Client) RevokeToken(ctx context.Context, name string) error {
 	return c.do(ctx, http.MethodPost, apitype.PathTokenRevoke, nil, apitype.NameRequest{Name: name}, nil)
 }
 
-// DenyProfile refuses a waiting profile (pairing code or full id).
-func (c *Client) DenyProfile(ctx context.Context, name string) error {
-	return c.do(ctx, http.MethodPost, apitype.PathProfileDeny, nil, apitype.NameRequest{Name: name}, nil)
+// DenyProfile refuses a waiting profile (pairing code or full id) and
+// returns what it denied: its id, label and code as it claimed them (all
+// empty from a daemon before this answer, which sent 204). A 404 *Error:
+// none waits under that name.
+func (c *Client) DenyProfile(ctx context.Context, name string) (apitype.Profile, error) {
+	var p apitype.Profile
+	return p, c.do(ctx, http.MethodPost, apitype.PathProfileDeny, nil, apitype.NameRequest{Name: name}, &p)
 }
 
 // ForgetProfile removes a paired profile (slug, label or id prefix).

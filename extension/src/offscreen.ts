@@ -17,6 +17,7 @@ const connection = new DaemonConnection({
   },
   reportStatus: (status) => void toBackground({ target: 'background', kind: 'connection-status', status }).catch(() => undefined),
   reportAck: (ack, broker) => void toBackground({ target: 'background', kind: 'hello-ack', ack, ...(broker ? { broker } : {}) }).catch(() => undefined),
+  reportUnpaired: (broker) => void toBackground({ target: 'background', kind: 'unpaired', ...(broker ? { broker } : {}) }).catch(() => undefined),
   reload: (frame) => void toBackground({ target: 'background', kind: 'daemon-reload', frame }).catch(() => undefined),
   userAgent: navigator.userAgent,
   isOnline: () => navigator.onLine,

@@ -94,4 +94,32 @@ describe('the popup’s broker field and the pairings per broker', () => {
     expect(local.secret).toBe('local-2');
     expect(local.brokerSecrets).toEqual({ 'wss://tether.test:8443': 'remote-secret', 'wss://other.test': 'other-secret' });
   });
+
+  it('drops the slug a daemon no longer has (forgotten, then waiting or denied): the popup shows none, hello still asks for it', async () => {
+    const { local } = fakeChrome();
+    local.assignedSlug = 'work';
+    local.brokerProfiles = { 'wss://tether.test:8443': { slug: 'work-2', label: 'Work', version: '0.4.0' } };
+    const { popupView } = await import('../src/popup/view');
+    const denied = { state: 'disconnected' as const, port: 47615, since: 0, halted: true, lastRefusal: { code: 'pairing_denied', message: 'You denied this browser in Tether.', at: 0 } };
+    expect(popupView(denied, local).slug).toBe('work');
+    // Only the offscreen document reports it.
+    expect(await deliver({ target: 'background', kind: 'unpaired' }, 'popup.html')).toBe('unhandled');
+    expect(local.assignedSlug).toBe('work');
+    await deliver({ target: 'background', kind: 'unpaired' }, 'offscreen.html');
+    expect(local).not.toHaveProperty('assignedSlug');
+    expect(popupView(denied, local).slug).toBe('—');
+    const { withPairing } = await import('../src/background/config');
+    const base = { port: 1, label: 'Work', profileId: 'p', extVersion: '1', tabs: [], halted: false };
+    expect(withPairing({ ...base }, local).slug).toBe('work'); // pairing again keeps the slug when it is free
+    // A broker's pairing is its own: untouched by the local daemon's, dropped by its own report.
+    expect(local.brokerProfiles).toEqual({ 'wss://tether.test:8443': { slug: 'work-2', label: 'Work', version: '0.4.0' } });
+    await deliver({ target: 'background', kind: 'unpaired', broker: 'wss://tether.test:8443' }, 'offscreen.html');
+    expect(local.brokerProfiles).toEqual({ 'wss://tether.test:8443': { slugHint: 'work-2', label: 'Work', version: '0.4.0' } });
+    const remote = { ...local, brokerUrl: 'wss://tether.test:8443/extension' };
+    expect(popupView({ ...denied, broker: 'tether.test:8443' }, remote).slug).toBe('—');
+    expect(withPairing({ ...base }, remote).slug).toBe('work-2');
+    // The next ack's slug is shown again.
+    await deliver({ target: 'background', kind: 'hello-ack', ack: { type: 'hello_ack', daemonVersion: '0.4.0', assignedLabel: 'Work', assignedSlug: 'work', secret: 's' } }, 'offscreen.html');
+    expect(popupView({ state: 'connected', port: 47615, since: 0 }, local).slug).toBe('work');
+  });
 });

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { BACKOFF_CAP_MS, DaemonConnection, backoffDelay, relayFailure, type ConnectionDeps } from '../src/offscreen/connection';
 import type { HelloAck, Reload, Request, TabsChanged } from '../src/protocol.gen';
 import type { ConnectionStatus, DaemonConfig, Outcome } from '../src/shared/messages';
-import { handshake } from './support/handshake';
+import { handshake, PAIRING_KEY } from './support/handshake';
 import { advance, flush, track } from './support/clock';
 import { FakeSocket } from './support/fake-socket';
 
@@ -18,6 +18,7 @@ function setup(relay: ConnectionDeps['relay'] = async () => ({ ok: true, value: 
   const statuses: ConnectionStatus[] = [];
   const acks: HelloAck[] = [];
   const reloads: Reload[] = [];
+  const unpaired: Array<string | undefined> = [];
   const conn = new DaemonConnection({
     openSocket: (url, protocols) => {
       const s = new FakeSocket(url, protocols);
@@ -28,12 +29,13 @@ function setup(relay: ConnectionDeps['relay'] = async () => ({ ok: true, value: 
     relay,
     reportStatus: (s) => statuses.push(s),
     reportAck: (a) => acks.push(a),
+    reportUnpaired: (b) => unpaired.push(b),
     reload: (f) => reloads.push(f),
     userAgent: 'UA',
     random: () => 1,
   });
   track(conn);
-  return { conn, sockets, statuses, acks, reloads };
+  return { conn, sockets, statuses, acks, reloads, unpaired };
 }
 
 
@@ -161,6 +163,34 @@ describe('DaemonConnection', () => {
     const next = await handshake(sockets[1]!, { secret: 'new-secret' });
     expect(next.hello).toMatchObject({ type: 'hello', proof: expect.stringMatching(/^[0-9a-f]{64}$/) });
     expect(JSON.stringify(sockets[1]!.sent)).not.toContain('new-secret');
+  });
+
+  it('tells the service worker the daemon holds this profile as a new one: at a pairing frame and at pairing_denied', async () => {
+    const { conn, sockets, statuses, unpaired } = setup();
+    // Paired once; the Tether that wrote the folder forgot it since (it proves the folder's key, not the profile's).
+    config.secret = 'old-secret';
+    config.pairingKey = PAIRING_KEY;
+    conn.start();
+    await flush();
+    const s = sockets[0]!;
+    s.open();
+    await handshake(s, { pairingKey: PAIRING_KEY });
+    expect(unpaired).toEqual([]);
+    s.receive({ type: 'pairing', code: 'K7M4PX', message: 'Approve it.' });
+    expect(unpaired).toEqual([undefined]); // the local daemon
+    s.receive({ type: 'refused', code: 'pairing_denied', message: 'You denied this browser in Tether.' });
+    expect(unpaired).toEqual([undefined, undefined]);
+    expect(statuses.at(-1)).toMatchObject({ state: 'disconnected', halted: true, lastRefusal: { code: 'pairing_denied' } });
+  });
+
+  it('does not report a paired profile as unpaired for other refusals', async () => {
+    const { conn, sockets, unpaired } = setup();
+    conn.start();
+    await flush();
+    sockets[0]!.open();
+    await handshake(sockets[0]!);
+    sockets[0]!.receive({ type: 'refused', code: 'unauthorized', message: 'no proof' });
+    expect(unpaired).toEqual([]);
   });
 
   it('ignores a pairing code that is not one', async () => {

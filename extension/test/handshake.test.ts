@@ -84,6 +84,7 @@ describe('DaemonConnection: the daemon proves itself before anything is sent', (
       relay,
       reportStatus: (s) => statuses.push(s),
       reportAck: (a) => acks.push(a),
+      reportUnpaired: () => undefined,
       reload: () => undefined,
       userAgent: 'UA',
       random: () => 1,

@@ -130,6 +130,7 @@ describe('DaemonConnection with a remote broker', () => {
     const statuses: ConnectionStatus[] = [];
     const acks: Array<[HelloAck, string | undefined]> = [];
     const probes: string[] = [];
+    const unpaired: Array<string | undefined> = [];
     const conn = new DaemonConnection({
       openSocket: (url, protocols) => {
         const s = new FakeSocket(url, protocols);
@@ -140,6 +141,7 @@ describe('DaemonConnection with a remote broker', () => {
       relay: async () => ({ ok: true, value: {} }),
       reportStatus: (s) => statuses.push(s),
       reportAck: (a, b) => acks.push([a, b]),
+      reportUnpaired: (b) => unpaired.push(b),
       reload: () => undefined,
       userAgent: 'UA',
       random: () => 1,
@@ -150,12 +152,12 @@ describe('DaemonConnection with a remote broker', () => {
       },
     });
     track(conn);
-    return { conn, sockets, statuses, acks, probes };
+    return { conn, sockets, statuses, acks, probes, unpaired };
   }
 
   it('dials the broker, shows its code and host, and keeps the secret it issues under its origin', async () => {
     delete config.secret; // a first pairing with this broker
-    const { conn, sockets, statuses, acks } = setup();
+    const { conn, sockets, statuses, acks, unpaired } = setup();
     conn.start();
     await flush();
     const s = sockets[0]!;
@@ -167,6 +169,7 @@ describe('DaemonConnection with a remote broker', () => {
     expect(hello).not.toHaveProperty('secret');
     s.receive({ type: 'pairing', code: 'ABCD23', message: 'Waiting' });
     expect(statuses.at(-1)).toMatchObject({ state: 'pairing', pairingCode: 'ABCD23', broker: 'tether.test:8443' });
+    expect(unpaired).toEqual(['wss://tether.test:8443']); // the broker's slug is dropped, not the local daemon's
     s.receive({ type: 'hello_ack', daemonVersion: 'x', assignedLabel: 'Work', assignedSlug: 'work', secret: 'remote-secret' });
     expect(acks.at(-1)![1]).toBe('wss://tether.test:8443');
     expect(statuses.at(-1)).toMatchObject({ state: 'connected', broker: 'tether.test:8443' });

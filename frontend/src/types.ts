@@ -17,6 +17,8 @@ export type State = Data<app.State>;
 export type ProfileView = Data<app.ProfileView>;
 export type TabView = Data<app.TabView>;
 export type PairingView = Data<apitype.PairingView>;
+/** A browser refused recently that stopped asking (Go: apitype.RefusedView). */
+export type RefusedView = Data<apitype.RefusedView>;
 /** A held call (Go: apitype.Approval). */
 export type ApprovalView = Data<apitype.Approval>;
 export type TimelineEntry = Data<apitype.TimelineEntry>;

@@ -84,7 +84,7 @@ export async function loadDaemonConfig(): Promise<DaemonConfig> {
   await restoredAfterReload();
   const [file, local, session, id, tabs, marker, install] = await Promise.all([
     readFileConfig(),
-    chrome.storage.local.get(['label', 'assignedSlug', 'secret', BROKER_URL_KEY, BROKER_SECRETS_KEY, BROKER_PROFILES_KEY]),
+    chrome.storage.local.get(['label', 'assignedSlug', 'slugHint', 'secret', BROKER_URL_KEY, BROKER_SECRETS_KEY, BROKER_PROFILES_KEY]),
     chrome.storage.session.get('halted'),
     getProfileId(),
     listTabs(),
@@ -110,8 +110,9 @@ export async function loadDaemonConfig(): Promise<DaemonConfig> {
 
 /**
  * Adds the daemon's or broker's slug and secret to config, from storage as
- * read (local): the local daemon's are assignedSlug and secret; a remote
- * broker's (brokerUrl set) are brokerProfiles[origin].slug and
+ * read (local): the local daemon's are assignedSlug (else slugHint, the
+ * slug it had before that daemon forgot it) and secret; a remote broker's
+ * (brokerUrl set) are brokerProfiles[origin].slug (else its slugHint) and
  * brokerSecrets[origin], so that each keeps its own pairing and the local
  * secret never goes to a remote broker. A brokerUrl that no longer parses is
  * passed on as it is: the offscreen document refuses to dial it and says why.
@@ -125,11 +126,13 @@ export function withPairing(config: DaemonConfig, local: Record<string, unknown>
     const origin = parsed.broker.origin;
     const secret = record(local[BROKER_SECRETS_KEY])[origin];
     const profile = record(local[BROKER_PROFILES_KEY])[origin] as BrokerProfile | undefined;
-    if (typeof profile?.slug === 'string' && profile.slug) config.slug = profile.slug;
+    const slug = profile?.slug || profile?.slugHint;
+    if (typeof slug === 'string' && slug) config.slug = slug;
     if (typeof secret === 'string' && secret) config.secret = secret;
     return config;
   }
-  if (typeof local.assignedSlug === 'string' && local.assignedSlug) config.slug = local.assignedSlug;
+  const slug = local.assignedSlug || local.slugHint;
+  if (typeof slug === 'string' && slug) config.slug = slug;
   if (typeof local.secret === 'string' && local.secret) config.secret = local.secret;
   return config;
 }

@@ -110,6 +110,8 @@ function route(msg: BackgroundMessage, sender: chrome.runtime.MessageSender): Pr
       return saveStatus(msg.status);
     case 'hello-ack':
       return saveAck(msg.ack, msg.broker);
+    case 'unpaired':
+      return dropSlug(msg.broker);
     case 'daemon-reload':
       return reloadForUpdate(msg.frame).then(() => true);
     case 'daemon-request':
@@ -166,6 +168,34 @@ async function saveAck(ack: HelloAck, broker: unknown): Promise<void> {
 }
 
 /**
+ * The local daemon (broker undefined) or the remote broker (its origin)
+ * holds this profile as a new one, waiting for approval or denied: the
+ * slug it gave is no longer this profile's there, so it leaves what the
+ * popup shows (assignedSlug, brokerProfiles[origin].slug). It is kept as
+ * slugHint, which hello still asks for, so that pairing again keeps the
+ * slug when it is free.
+ */
+async function dropSlug(broker: unknown): Promise<void> {
+  if (typeof broker !== 'string' || !broker) {
+    const got = await chrome.storage.local.get('assignedSlug');
+    if (typeof got.assignedSlug !== 'string' || !got.assignedSlug) return;
+    await chrome.storage.local.set({ slugHint: got.assignedSlug });
+    await chrome.storage.local.remove('assignedSlug');
+    return;
+  }
+  const write = brokerWrites.then(async () => {
+    const got = await chrome.storage.local.get(BROKER_PROFILES_KEY);
+    const all = record(got[BROKER_PROFILES_KEY]);
+    const profile = record(all[broker]) as BrokerProfile;
+    if (typeof profile.slug !== 'string' || !profile.slug) return;
+    const { slug, ...rest } = profile;
+    await chrome.storage.local.set({ [BROKER_PROFILES_KEY]: { ...all, [broker]: { ...rest, slugHint: slug } } });
+  });
+  brokerWrites = write.catch(() => undefined);
+  await write;
+}
+
+/**
  * The popup's broker field: url '' goes back to the local daemon; another
  * url is stored when parseBrokerUrl accepts it (as it returned it), else
  * refused with its sentence and nothing changes. Either way the pairings
@@ -199,7 +229,7 @@ export async function reconnect(): Promise<void> {
  * user approves in Tether. A remote broker's pairing is kept.
  */
 async function pairAgain(): Promise<void> {
-  await chrome.storage.local.remove(['secret', 'assignedSlug']);
+  await chrome.storage.local.remove(['secret', 'assignedSlug', 'slugHint']);
   await chrome.storage.session.set({ halted: false });
   await ensureOffscreen();
   const msg: OffscreenMessage = { target: 'offscreen', kind: 'pair-again' };

@@ -52,6 +52,14 @@ export interface ConnectionDeps {
   reportStatus(status: ConnectionStatus): void;
   /** broker: the remote broker's origin the ack came from; undefined for the local daemon. */
   reportAck(ack: HelloAck, broker: string | undefined): void;
+  /**
+   * The daemon (broker: the remote broker's origin; undefined for the local
+   * daemon) holds this profile as a new one: it sent a pairing frame, or
+   * refused it pairing_denied. Whatever slug it gave before is gone there
+   * (tether profiles forget, a new config folder), so the popup stops
+   * showing it.
+   */
+  reportUnpaired(broker: string | undefined): void;
   /** The daemon rewrote the extension's folder: save state and reload (chrome.runtime.reload). */
   reload(frame: Reload): void;
   userAgent: string;
@@ -552,6 +560,7 @@ export class DaemonConnection {
         this.pairingMessage = String(frame.message ?? '');
         this.pairingCode = typeof frame.code === 'string' && PAIRING_CODE.test(frame.code) ? frame.code : undefined;
         this.lastRefusal = undefined;
+        this.deps.reportUnpaired(this.broker?.origin);
         this.report('pairing');
         return;
       case 'refused': {
@@ -573,6 +582,7 @@ export class DaemonConnection {
         this.lastRefusal = { code, message: String(frame.message), at: Date.now() };
         this.pairingMessage = undefined;
         this.pairingCode = undefined;
+        if (code === 'pairing_denied') this.deps.reportUnpaired(this.broker?.origin);
         if (HALTING_CODES.includes(code)) this.halted = true;
         else if (SLOW_RETRY_CODES.includes(code)) this.nextDelay = SLOW_RETRY_MS;
         this.socket = undefined;

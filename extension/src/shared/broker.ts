@@ -13,6 +13,8 @@ export const BROKER_PROFILES_KEY = 'brokerProfiles';
 /** The profile as a remote broker named it in its last hello_ack. */
 export interface BrokerProfile {
   slug?: string;
+  /** The slug it had before the broker forgot it: asked for again in hello, never shown. */
+  slugHint?: string;
   label?: string;
   version?: string;
 }

@@ -143,6 +143,8 @@ export type BackgroundMessage =
   | { target: 'background'; kind: 'connection-status'; status: ConnectionStatus }
   // broker: the remote broker's origin the ack came from (absent: the local daemon).
   | { target: 'background'; kind: 'hello-ack'; ack: HelloAck; broker?: string }
+  // The daemon (or the remote broker: its origin) holds this profile as a new one (a pairing frame, or pairing_denied): it has no slug there.
+  | { target: 'background'; kind: 'unpaired'; broker?: string }
   // The daemon rewrote the extension's folder: save the shared tabs and reload.
   | { target: 'background'; kind: 'daemon-reload'; frame: Reload }
   | { target: 'background'; kind: 'daemon-request'; request: Request; deadline: number }

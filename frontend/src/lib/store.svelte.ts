@@ -20,7 +20,7 @@ export const INFO_NOTICE_MS = 12_000;
 export type Outcome<T> = { ok: true; value: T } | { ok: false; error: string };
 
 export function emptyState(): State {
-  return { version: '', paused: false, profiles: [], pairing: [], approvals: [], apps: [], connected: false, problem: '' };
+  return { version: '', paused: false, profiles: [], pairing: [], refused: [], approvals: [], apps: [], connected: false, problem: '' };
 }
 
 /** The pages in the nav's order: Ctrl+1 … Ctrl+5 (⌘ on macOS) open them. */

@@ -11,6 +11,31 @@ describe('Approvals page', () => {
   beforeEach(() => vi.spyOn(Date, 'now').mockReturnValue(NOW));
   afterEach(() => vi.restoreAllMocks());
 
+  it('lists the browsers refused recently with why and the next step, as waiting for nothing', async () => {
+    renderApp({
+      state: state({
+        refused: [
+          {
+            id: 'd3bb268f-1111-4000-8000-000000000001',
+            label: 'CI box',
+            refusal: 'pairing_denied',
+            reason: 'you denied it',
+            nextStep: 'to pair it after all, restart the browser',
+            atMs: NOW - 120_000,
+          },
+        ],
+      }),
+    });
+    await open('Approvals');
+    const card = await screen.findByRole('article', { name: 'Refused profile CI box' });
+    expect(card.textContent).toContain('d3bb268f…');
+    expect(card.textContent).toContain('Refused 2 min ago: you denied it.');
+    expect(card.textContent).toContain('Next: to pair it after all, restart the browser.');
+    expect(within(card).queryByRole('button')).toBeNull();
+    // Nothing waits for an answer: the page says so above the list.
+    expect(screen.getByText('Nothing waiting for you')).toBeTruthy();
+  });
+
   it('shows a held call with its details', async () => {
     renderApp({ state: state({ approvals: [approval()] }) });
     await open('Approvals');

@@ -34,7 +34,7 @@ export interface Backend {
 
 export function emptyBackend(): Backend {
   return {
-    state: { version: '0.4.0', paused: false, profiles: [], pairing: [], approvals: [], apps: [], connected: true, problem: '' },
+    state: { version: '0.4.0', paused: false, profiles: [], pairing: [], refused: [], approvals: [], apps: [], connected: true, problem: '' },
     timeline: [],
     facets: { clients: [], profiles: [], outcomes: ['ok', 'error', 'refused', 'denied', 'paused', 'ignored'] },
     clients: [],

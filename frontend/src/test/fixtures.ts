@@ -11,7 +11,7 @@ export function profile(over: Partial<ProfileView> = {}): ProfileView {
 }
 
 export function state(over: Partial<State> = {}): State {
-  return { version: '0.4.0', paused: false, profiles: [], pairing: [], approvals: [], apps: [], connected: true, problem: '', ...over };
+  return { version: '0.4.0', paused: false, profiles: [], pairing: [], refused: [], approvals: [], apps: [], connected: true, problem: '', ...over };
 }
 
 let nextId = 1;

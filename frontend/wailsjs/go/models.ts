@@ -171,6 +171,28 @@ export namespace apitype {
 	        this.expiresMs = source["expiresMs"];
 	    }
 	}
+	export class RefusedView {
+	    id: string;
+	    label: string;
+	    refusal: string;
+	    reason: string;
+	    nextStep: string;
+	    atMs: number;
+	
+	    static createFrom(source: any = {}) {
+	        return new RefusedView(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.id = source["id"];
+	        this.label = source["label"];
+	        this.refusal = source["refusal"];
+	        this.reason = source["reason"];
+	        this.nextStep = source["nextStep"];
+	        this.atMs = source["atMs"];
+	    }
+	}
 	export class TimelineEntry {
 	    id: number;
 	    callId: string;
@@ -327,6 +349,7 @@ export namespace app {
 	    paused: boolean;
 	    profiles: ProfileView[];
 	    pairing: apitype.PairingView[];
+	    refused: apitype.RefusedView[];
 	    approvals: apitype.Approval[];
 	    apps: string[];
 	    connected: boolean;
@@ -342,6 +365,7 @@ export namespace app {
 	        this.paused = source["paused"];
 	        this.profiles = this.convertValues(source["profiles"], ProfileView);
 	        this.pairing = this.convertValues(source["pairing"], apitype.PairingView);
+	        this.refused = this.convertValues(source["refused"], apitype.RefusedView);
 	        this.approvals = this.convertValues(source["approvals"], apitype.Approval);
 	        this.apps = source["apps"];
 	        this.connected = source["connected"];
