@@ -8,8 +8,11 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -238,7 +241,13 @@ func TestSquatterOnThePort(t *testing.T) {
 				}
 			}
 			checkPopupOtherProgram(t, alloc, port)
+			checkCLIOtherProgram(t, d, port)
 			h.check(t, secret)
+			if token, err := d.Paths.ReadControlToken(); err != nil || token == "" {
+				t.Errorf("read the control token: %v", err)
+			} else {
+				h.check(t, token)
+			}
 
 			// The program quits: nothing listens, which is the one case
 			// where the popup says Tether is not running.
@@ -400,7 +409,7 @@ func TestPairAgain(t *testing.T) {
 // /extension included, with the same status and a short text.
 type plainHTTP struct {
 	mu   sync.Mutex
-	reqs []string // "METHOD path?query" then the headers, one per request
+	reqs []string // "METHOD path", the query, then the headers and body, one per request
 	srv  *http.Server
 }
 
@@ -424,7 +433,7 @@ func startPlainHTTP(t *testing.T, port, status int) *plainHTTP {
 		_ = r.Header.Write(&b)
 		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 		h.mu.Lock()
-		h.reqs = append(h.reqs, r.Method+" "+r.URL.RequestURI()+"\n"+b.String()+string(body))
+		h.reqs = append(h.reqs, r.Method+" "+r.URL.Path+"\n"+r.URL.RawQuery+"\n"+b.String()+string(body))
 		h.mu.Unlock()
 		w.WriteHeader(status)
 		_, _ = io.WriteString(w, "a web server that is not Tether\n")
@@ -448,8 +457,9 @@ func (h *plainHTTP) paths() []string {
 	return out
 }
 
-// check fails t unless the extension only asked for the socket
-// (/extension) and /health, and no request carried secret.
+// check fails t unless the extension (and the CLI) only asked for the
+// socket (/extension) and /health, and no request carried secret or the
+// control token.
 func (h *plainHTTP) check(t *testing.T, secret string) {
 	t.Helper()
 	h.mu.Lock()
@@ -516,5 +526,38 @@ func checkPopupOtherProgram(t *testing.T, alloc context.Context, port int) {
 	}
 	if strings.HasPrefix(got.NextStep, "Start Tether") || !strings.Contains(got.Refusal, "Another program, not Tether, answers on 127.0.0.1:"+strconv.Itoa(port)) {
 		t.Errorf("the popup tells to start Tether, or does not name the address: %+v", got)
+	}
+}
+
+// checkCLIOtherProgram runs the real CLI of d's config dir (Tether
+// stopped, its record gone) with another program on port: `tether stop`
+// and `tether profiles` say that program, not Tether, answers there,
+// naming the port and (Linux) this test process holding it; `tether
+// profiles approve` fails saying so, never "the daemon is not running".
+func checkCLIOtherProgram(t *testing.T, d *Daemon, port int) {
+	t.Helper()
+	run := func(args ...string) (string, error) {
+		cmd := exec.Command(d.Bin, args...)
+		cmd.Env = append(d.Env(), "TETHER_PORT="+strconv.Itoa(port))
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	wants := []string{"another program", "not Tether, answers on 127.0.0.1:" + strconv.Itoa(port), "nothing was sent to it", "Quit that program"}
+	if runtime.GOOS == "linux" {
+		wants = append(wants, fmt.Sprintf("(pid %d, ", os.Getpid()))
+	}
+	for _, args := range [][]string{{"stop"}, {"profiles"}, {"profiles", "approve", "ABCDEF"}} {
+		out, err := run(args...)
+		if wantErr := len(args) == 3; (err != nil) != wantErr {
+			t.Errorf("tether %v: exit %v:\n%s", args, err, out)
+		}
+		for _, want := range wants {
+			if !strings.Contains(out, want) {
+				t.Errorf("tether %v does not say %q:\n%s", args, want, out)
+			}
+		}
+		if strings.Contains(out, "daemon is not running") {
+			t.Errorf("tether %v says the daemon is not running, with another program on its port:\n%s", args, out)
+		}
 	}
 }
