@@ -25,6 +25,7 @@ import (
 	"github.com/tether-browser/tether/broker"
 	"github.com/tether-browser/tether/extension"
 	"github.com/tether-browser/tether/launcher"
+	"github.com/tether-browser/tether/localclient"
 	"github.com/tether-browser/tether/protocol"
 )
 
@@ -560,4 +561,74 @@ func checkCLIOtherProgram(t *testing.T, d *Daemon, port int) {
 			t.Errorf("tether %v says the daemon is not running, with another program on its port:\n%s", args, out)
 		}
 	}
+}
+
+// TestSquatterMoveTetherToAnotherPort follows the popup's other way out
+// when another program keeps Tether's port: run Tether on another port
+// and write the extension from its window. The browser loads the folder
+// the window writes (chrome-extension/ in the config dir); a web server
+// takes Tether's port; Tether starts on another port and writes the
+// folder again (what the window's Write the extension does, through the
+// same local API call). The extension reads the new port from tether.json
+// at its next attempt and connects there, paired as before, with no
+// reload and nothing pressed.
+func TestSquatterMoveTetherToAnotherPort(t *testing.T) {
+	RequireChromium(t)
+	d := StartDaemon(t, Binary(t), "--auto-approve-profiles")
+	ctx := context.Background()
+	if _, err := localclient.New(d.Paths).WriteExtension(ctx); err != nil {
+		t.Fatalf("write the extension from the window's API: %v", err)
+	}
+	from := d.Log.Len()
+	b := StartChromiumWithExtension(t, d.Paths.UnpackedExtension())
+	if _, _, err := d.Log.WaitFor(from, 60*time.Second, "extension connected"); err != nil {
+		t.Fatalf("the extension did not pair: %v", err)
+	}
+	alloc := b.DevTools(t)
+	var sw context.Context
+	for deadline := time.Now().Add(30 * time.Second); sw == nil; time.Sleep(100 * time.Millisecond) {
+		if workerRunning(alloc) {
+			sw = ExtensionWorker(t, alloc)
+		} else if time.Now().After(deadline) {
+			t.Fatal("the extension's service worker did not start")
+		}
+	}
+	port := d.Record.Port
+	if err := d.Stop(); err != nil {
+		t.Logf("daemon exit: %v", err)
+	}
+	h := startPlainHTTP(t, port, http.StatusNotFound)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if st := readExtensionState(t, sw); st.Status.OtherProgram {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the extension does not report the web server on port %d", port)
+		}
+	}
+
+	free, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := free.Addr().(*net.TCPAddr).Port
+	free.Close()
+	d2 := StartDaemonAt(t, d.Bin, d.Paths.Dir, other)
+	from = d2.Log.Len()
+	if _, err := localclient.New(d2.Paths).WriteExtension(ctx); err != nil {
+		t.Fatalf("write the extension again from Tether on port %d: %v", other, err)
+	}
+	if _, _, err := d2.Log.WaitFor(from, 30*time.Second, "extension connected"); err != nil {
+		t.Fatalf("the extension did not follow Tether to port %d: %v", other, err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		st := readExtensionState(t, sw)
+		if st.Status.State == "connected" && !st.Status.OtherProgram {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the extension's status after the move: %+v", st.Status)
+		}
+	}
+	h.check(t, readExtensionState(t, sw).Secret)
 }
