@@ -30,20 +30,24 @@ type OtherProgramError struct {
 	Answer string
 }
 
+// OtherProgramPrefix starts the text of every *OtherProgramError, for
+// those that hold only the text (View.Err).
+const OtherProgramPrefix = "Tether is not running: another program"
+
 // Error says what answers, that nothing was sent, and what to do: free
 // the port, or run Tether on another one ($TETHER_PORT) and write the
 // extension folder again from its window, whose tether.json gives the
 // extension its port.
 func (e *OtherProgramError) Error() string {
-	who := "another program"
+	who := ""
 	if e.Holder != "" {
-		who += " (" + e.Holder + ")"
+		who = " (" + e.Holder + ")"
 	}
 	other := e.Port + 1
 	if e.Port >= 65535 {
 		other = e.Port - 1
 	}
-	return fmt.Sprintf("Tether is not running: %s, not Tether, answers on 127.0.0.1:%d, Tether's port (%s); nothing was sent to it. "+
+	return fmt.Sprintf(OtherProgramPrefix+"%s, not Tether, answers on 127.0.0.1:%d, Tether's port (%s); nothing was sent to it. "+
 		"Quit that program, then start Tether (tether, or tether serve). Or run Tether on another port: TETHER_PORT=%d tether, "+
 		"then write the extension from its window (Extension → Write the extension) so the browser dials that port",
 		who, e.Port, e.Answer, other)

@@ -249,8 +249,12 @@ func TestCheckPortWithoutARecord(t *testing.T) {
 		proof func(port int, nonce string) string
 		other bool
 	}{
-		"another key's proof": {func(port int, nonce string) string { return protocol.HealthProof(make([]byte, 32), protocol.LocalEndpoint(port), nonce) }, true},
-		"this config dir's":   {func(port int, nonce string) string { return protocol.HealthProof(key, protocol.LocalEndpoint(port), nonce) }, false},
+		"another key's proof": {func(port int, nonce string) string {
+			return protocol.HealthProof(make([]byte, 32), protocol.LocalEndpoint(port), nonce)
+		}, true},
+		"this config dir's": {func(port int, nonce string) string {
+			return protocol.HealthProof(key, protocol.LocalEndpoint(port), nonce)
+		}, false},
 	} {
 		t.Run(name, func(t *testing.T) {
 			q := config.Paths{Dir: p.Dir}
