@@ -28,6 +28,10 @@ type OtherProgramError struct {
 	Holder string
 	// Answer is what it answered, e.g. "/health answered 404 Not Found".
 	Answer string
+	// LikeTether: it answers /health like Tether, without this config
+	// dir's proof (a Tether of another config dir, or a program posing as
+	// one), so the text says "not this config dir's Tether".
+	LikeTether bool
 }
 
 // OtherProgramPrefix starts the text of every *OtherProgramError, for
@@ -43,14 +47,18 @@ func (e *OtherProgramError) Error() string {
 	if e.Holder != "" {
 		who = " (" + e.Holder + ")"
 	}
+	what := "not Tether"
+	if e.LikeTether {
+		what = "not this config dir's Tether"
+	}
 	other := e.Port + 1
 	if e.Port >= 65535 {
 		other = e.Port - 1
 	}
-	return fmt.Sprintf(OtherProgramPrefix+"%s, not Tether, answers on 127.0.0.1:%d, Tether's port (%s); nothing was sent to it. "+
+	return fmt.Sprintf(OtherProgramPrefix+"%s, %s, answers on 127.0.0.1:%d, Tether's port (%s); nothing was sent to it. "+
 		"Quit that program, then start Tether (tether, or tether serve). Or run Tether on another port: TETHER_PORT=%d tether, "+
 		"then write the extension from its window (Extension → Write the extension) so the browser dials that port",
-		who, e.Port, e.Answer, other)
+		who, what, e.Port, e.Answer, other)
 }
 
 // Unwrap makes errors.Is(err, ErrNotRunning) hold.
@@ -92,7 +100,9 @@ func CheckPort(ctx context.Context, p config.Paths, port int) error {
 	case errors.As(err, &op):
 		return op
 	case errors.Is(err, ErrNotThisTether):
-		return otherProgram(port, "it answers /health like Tether but cannot prove it holds the pairing key of "+p.Dir+": a Tether of another config dir, or a program posing as one")
+		op := otherProgram(port, "it answers /health like Tether but cannot prove it holds the pairing key of "+p.Dir+": a Tether of another config dir, or a program posing as one")
+		op.LikeTether = true
+		return op
 	default:
 		return otherProgram(port, err.Error())
 	}

@@ -268,7 +268,8 @@ func TestCheckPortWithoutARecord(t *testing.T) {
 			}
 			err = CheckPort(ctx, q, rec.Port)
 			var op *OtherProgramError
-			if tc.other && (!errors.As(err, &op) || !strings.Contains(op.Answer, "answers /health like Tether but cannot prove it holds the pairing key")) {
+			if tc.other && (!errors.As(err, &op) || !strings.Contains(op.Answer, "answers /health like Tether but cannot prove it holds the pairing key") ||
+				!strings.Contains(err.Error(), "not this config dir's Tether, answers on")) {
 				t.Errorf("CheckPort: %v, want another program answering like Tether", err)
 			}
 			if !tc.other && err != nil {
