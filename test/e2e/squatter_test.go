@@ -127,7 +127,7 @@ type extensionState struct {
 		State        string `json:"state"`
 		PairAgain    bool   `json:"pairAgain"`
 		OtherProgram bool   `json:"otherProgram"`
-		LastRefusal *struct {
+		LastRefusal  *struct {
 			Code    string `json:"code"`
 			Message string `json:"message"`
 			// At is when, in ms since the epoch.
