@@ -368,6 +368,10 @@ func problem(err string) string {
 	switch {
 	case err == "":
 		return ""
+	case strings.HasPrefix(err, localclient.OtherProgramPrefix):
+		// Another program holds Tether's port: starting Tether there fails,
+		// and the text says what to do instead.
+		return err
 	case strings.Contains(err, localclient.ErrNotRunning.Error()):
 		return NotRunning
 	}
@@ -379,6 +383,10 @@ func problem(err string) string {
 func fail(what string, err error) error {
 	if err == nil {
 		return nil
+	}
+	var op *localclient.OtherProgramError
+	if errors.As(err, &op) {
+		return op // another program holds the port: "start Tether" alone cannot work
 	}
 	if errors.Is(err, localclient.ErrNotRunning) {
 		return errors.New(NotRunning)

@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -247,6 +250,7 @@ func TestActionsSendTheirRequests(t *testing.T) {
 
 // Without a daemon, every action says so and what to do.
 func TestNotRunning(t *testing.T) {
+	t.Setenv(config.EnvPort, strconv.Itoa(freePort(t))) // nothing on the port a daemon would take
 	a := New(Config{Client: localclient.New(config.Paths{Dir: t.TempDir()})})
 	if _, err := a.State(); err == nil || err.Error() != NotRunning {
 		t.Errorf("State without a daemon: %v, want %q", err, NotRunning)
@@ -254,6 +258,41 @@ func TestNotRunning(t *testing.T) {
 	if err := a.SetPaused(true); err == nil || err.Error() != NotRunning {
 		t.Errorf("SetPaused without a daemon: %v, want %q", err, NotRunning)
 	}
+}
+
+// With another program on the port a daemon would take, the window says
+// so and what to do, not "start it from your applications menu" (which
+// would fail on the taken port).
+func TestOtherProgramOnThePort(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	defer srv.Close()
+	port := srv.Listener.Addr().(*net.TCPAddr).Port
+	t.Setenv(config.EnvPort, strconv.Itoa(port))
+	a := New(Config{Client: localclient.New(config.Paths{Dir: t.TempDir()})})
+	for name, call := range map[string]func() error{
+		"State":     func() error { _, err := a.State(); return err },
+		"SetPaused": func() error { return a.SetPaused(true) },
+	} {
+		err := call()
+		if err == nil || !strings.HasPrefix(err.Error(), localclient.OtherProgramPrefix) || !strings.Contains(err.Error(), "127.0.0.1:"+strconv.Itoa(port)) {
+			t.Errorf("%s with another program on port %d: %v", name, port, err)
+		}
+	}
+	msg := (&localclient.OtherProgramError{Port: port, Answer: "/health answered 404 Not Found"}).Error()
+	if got := problem(msg); got != msg {
+		t.Errorf("problem(%q) = %q, want the text itself", msg, got)
+	}
+}
+
+// freePort is a loopback port nothing listens on.
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
 }
 
 // The daemon's WindowShow event shows and raises the window.

@@ -243,17 +243,7 @@ func (s *stringList) String() string     { return strings.Join(*s, ",") }
 func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 
 // defaultPort is $TETHER_PORT, else config.DefaultPort.
-func defaultPort() (int, error) {
-	v := os.Getenv(config.EnvPort)
-	if v == "" {
-		return config.DefaultPort, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 || n > 65535 {
-		return 0, fmt.Errorf("%s=%q is not a port number", config.EnvPort, v)
-	}
-	return n, nil
-}
+func defaultPort() (int, error) { return config.PortFromEnv() }
 
 func runServe(ctx context.Context, args []string) error {
 	fs := newFlagSet("serve", args)

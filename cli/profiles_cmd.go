@@ -98,7 +98,7 @@ func listProfiles(ctx context.Context, paths config.Paths) error {
 		if serr != nil {
 			return serr
 		}
-		fmt.Fprintln(os.Stderr, "(the daemon is not running: showing the saved registry)")
+		fmt.Fprintln(os.Stderr, daemonDown(err, "the saved registry"))
 		for _, p := range stored {
 			list.Profiles = append(list.Profiles, apitype.Profile{ID: p.ID, Label: p.Label, Slug: p.Slug, Status: "disconnected", LastSeen: p.LastSeen})
 		}

@@ -23,7 +23,7 @@ func runStop(ctx context.Context, args []string) error {
 	}
 	rec, _, err := daemon.Probe(ctx, paths)
 	if err != nil {
-		fmt.Println("Tether is not running")
+		fmt.Println(notRunning(ctx, paths, err))
 		return nil
 	}
 	token, err := paths.ReadControlToken()

@@ -33,6 +33,21 @@ const EnvPort = "TETHER_PORT"
 // peer bridges use (9009, 12306, 19988).
 const DefaultPort = 47615
 
+// PortFromEnv is the port a daemon started now takes without --port:
+// $TETHER_PORT (EnvPort), else DefaultPort. An error names a value that is
+// not a port number (0, "pick a free port", is one).
+func PortFromEnv() (int, error) {
+	v := os.Getenv(EnvPort)
+	if v == "" {
+		return DefaultPort, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || n > 65535 {
+		return 0, fmt.Errorf("%s=%q is not a port number", EnvPort, v)
+	}
+	return n, nil
+}
+
 // Paths names every file and folder in one config dir.
 type Paths struct {
 	// Dir is the config dir itself.

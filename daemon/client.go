@@ -43,7 +43,9 @@ type EnsureConfig struct {
 
 // Ensure returns the record of a running daemon of cfg.Version, starting one
 // detached when none answers (or replacing one of another version) and
-// polling /health for up to StartWait.
+// polling /health for up to StartWait. When the daemon it started exits
+// at once while another program holds the port it takes, the error wraps
+// that program's *localclient.OtherProgramError (localclient.CheckPort).
 func Ensure(ctx context.Context, cfg EnsureConfig) (config.DaemonRecord, error) {
 	log := cfg.Logger
 	if log == nil {
@@ -86,6 +88,13 @@ func Ensure(ctx context.Context, cfg EnsureConfig) (config.DaemonRecord, error) 
 			// the same moment: use that one if it answers.
 			if rec, h, perr := Probe(ctx, cfg.Paths); perr == nil && h.Version == cfg.Version {
 				return rec, nil
+			}
+			// Most often another program holds the port it takes
+			// ($TETHER_PORT or the default): say which, and what to do.
+			if port, perr := config.PortFromEnv(); perr == nil {
+				if op := localclient.CheckPort(ctx, cfg.Paths, port); op != nil {
+					return rec, fmt.Errorf("the daemon could not start: %w", op)
+				}
 			}
 			return rec, fmt.Errorf("the daemon exited at start (%v); see %s", err, cfg.Paths.LogFile())
 		case <-tick.C:

@@ -16,6 +16,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -28,6 +29,7 @@ import (
 	"github.com/tether-browser/tether/extension"
 	"github.com/tether-browser/tether/extupdate"
 	"github.com/tether-browser/tether/localapi"
+	"github.com/tether-browser/tether/localclient"
 	tmcp "github.com/tether-browser/tether/mcp"
 	"github.com/tether-browser/tether/mcptoken"
 	"github.com/tether-browser/tether/policy"
@@ -203,6 +205,16 @@ func run(ctx context.Context, cfg Config) error {
 	pairingKey, _ := protocol.ParseKey(pairingKeyHex)
 	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.Port)))
 	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			// Another program holds the port (the config dir's lock is ours,
+			// so not this config dir's Tether): name it where the OS says.
+			who := "another program"
+			if holder := localclient.PortHolder(cfg.Port); holder != "" {
+				who += " (" + holder + ")"
+			}
+			return fmt.Errorf("listen on 127.0.0.1:%d: %s holds the port (%w). Quit it, or run Tether on another port (--port N, or %s=N), "+
+				"then write the extension from Tether's window (Extension → Write the extension) so the browser dials that port", cfg.Port, who, err, config.EnvPort)
+		}
 		return fmt.Errorf("listen on 127.0.0.1:%d (another program uses it? pass --port or set %s): %w", cfg.Port, config.EnvPort, err)
 	}
 	port := ln.Addr().(*net.TCPAddr).Port

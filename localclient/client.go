@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -75,8 +76,11 @@ func New(p config.Paths) *Client {
 
 // endpoint returns the base URL and token, read from the config dir when
 // not cached or when reload is set. The daemon proves itself on each new
-// connection (ProvenDialer, New) before the token goes out.
-func (c *Client) endpoint(reload bool) (string, string, error) {
+// connection (ProvenDialer, New) before the token goes out. Without a
+// daemon record the error wraps ErrNotRunning, and is an
+// *OtherProgramError when another program answers on the port a daemon
+// would take ($TETHER_PORT or the default: CheckPort).
+func (c *Client) endpoint(ctx context.Context, reload bool) (string, string, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.base != "" && c.token != "" && !reload {
@@ -84,6 +88,13 @@ func (c *Client) endpoint(reload bool) (string, string, error) {
 	}
 	rec, err := c.paths.ReadDaemonRecord()
 	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			if port, perr := config.PortFromEnv(); perr == nil {
+				if op := CheckPort(ctx, c.paths, port); op != nil {
+					return "", "", op
+				}
+			}
+		}
 		return "", "", fmt.Errorf("%w: %v", ErrNotRunning, err)
 	}
 	token, err := c.paths.ReadControlToken()
@@ -108,7 +119,7 @@ func (c *Client) send(ctx context.Context, hc *http.Client, method, path string,
 		payload = b
 	}
 	for attempt := 0; ; attempt++ {
-		base, token, err := c.endpoint(attempt > 0)
+		base, token, err := c.endpoint(ctx, attempt > 0)
 		if err != nil {
 			return nil, err
 		}
@@ -138,6 +149,16 @@ func (c *Client) send(ctx context.Context, hc *http.Client, method, path string,
 			}
 			if refused(err) {
 				return nil, fmt.Errorf("%w: %v", ErrNotRunning, err)
+			}
+			// The program on the port failed the proof (ProvenDialer): its
+			// own error says what it is and what to do, without the URL.
+			var op *OtherProgramError
+			if errors.As(err, &op) {
+				return nil, op
+			}
+			var ue *url.Error
+			if errors.Is(err, ErrNotThisTether) && errors.As(err, &ue) {
+				return nil, ue.Err
 			}
 			return nil, err
 		}

@@ -36,8 +36,10 @@ var ErrNotThisTether = errors.New("not this config dir's Tether")
 // alive and holds the port it recorded, so no other program can.
 //
 // Errors: no record (ErrNotRunning wraps it for the local API's client),
-// nothing answers on the port, an answer that is not Tether's, or
-// ErrNotThisTether with what to do.
+// nothing answers on the port, an *OtherProgramError when a program that
+// is not Tether answers there (naming it: PortHolder), or
+// ErrNotThisTether with what to do when it answers like Tether without
+// the proof.
 func Probe(ctx context.Context, p config.Paths) (config.DaemonRecord, apitype.Health, error) {
 	var h apitype.Health
 	rec, err := p.ReadDaemonRecord()
@@ -46,26 +48,15 @@ func Probe(ctx context.Context, p config.Paths) (config.DaemonRecord, apitype.He
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	nonce := protocol.NewNonce()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rec.URL()+apitype.PathHealth+"?"+url.Values{apitype.HealthNonce: {nonce}}.Encode(), nil)
-	if err != nil {
-		return rec, h, err
-	}
-	resp, err := http.DefaultClient.Do(req)
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(rec.Port))
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return rec, h, fmt.Errorf("daemon on port %d does not answer: %w", rec.Port, err)
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return rec, h, fmt.Errorf("daemon on port %d answered /health with %s", rec.Port, resp.Status)
-	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&h); err != nil {
-		return rec, h, fmt.Errorf("port %d is not a Tether daemon", rec.Port)
-	}
-	if err := checkHealth(p, rec.Port, nonce, h); err != nil {
-		return rec, h, err
-	}
-	return rec, h, nil
+	defer conn.Close()
+	h, err = proveConn(ctx, conn, p, addr)
+	return rec, h, err
 }
 
 // checkHealth accepts h, the daemon's answer on port to /health with
@@ -74,7 +65,7 @@ func Probe(ctx context.Context, p config.Paths) (config.DaemonRecord, apitype.He
 // the record, an old daemon's, still names port (legacyRecord).
 func checkHealth(p config.Paths, port int, nonce string, h apitype.Health) error {
 	if h.Name != "tether" {
-		return fmt.Errorf("port %d is not a Tether daemon", port)
+		return otherProgram(port, "/health answered 200 but not as Tether does")
 	}
 	if h.Proof == "" && lockHeld(p) && legacyRecord(p, port) {
 		return nil // an older Tether, alive and holding this config dir
@@ -83,9 +74,13 @@ func checkHealth(p config.Paths, port int, nonce string, h apitype.Health) error
 	if kerr == nil && protocol.ProofMatches(h.Proof, protocol.HealthProof(key, protocol.LocalEndpoint(port), nonce)) {
 		return nil
 	}
-	return fmt.Errorf("%w: the program on port %d answers like Tether but could not prove it holds the pairing key of %s, so nothing was sent to it. "+
+	who := ""
+	if holder := PortHolder(port); holder != "" {
+		who = " (" + holder + ")"
+	}
+	return fmt.Errorf("%w: the program on port %d%s answers like Tether but could not prove it holds the pairing key of %s, so nothing was sent to it. "+
 		"Another program may have taken Tether's port after Tether stopped: quit it, then start Tether again (port %d, recorded in %s)",
-		ErrNotThisTether, port, p.Dir, port, p.Daemon())
+		ErrNotThisTether, port, who, p.Dir, port, p.Daemon())
 }
 
 // ProvenDialer returns a DialContext for an http.Transport that talks to
@@ -101,7 +96,7 @@ func ProvenDialer(p config.Paths) func(ctx context.Context, network, addr string
 		if err != nil {
 			return nil, err
 		}
-		if err := proveConn(ctx, conn, p, addr); err != nil {
+		if _, err := proveConn(ctx, conn, p, addr); err != nil {
 			conn.Close()
 			return nil, err
 		}
@@ -110,15 +105,19 @@ func ProvenDialer(p config.Paths) func(ctx context.Context, network, addr string
 }
 
 // proveConn asks /health?nonce=… on conn (addr is host:port) and checks
-// the answer (checkHealth), within 2 s or ctx's deadline.
-func proveConn(ctx context.Context, conn net.Conn, p config.Paths, addr string) error {
+// the answer (checkHealth), within 2 s or ctx's deadline, returning it.
+// An answer that is not Tether's (no HTTP, a status other than 200, no
+// JSON naming "tether") is an *OtherProgramError: a daemon of this
+// config dir always answers a loopback /health with 200 (daemon.go).
+func proveConn(ctx context.Context, conn net.Conn, p config.Paths, addr string) (apitype.Health, error) {
+	var h apitype.Health
 	_, portText, err := net.SplitHostPort(addr)
 	if err != nil {
-		return err
+		return h, err
 	}
 	port, err := strconv.Atoi(portText)
 	if err != nil {
-		return fmt.Errorf("port of %s: %w", addr, err)
+		return h, fmt.Errorf("port of %s: %w", addr, err)
 	}
 	deadline := time.Now().Add(2 * time.Second)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
@@ -129,27 +128,33 @@ func proveConn(ctx context.Context, conn net.Conn, p config.Paths, addr string) 
 	nonce := protocol.NewNonce()
 	req, err := http.NewRequest(http.MethodGet, "http://"+addr+apitype.PathHealth+"?"+url.Values{apitype.HealthNonce: {nonce}}.Encode(), nil)
 	if err != nil {
-		return err
+		return h, err
 	}
 	if err := req.Write(conn); err != nil {
-		return fmt.Errorf("ask the daemon on port %d to prove itself: %w", port, err)
+		return h, fmt.Errorf("ask the daemon on port %d to prove itself: %w", port, err)
 	}
 	br := bufio.NewReader(conn)
 	resp, err := http.ReadResponse(br, req)
 	if err != nil {
-		return fmt.Errorf("the daemon on port %d did not answer /health: %w", port, err)
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			return h, otherProgram(port, "it accepted the connection but gave no answer to /health within 2 s")
+		}
+		return h, otherProgram(port, fmt.Sprintf("its answer to /health is not HTTP: %v", err))
 	}
-	var h apitype.Health
 	err = json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&h)
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
-	if err != nil || resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("port %d is not a Tether daemon (/health: %s)", port, resp.Status)
+	if resp.StatusCode != http.StatusOK {
+		return h, otherProgram(port, "/health answered "+resp.Status)
+	}
+	if err != nil || h.Name != "tether" {
+		return h, otherProgram(port, "/health answered 200 but not as Tether does")
 	}
 	if br.Buffered() > 0 {
-		return fmt.Errorf("the program on port %d sent more than its /health answer", port)
+		return h, fmt.Errorf("the program on port %d sent more than its /health answer", port)
 	}
-	return checkHealth(p, port, nonce, h)
+	return h, checkHealth(p, port, nonce, h)
 }
 
 // legacyRecord reports whether the daemon record, read now (after the

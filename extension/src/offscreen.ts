@@ -1,6 +1,6 @@
 // Offscreen document entry: holds the daemon WebSocket (service workers are
 // stopped when idle, offscreen documents are not). Only wires things up.
-import { DaemonConnection } from './offscreen/connection';
+import { DaemonConnection, PORT_PROBE_MS } from './offscreen/connection';
 import { isOffscreenMessage, type BackgroundMessage, type DaemonConfig, type Outcome } from './shared/messages';
 
 function toBackground<T>(msg: BackgroundMessage): Promise<T> {
@@ -28,6 +28,23 @@ const connection = new DaemonConnection({
       return res.status;
     } catch {
       return undefined;
+    }
+  },
+  // Only after the local WebSocket failed to open: does another program answer on the port?
+  probeLocal: async (url) => {
+    try {
+      const res = await fetch(url, { cache: 'no-store', credentials: 'omit', redirect: 'manual', signal: AbortSignal.timeout(PORT_PROBE_MS) });
+      let tether = false;
+      try {
+        const body: unknown = JSON.parse((await res.text()).slice(0, 64 << 10));
+        tether = typeof body === 'object' && body !== null && (body as { name?: unknown }).name === 'tether';
+      } catch {
+        tether = false;
+      }
+      return { kind: 'http', status: res.status, tether };
+    } catch (err) {
+      // fetch fails at once when nothing listens; the timeout fires when a program accepted and says nothing.
+      return err instanceof DOMException && err.name === 'TimeoutError' ? { kind: 'silent' } : { kind: 'none' };
     }
   },
 });

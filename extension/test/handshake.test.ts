@@ -4,7 +4,7 @@
 // support/handshake.ts with the functions of shared/proof.ts, which the
 // test vector below ties to protocol/proof.go.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { CHALLENGE_WAIT_MS, DaemonConnection, type ConnectionDeps } from '../src/offscreen/connection';
+import { CHALLENGE_WAIT_MS, DaemonConnection, portVerdict, type ConnectionDeps, type PortAnswer } from '../src/offscreen/connection';
 import type { Challenge, HelloAck } from '../src/protocol.gen';
 import { SLOW_RETRY_MS, type ConnectionStatus, type DaemonConfig } from '../src/shared/messages';
 import { daemonProof, extensionProof, HEX64, newNonce, parseKey, profileKey, proofEquals } from '../src/shared/proof';
@@ -127,9 +127,12 @@ describe('DaemonConnection: the daemon proves itself before anything is sent', (
     await untilClosed(s);
     await flush();
     const last = expectRefused(s, statuses);
-    expect(last.lastRefusal!.message).toContain('port 12345');
+    expect(last.lastRefusal!.message).toContain('Another program, not Tether, answers on 127.0.0.1:12345');
     expect(last.lastRefusal!.message).toContain('not the Tether this browser paired with');
+    expect(last.lastRefusal!.message).toContain('sent it nothing');
     expect(last).not.toHaveProperty('pairAgain');
+    // The popup tells how to free the port, not to start Tether (which cannot bind it).
+    expect(last.otherProgram).toBe(true);
     // Frames after the close are dropped too.
     s.receive(ACK);
     s.receive(REQUEST);
@@ -179,6 +182,8 @@ describe('DaemonConnection: the daemon proves itself before anything is sent', (
     await advance(1);
     const last = expectRefused(s, statuses);
     expect(last.lastRefusal!.message).toContain('sent no challenge');
+    expect(last.lastRefusal!.message).toContain('Another program, not Tether, answers on 127.0.0.1:12345, or a Tether older than this extension');
+    expect(last.otherProgram).toBe(true);
     // Maybe an older Tether about to be updated: the usual backoff (250 ms with random() = 1), not the slow retry.
     await advance(250);
     expect(sockets).toHaveLength(2);
@@ -193,6 +198,9 @@ describe('DaemonConnection: the daemon proves itself before anything is sent', (
     await flush();
     const last = expectRefused(s, statuses);
     expect(last.lastRefusal!.message).toContain('sent no challenge');
+    // Tether's first frame is always its challenge: this is no Tether, old or new.
+    expect(last.lastRefusal!.message).toMatch(/^Another program, not Tether, answers on 127\.0\.0\.1:12345: /);
+    expect(last.otherProgram).toBe(true);
     expect(acks).toEqual([]);
     expect(relay).not.toHaveBeenCalled();
   });
@@ -216,7 +224,9 @@ describe('DaemonConnection: the daemon proves itself before anything is sent', (
       await untilClosed(s);
       const last = expectRefused(s, statuses);
       expect(last.lastRefusal!.message).toContain("could not prove it holds the folder's pairing key");
+      expect(last.lastRefusal!.message).toContain('Another program, not Tether, answers on 127.0.0.1:12345');
       expect(last).not.toHaveProperty('pairAgain');
+      expect(last).toMatchObject({ otherProgram: true });
     });
 
     it('with a pairing key: refuses a challenge without a pairing proof', async () => {
@@ -274,6 +284,7 @@ describe('DaemonConnection: the daemon proves itself before anything is sent', (
       const refused = expectRefused(s, statuses);
       expect(refused).not.toHaveProperty('pairAgain');
       expect(refused.lastRefusal?.message).toContain('nor the Tether that wrote this extension\'s folder');
+      expect(refused).toMatchObject({ otherProgram: true });
     });
 
     it('without a pairing key: refuses with pairAgain; Pair again then connects as a new profile', async () => {
@@ -295,6 +306,8 @@ describe('DaemonConnection: the daemon proves itself before anything is sent', (
       const last = expectRefused(s, [statuses.at(-1)!]); // the first socket was connected: only this status counts
       expect(last).toMatchObject({ pairAgain: true });
       expect(last.lastRefusal!.message).toContain('Pair again');
+      // Maybe the Tether that forgot this browser: not called another program.
+      expect(last).not.toHaveProperty('otherProgram');
       // The user presses Pair again (the service worker removed the stored secret first).
       conn.pairAgainWithLocal();
       await flush();
@@ -383,6 +396,8 @@ describe('DaemonConnection: the daemon proves itself before anything is sent', (
       const last = expectRefused(s, statuses);
       expect(last).toMatchObject({ broker: 'tether.test:8443' });
       expect(last.lastRefusal!.message).toContain('tether.test:8443');
+      // The port steps are for this computer's Tether only.
+      expect(last).not.toHaveProperty('otherProgram');
     });
 
     it('refuses a profile proof computed for another host', async () => {
@@ -401,5 +416,131 @@ describe('DaemonConnection: the daemon proves itself before anything is sent', (
       const { hello } = await handshake(s, { pairingKey: OTHER_PAIRING_KEY });
       expect(hello).not.toHaveProperty('proof');
     });
+  });
+});
+
+describe('DaemonConnection: the local socket did not open (what answers on the port?)', () => {
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => vi.useRealTimers());
+
+  const config: DaemonConfig = { port: 47615, label: 'Work', profileId: 'p-1', extVersion: '0.1.0', tabs: [], halted: false, secret: 's3cret' };
+
+  /** A connection whose port answers as answers says, in turn (the last one repeats); probed lists the URLs asked. */
+  function setup(answers: PortAnswer[], extra: Partial<DaemonConfig> = {}) {
+    const sockets: FakeSocket[] = [];
+    const statuses: ConnectionStatus[] = [];
+    const probed: string[] = [];
+    const conn = new DaemonConnection({
+      openSocket: (url, protocols) => {
+        const s = new FakeSocket(url, protocols);
+        sockets.push(s);
+        return s;
+      },
+      getConfig: async () => ({ ...config, ...extra }),
+      relay: async () => ({ ok: true, value: {} }),
+      reportStatus: (s) => statuses.push(s),
+      reportAck: () => undefined,
+      reload: () => undefined,
+      userAgent: 'UA',
+      random: () => 1,
+      probeLocal: async (url) => {
+        probed.push(url);
+        return answers.length > 1 ? answers.shift()! : answers[0]!;
+      },
+    });
+    track(conn);
+    return { conn, sockets, statuses, probed };
+  }
+
+  /** Starts conn; its first socket fails before it opens, as Chrome reports a refused upgrade or a refused connection (1006). */
+  async function failFirst(conn: DaemonConnection, sockets: FakeSocket[]): Promise<FakeSocket> {
+    conn.start();
+    await flush();
+    const s = sockets[0]!;
+    s.close();
+    await flush();
+    return s;
+  }
+
+  it('a plain HTTP server (404 to the upgrade and to /health): another program, not Tether; nothing sent', async () => {
+    const { conn, sockets, statuses, probed } = setup([{ kind: 'http', status: 404, tether: false }]);
+    const s = await failFirst(conn, sockets);
+    expect(probed).toEqual(['http://127.0.0.1:47615/health']);
+    expect(s.sent).toEqual([]);
+    const last = statuses.at(-1)!;
+    expect(last).toMatchObject({ state: 'disconnected', port: 47615, otherProgram: true, lastRefusal: { code: 'unverified' } });
+    expect(last.lastRefusal!.message).toBe(
+      'Another program, not Tether, answers on 127.0.0.1:47615: it refused the extension\'s WebSocket and answered HTTP 404, which Tether never does. The extension sent it nothing (no hello, no secret) and obeys none of its requests.',
+    );
+    // It keeps trying with the usual backoff, so it connects soon after the port is free.
+    await advance(250);
+    expect(sockets).toHaveLength(2);
+  });
+
+  it('a server that accepts and never answers: another program', async () => {
+    const { conn, sockets, statuses } = setup([{ kind: 'silent' }]);
+    await failFirst(conn, sockets);
+    expect(statuses.at(-1)).toMatchObject({ otherProgram: true, lastRefusal: { code: 'unverified' } });
+    expect(statuses.at(-1)!.lastRefusal!.message).toContain('accepted the connection but gave no HTTP answer');
+  });
+
+  it('nothing listening (connection refused): Tether is not running, with no refusal; a freed port clears an earlier one', async () => {
+    const { conn, sockets, statuses } = setup([{ kind: 'http', status: 200, tether: false }, { kind: 'none' }]);
+    await failFirst(conn, sockets);
+    expect(statuses.at(-1)).toMatchObject({ otherProgram: true, lastRefusal: { code: 'unverified' } });
+    expect(statuses.at(-1)!.lastRefusal!.message).toContain('answered HTTP 200');
+    // The user quit that program: the next attempt finds nothing on the port.
+    await advance(250);
+    sockets[1]!.close();
+    await flush();
+    const last = statuses.at(-1)!;
+    expect(last.state).toBe('disconnected');
+    expect(last).not.toHaveProperty('lastRefusal');
+    expect(last).not.toHaveProperty('otherProgram');
+  });
+
+  it("an answer like Tether's /health: a refused socket, not another program", async () => {
+    const { conn, sockets, statuses } = setup([{ kind: 'http', status: 200, tether: true }]);
+    await failFirst(conn, sockets);
+    const last = statuses.at(-1)!;
+    expect(last).toMatchObject({ lastRefusal: { code: 'socket_refused' } });
+    expect(last).not.toHaveProperty('otherProgram');
+    expect(last.lastRefusal!.message).toContain('--allow-extension');
+  });
+
+  it('never probes the local port for a remote broker, nor after a socket that opened', async () => {
+    const { conn, sockets, probed } = setup([{ kind: 'http', status: 404, tether: false }], { brokerUrl: 'wss://tether.test/extension' });
+    await failFirst(conn, sockets);
+    expect(probed).toEqual([]);
+    const local = setup([{ kind: 'http', status: 404, tether: false }]);
+    local.conn.start();
+    await flush();
+    local.sockets[0]!.open();
+    local.sockets[0]!.close();
+    await flush();
+    expect(local.probed).toEqual([]);
+  });
+
+  it('a socket that proves itself after a probe said another program: the flag goes with the hello', async () => {
+    const { conn, sockets, statuses } = setup([{ kind: 'http', status: 404, tether: false }]);
+    await failFirst(conn, sockets);
+    expect(statuses.at(-1)).toMatchObject({ otherProgram: true });
+    await advance(250);
+    const s = sockets[1]!;
+    s.open();
+    await handshake(s, { secret: 's3cret' });
+    s.receive(ACK);
+    expect(statuses.at(-1)!.state).toBe('connected');
+    expect(statuses.at(-1)).not.toHaveProperty('otherProgram');
+    expect(statuses.at(-1)).not.toHaveProperty('lastRefusal');
+  });
+});
+
+describe('portVerdict', () => {
+  it('says nothing when nothing answers, and names the address otherwise', () => {
+    expect(portVerdict(47615, { kind: 'none' })).toBeUndefined();
+    expect(portVerdict(50000, { kind: 'http', status: 426, tether: false })).toMatchObject({ otherProgram: true, why: expect.stringContaining('127.0.0.1:50000') });
+    // A Tether-like body with an error status is no Tether's /health.
+    expect(portVerdict(50000, { kind: 'http', status: 500, tether: true })).toMatchObject({ otherProgram: true });
   });
 });

@@ -2,7 +2,7 @@ import axe from 'axe-core';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { popupView, renderActiveShare, renderStatus, renderTabList, tabHost, type StoredProfile } from '../src/popup/view';
+import { otherProgramSteps, popupView, renderActiveShare, renderStatus, renderTabList, tabHost, type StoredProfile } from '../src/popup/view';
 import type { ConnectionStatus, PopupTab } from '../src/shared/messages';
 import { popupTabList, safeFavicon } from '../src/shared/popup-tabs';
 
@@ -157,6 +157,13 @@ const STATES: Record<string, ConnectionStatus | undefined> = {
   refused: { state: 'disconnected', port: 47615, since: 0, halted: true, lastRefusal: { code: 'unauthorized', message: 'This profile is not approved.', at: 0 } },
   expired: { state: 'disconnected', port: 47615, since: 0, lastRefusal: { code: 'pairing_expired', message: 'Nobody approved it in time.', at: 0 } },
   unverified: { state: 'disconnected', port: 47615, since: 0, lastRefusal: { code: 'unverified', message: 'The program answering on port 47615 is not the Tether this browser paired with.', at: 0 } },
+  'other program': {
+    state: 'disconnected',
+    port: 47615,
+    since: 0,
+    otherProgram: true,
+    lastRefusal: { code: 'unverified', message: "Another program, not Tether, answers on 127.0.0.1:47615: it refused the extension's WebSocket and answered HTTP 404, which Tether never does. The extension sent it nothing (no hello, no secret) and obeys none of its requests.", at: 0 },
+  },
   'pair again': { state: 'disconnected', port: 47615, since: 0, pairAgain: true, lastRefusal: { code: 'unverified', message: 'The program answering on port 47615 does not know this browser. If you made Tether forget this browser, press Pair again.', at: 0 } },
 };
 
@@ -223,6 +230,8 @@ describe('the popup page', () => {
     const plain = popupView(STATES.unverified, profile);
     expect(plain).toMatchObject({ state: 'refused', headline: 'Not Tether: nothing was sent', refusal: STATES.unverified!.lastRefusal!.message });
     expect(plain.pairAgain).toBeFalsy();
+    expect(plain.nextStep).toBe('Start the Tether you paired with; the extension tries again by itself.');
+    expect(popupView(STATES['pair again'], profile).nextStep).toContain('Press Pair again only if you made Tether forget this browser');
     let doc = renderAll(STATES.unverified, []);
     expect(doc.getElementById('state')!.textContent).toBe('Not Tether: nothing was sent');
     expect(doc.getElementById('refusal')!.textContent).toContain('is not the Tether this browser paired with');
@@ -242,6 +251,31 @@ describe('the popup page', () => {
     const remote = popupView({ ...STATES.unverified!, broker: 'tether.test:8443', pairAgain: true }, { ...profile, brokerUrl: 'wss://tether.test:8443/extension' });
     expect(remote).toMatchObject({ state: 'refused', headline: 'Not the broker you paired with: nothing was sent', broker: 'tether.test:8443' });
     expect(remote.pairAgain).toBeFalsy();
+  });
+
+  it('says another program holds the port, that nothing was sent, and how to free it or move Tether; never "start Tether" alone', () => {
+    const v = popupView(STATES['other program'], profile);
+    expect(v).toMatchObject({ state: 'refused', headline: "Another program is on Tether's port 47615: nothing was sent", retry: true, refusal: STATES['other program']!.lastRefusal!.message });
+    expect(v.pairAgain).toBeFalsy();
+    // The real steps: quit the program (tether stop names it), or Tether on another port with the extension pointed at it.
+    expect(v.nextStep).toContain('Quit that program (tether stop, in a terminal, names the program holding the port)');
+    expect(v.nextStep).toContain('TETHER_PORT=47616 tether');
+    expect(v.nextStep).toContain('Write the extension');
+    expect(v.nextStep).toContain('tether.json');
+    expect(v.nextStep).toContain('chrome://extensions');
+    expect(v.nextStep).not.toMatch(/^Start Tether/);
+    expect(otherProgramSteps(65535)).toContain('TETHER_PORT=65534 tether');
+    const doc = renderAll(STATES['other program'], []);
+    expect(doc.getElementById('connection')!.dataset.state).toBe('refused');
+    expect(doc.getElementById('state')!.textContent).toBe("Another program is on Tether's port 47615: nothing was sent");
+    expect(doc.getElementById('refusal')!.textContent).toContain('Another program, not Tether, answers on 127.0.0.1:47615');
+    expect(doc.getElementById('retry')!.hidden).toBe(false);
+    expect(doc.getElementById('pair-again')!.hidden).toBe(true);
+    // Nothing on the port (connection refused) is the one case for "Tether is not running".
+    expect(popupView(STATES['not running'], profile).headline).toBe('Tether is not running');
+    // A program answering like Tether's /health that refused the socket: no port steps.
+    const refusedSocket = popupView({ state: 'disconnected', port: 47615, since: 0, lastRefusal: { code: 'socket_refused', message: 'It refused.', at: 0 } }, profile);
+    expect(refusedSocket).toMatchObject({ state: 'refused', headline: 'Tether refused the connection', refusal: 'It refused.' });
   });
 
   it("lists this window's tabs, then the other windows', each with favicon, host, number, acting and owner", () => {

@@ -72,7 +72,26 @@ export interface ConnectionDeps {
    * Used only after a remote broker's WebSocket failed to open.
    */
   probe?: (url: string) => Promise<number | undefined>;
+  /**
+   * Asks the local daemon's url (http://127.0.0.1:<port>/health) once, with
+   * no credentials: what answered (PortAnswer). Used only after the local
+   * WebSocket failed to open, which Chrome reports as 1006 alike for
+   * nothing listening and for a program that refused the upgrade.
+   */
+  probeLocal?: (url: string) => Promise<PortAnswer>;
 }
+
+/**
+ * What answered a GET of the local port's /health: none (the request
+ * failed at once: nothing listens, connection refused; a program that
+ * closes without an HTTP answer looks the same to fetch), silent (the
+ * connection was accepted but no answer came in time), or an HTTP answer
+ * with its status and whether its body is Tether's health (name "tether").
+ */
+export type PortAnswer = { kind: 'none' } | { kind: 'silent' } | { kind: 'http'; status: number; tether: boolean };
+
+/** How long probeLocal waits for an answer before it reports 'silent'. */
+export const PORT_PROBE_MS = 3_000;
 
 export const BACKOFF_START_MS = 250;
 export const BACKOFF_CAP_MS = 5000;
@@ -121,6 +140,9 @@ export const CHALLENGE_WAIT_MS = 4_000;
 /** The refusal code the popup shows when the program on the port did not prove it is Tether. */
 export const UNVERIFIED = 'unverified';
 
+/** The refusal code when a program answering like Tether's /health refused the local socket before it opened (portVerdict). */
+export const PORT_REFUSED = 'socket_refused';
+
 /** What the extension knows when the challenge comes: its secret, and the pairing key of tether.json (local daemon only). */
 interface Expected {
   secret?: string;
@@ -132,7 +154,32 @@ interface Expected {
 }
 
 /** A checked challenge: the hello's proof (undefined: pair as a new profile), or why the daemon is not trusted. */
-type Verdict = { ok: true; proof?: string } | { ok: false; why: string; pairAgain?: boolean };
+type Verdict = { ok: true; proof?: string } | { ok: false; why: string; pairAgain?: boolean; otherProgram?: boolean };
+
+/** How the messages name the local daemon's address. */
+const loopback = (port: number) => `127.0.0.1:${port}`;
+
+/** The sentence every "another program" message ends with: what the extension did. */
+const SENT_NOTHING = 'The extension sent it nothing (no hello, no secret) and obeys none of its requests.';
+
+/**
+ * Why the program answering the local port (when its WebSocket did not
+ * open) is not Tether, from its answer to /health (PortAnswer): undefined
+ * for none (nothing listens: Tether is not running). otherProgram is false
+ * only when the answer is Tether's health: a Tether that refused this
+ * extension's socket (broker/handshake.go refuses an Origin it does not
+ * allow), or a program posing as one.
+ */
+export function portVerdict(port: number, answer: PortAnswer): { why: string; otherProgram: boolean } | undefined {
+  if (answer.kind === 'none') return undefined;
+  if (answer.kind === 'silent') {
+    return { otherProgram: true, why: `Another program, not Tether, answers on ${loopback(port)}: it accepted the connection but gave no HTTP answer within ${PORT_PROBE_MS / 1000} seconds, and no WebSocket. ${SENT_NOTHING}` };
+  }
+  if (answer.tether && answer.status === 200) {
+    return { otherProgram: false, why: `The program on ${loopback(port)} answers like Tether but refused this extension's socket: a Tether that does not allow this extension (tether serve --allow-extension with the id chrome://extensions shows), or a program posing as Tether. The extension sent it nothing.` };
+  }
+  return { otherProgram: true, why: `Another program, not Tether, answers on ${loopback(port)}: it refused the extension's WebSocket and answered HTTP ${answer.status}, which Tether never does. ${SENT_NOTHING}` };
+}
 
 /**
  * Checks the daemon's challenge (protocol.Challenge) against what the
@@ -151,7 +198,7 @@ type Verdict = { ok: true; proof?: string } | { ok: false; why: string; pairAgai
 export async function checkChallenge(frame: unknown, f: Omit<ProofFields, 'daemonNonce'>, e: Expected): Promise<Verdict> {
   const ch = frame as Partial<Challenge> | null;
   if (typeof ch !== 'object' || ch === null || ch.type !== 'challenge' || typeof ch.nonce !== 'string' || !HEX64.test(ch.nonce)) {
-    return { ok: false, why: noChallenge(e.where) };
+    return noChallenge(e.where, e.remote, false);
   }
   const fields: ProofFields = { ...f, daemonNonce: ch.nonce };
   const pairing = e.pairingKey ? parseKey(e.pairingKey) : undefined;
@@ -160,14 +207,15 @@ export async function checkChallenge(frame: unknown, f: Omit<ProofFields, 'daemo
     const key = await profileKey(e.secret);
     if (ch.profileProof !== undefined && ch.profileProof !== '') {
       if (!proofEquals(ch.profileProof, await daemonProof(key, fields))) {
-        return { ok: false, why: `The program answering on ${e.where} is not the Tether this browser paired with: it could not prove it holds this browser's pairing key. The extension sent it nothing and obeys none of its requests. Another program may be using Tether's port while Tether is not running: start Tether. The extension tries again every 30 seconds.` };
+        if (e.remote) return { ok: false, why: `The program answering on ${e.where} is not the Tether this browser paired with: it could not prove it holds this browser's pairing key. The extension sent it nothing and obeys none of its requests. The extension tries again every 30 seconds.` };
+        return { ok: false, otherProgram: true, why: `Another program, not Tether, answers on ${e.where}: it is not the Tether this browser paired with, as it could not prove it holds this browser's pairing key. ${SENT_NOTHING}` };
       }
       return { ok: true, proof: await extensionProof(key, { ...fields, named: e.profileId }) };
     }
     if (e.remote || (await pairingProved())) return { ok: true };
     if (pairing !== undefined) {
       // The folder's own Tether would have proved its key: pairing anew with this program cannot help.
-      return { ok: false, why: `The program answering on ${e.where} is not the Tether this browser paired with, nor the Tether that wrote this extension's folder: it could not prove it holds either key. The extension sent it nothing. Start the Tether you paired with; to use another Tether, write the extension folder again from it (its window's Extension page, or tether browser).` };
+      return { ok: false, otherProgram: true, why: `Another program, not Tether, answers on ${e.where}: it is not the Tether this browser paired with, nor the Tether that wrote this extension's folder, as it could not prove it holds either key. ${SENT_NOTHING} If it is another Tether you mean to use, write the extension folder again from it (its window's Extension page, or tether browser).` };
     }
     return {
       ok: false,
@@ -176,13 +224,21 @@ export async function checkChallenge(frame: unknown, f: Omit<ProofFields, 'daemo
     };
   }
   if (pairing !== undefined && !(await pairingProved())) {
-    return { ok: false, why: `The program answering on ${e.where} is not the Tether that wrote this extension's folder: it could not prove it holds the folder's pairing key (tether.json), so the extension did not ask it to pair. Start that Tether, or write the extension folder again from the Tether you use (its window's Extension page, or tether browser).` };
+    return { ok: false, otherProgram: true, why: `Another program, not Tether, answers on ${e.where}: it is not the Tether that wrote this extension's folder, as it could not prove it holds the folder's pairing key (tether.json), so the extension did not ask it to pair. ${SENT_NOTHING} If it is another Tether you mean to use, write the extension folder again from it (its window's Extension page, or tether browser).` };
   }
   return { ok: true };
 }
 
-function noChallenge(where: string): string {
-  return `The program answering on ${where} did not prove it is Tether (it sent no challenge): it is a Tether older than this extension (update Tether) or another program. The extension sent it nothing.`;
+/**
+ * The verdict on a socket whose first frame was not a challenge, or that
+ * sent none in time (silent): Tether's first frame is always its
+ * challenge, so a first frame of any other kind comes from another program;
+ * silence may also be a Tether older than protocol 4.
+ */
+function noChallenge(where: string, remote: boolean, silent: boolean): Extract<Verdict, { ok: false }> {
+  if (remote) return { ok: false, why: `The program answering on ${where} did not prove it is Tether (it sent no challenge): it is a Tether older than this extension (update Tether) or another program. The extension sent it nothing.` };
+  if (!silent) return { ok: false, otherProgram: true, why: `Another program, not Tether, answers on ${where}: it sent no challenge (Tether's first frame is always its challenge, proving it holds this browser's key) but other frames. ${SENT_NOTHING}` };
+  return { ok: false, otherProgram: true, why: `Another program, not Tether, answers on ${where}, or a Tether older than this extension (update it): it sent no challenge within ${CHALLENGE_WAIT_MS / 1000} seconds, which Tether sends first to prove it holds this browser's key. ${SENT_NOTHING}` };
 }
 
 /** At most this many tabs_changed frames wait for a hello_ack; older ones are dropped (hello carries the state). */
@@ -200,6 +256,8 @@ export class DaemonConnection {
   private pairingCode?: string;
   /** The last challenge came without this profile's proof from a daemon that may have forgotten it: the popup offers Pair again. */
   private pairAgain = false;
+  /** The program on the local port is not Tether (a failed proof, or an HTTP answer that is not Tether's): the popup says how to free the port. */
+  private otherProgram = false;
   private reported?: ConnectionStatus['state'];
   /** True between hello_ack and the socket's close: requests and pushes may flow. */
   private acked = false;
@@ -251,6 +309,7 @@ export class DaemonConnection {
   reconnect(): void {
     this.halted = false;
     this.pairAgain = false;
+    this.otherProgram = false;
     this.attempt = 0;
     this.nextDelay = undefined;
     this.lastRefusal = undefined;
@@ -381,7 +440,7 @@ export class DaemonConnection {
     const nonce = newNonce();
     const named = secret && PROFILE_ID.test(config.profileId) ? config.profileId : '';
     const endpoint = broker ? broker.host.toLowerCase() : `127.0.0.1:${config.port}`;
-    const expected: Expected = { profileId: config.profileId, where: broker ? broker.host : `port ${config.port}`, remote: broker !== undefined };
+    const expected: Expected = { profileId: config.profileId, where: broker ? broker.host : loopback(config.port), remote: broker !== undefined };
     if (secret) expected.secret = secret;
     if (!broker && config.pairingKey) expected.pairingKey = config.pairingKey;
     let opened = false;
@@ -432,7 +491,7 @@ export class DaemonConnection {
         if (this.reported === 'disconnected') this.report('connecting');
       }
       challengeTimer = setTimeout(() => {
-        if (phase === 'challenge' && this.socket === socket) this.untrusted(socket, { ok: false, why: noChallenge(expected.where) }, false);
+        if (phase === 'challenge' && this.socket === socket) this.untrusted(socket, noChallenge(expected.where, expected.remote, true), false);
       }, CHALLENGE_WAIT_MS);
     };
     socket.onmessage = (ev) => {
@@ -457,6 +516,7 @@ export class DaemonConnection {
           return;
         }
         phase = 'hello';
+        this.otherProgram = false;
         sendHello(verdict.proof);
       }, (err: unknown) => {
         if (this.socket === socket) this.untrusted(socket, { ok: false, why: `The extension could not check Tether's proof (${String(err)}); it sent nothing.` }, false);
@@ -474,6 +534,7 @@ export class DaemonConnection {
       this.pairingCode = undefined;
       if (this.reported !== 'disconnected') this.report('disconnected');
       if (broker && !opened && this.linkError === undefined) void this.diagnose(broker, generation);
+      if (!broker && !opened) void this.diagnoseLocal(config.port, generation);
       this.scheduleReconnect();
     };
   }
@@ -489,6 +550,7 @@ export class DaemonConnection {
   private untrusted(socket: SocketLike, verdict: Extract<Verdict, { ok: false }>, slow: boolean): void {
     this.lastRefusal = { code: UNVERIFIED, message: verdict.why, at: Date.now() };
     this.pairAgain = verdict.pairAgain === true;
+    this.otherProgram = verdict.otherProgram === true;
     this.pairingMessage = undefined;
     this.pairingCode = undefined;
     this.socket = undefined;
@@ -513,6 +575,38 @@ export class DaemonConnection {
     }
     if (generation !== this.generation || this.socket || this.broker?.origin !== broker.origin || this.stopped) return;
     this.linkError = dialFailure(broker, status);
+    this.report('disconnected');
+  }
+
+  /**
+   * After the local WebSocket on port closed before it opened, asks what
+   * answers there (deps.probeLocal): another program (an HTTP server, or
+   * one that accepts and stays silent) is reported as UNVERIFIED with
+   * otherProgram, so the popup does not say "Tether is not running" when
+   * starting Tether cannot work (the port is taken); a Tether-like answer
+   * as a refused socket; nothing listening clears what an earlier probe
+   * said. The next attempt follows the usual backoff either way.
+   */
+  private async diagnoseLocal(port: number, generation: number): Promise<void> {
+    if (!this.deps.probeLocal) return;
+    let answer: PortAnswer;
+    try {
+      answer = await this.deps.probeLocal(`http://${loopback(port)}/health`);
+    } catch {
+      answer = { kind: 'none' };
+    }
+    if (generation !== this.generation || this.socket || this.broker || this.stopped || this.halted) return;
+    const verdict = portVerdict(port, answer);
+    if (!verdict) {
+      if (this.lastRefusal?.code !== PORT_REFUSED && !this.otherProgram) return;
+      this.lastRefusal = undefined;
+      this.otherProgram = false;
+      this.report('disconnected');
+      return;
+    }
+    this.lastRefusal = { code: verdict.otherProgram ? UNVERIFIED : PORT_REFUSED, message: verdict.why, at: Date.now() };
+    this.otherProgram = verdict.otherProgram;
+    this.pairAgain = false;
     this.report('disconnected');
   }
 
@@ -543,6 +637,7 @@ export class DaemonConnection {
         this.attempt = 0;
         this.lastRefusal = undefined;
         this.pairAgain = false;
+        this.otherProgram = false;
         this.pairingMessage = undefined;
         this.pairingCode = undefined;
         if (typeof frame.secret === 'string' && frame.secret) this.secrets.set(key, frame.secret);
@@ -676,6 +771,7 @@ export class DaemonConnection {
     const status: ConnectionStatus = { state, port: this.port, since: Date.now() };
     if (this.lastRefusal) status.lastRefusal = this.lastRefusal;
     if (this.pairAgain && state !== 'connected') status.pairAgain = true;
+    if (this.otherProgram && state === 'disconnected' && this.lastRefusal) status.otherProgram = true;
     if (state === 'pairing' && this.pairingMessage !== undefined) status.pairing = this.pairingMessage;
     if (state === 'pairing' && this.pairingCode !== undefined) status.pairingCode = this.pairingCode;
     if (this.halted) status.halted = true;

@@ -91,11 +91,25 @@ export function popupView(status: ConnectionStatus | undefined, local: StoredPro
       retry: !base.halted,
     };
   }
+  if (refusal.code === 'unverified' && status.otherProgram) {
+    // Another program holds the port: starting Tether there fails ("address already in use").
+    return { ...base, state: 'refused', headline: `Another program is on Tether's port ${status.port}: nothing was sent`, nextStep: otherProgramSteps(status.port), refusal: refusal.message, retry: !base.halted };
+  }
   if (refusal.code === 'unverified') {
     // The program on the port did not prove it is Tether: the extension sent it nothing.
-    const view: PopupView = { ...base, state: 'refused', headline: 'Not Tether: nothing was sent', nextStep: 'Start Tether; the extension tries again by itself.', refusal: refusal.message };
+    const view: PopupView = {
+      ...base,
+      state: 'refused',
+      headline: 'Not Tether: nothing was sent',
+      nextStep: status.pairAgain ? 'Press Pair again only if you made Tether forget this browser; otherwise start the Tether you paired with. The extension tries again by itself.' : 'Start the Tether you paired with; the extension tries again by itself.',
+      refusal: refusal.message,
+    };
     if (status.pairAgain) view.pairAgain = true;
     return view;
+  }
+  if (refusal.code === 'socket_refused') {
+    // Something answering like Tether's /health refused the socket before it opened.
+    return { ...base, state: 'refused', headline: 'Tether refused the connection', nextStep: 'Read why below; the extension tries again by itself.', refusal: refusal.message, retry: !base.halted };
   }
   if (refusal.code === 'pairing_expired') {
     // An expired pairing is not a refusal: the daemon's message says it asks again.
@@ -107,6 +121,18 @@ export function popupView(status: ConnectionStatus | undefined, local: StoredPro
       ? 'The extension retries every 30 seconds.'
       : 'The extension tries again by itself.';
   return { ...base, state: 'refused', headline: 'Tether refused this browser', nextStep, refusal: refusal.message };
+}
+
+/**
+ * What to do when another program holds the local port (status.otherProgram):
+ * free the port, or move Tether and the extension to another one. The
+ * extension reads its port from tether.json in its folder at each attempt
+ * (background config: tether.json, else 47615), and Tether's window writes
+ * that folder with the port Tether runs on (localapi writeExtensionDir).
+ */
+export function otherProgramSteps(port: number): string {
+  const other = port === 65535 ? port - 1 : port + 1;
+  return `Quit that program (tether stop, in a terminal, names the program holding the port), then start Tether. Or run Tether on another port: start it with TETHER_PORT=${other} tether, write the extension from its window (Extension → Write the extension; tether.json there gives the extension its port) and, unless this browser already loads that folder, load it at chrome://extensions (Load unpacked). The extension tries again by itself.`;
 }
 
 /**

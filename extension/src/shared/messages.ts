@@ -97,6 +97,13 @@ export interface ConnectionStatus {
    * pairs anew (the user approves it in Tether).
    */
   pairAgain?: boolean;
+  /**
+   * True when another program, not Tether, answers on the local port (it
+   * failed the challenge, or answered HTTP that is not Tether's to the
+   * socket: lastRefusal says which): starting Tether cannot work while it
+   * holds the port, so the popup says how to free it or move Tether.
+   */
+  otherProgram?: boolean;
   /** The daemon's pairing message while state is pairing. */
   pairing?: string;
   /** The pairing code while state is pairing: Tether shows the same one next to this browser. */
