@@ -440,6 +440,7 @@ describe('DaemonConnection: the local socket did not open (what answers on the p
       relay: async () => ({ ok: true, value: {} }),
       reportStatus: (s) => statuses.push(s),
       reportAck: () => undefined,
+      reportUnpaired: () => undefined,
       reload: () => undefined,
       userAgent: 'UA',
       random: () => 1,
