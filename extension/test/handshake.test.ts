@@ -4,7 +4,7 @@
 // support/handshake.ts with the functions of shared/proof.ts, which the
 // test vector below ties to protocol/proof.go.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { CHALLENGE_WAIT_MS, DaemonConnection, portVerdict, type ConnectionDeps, type PortAnswer } from '../src/offscreen/connection';
+import { CHALLENGE_WAIT_MS, DaemonConnection, OPEN_WAIT_MS, REMOTE_OPEN_WAIT_MS, portVerdict, type ConnectionDeps, type PortAnswer } from '../src/offscreen/connection';
 import type { Challenge, HelloAck } from '../src/protocol.gen';
 import { SLOW_RETRY_MS, type ConnectionStatus, type DaemonConfig } from '../src/shared/messages';
 import { daemonProof, extensionProof, HEX64, newNonce, parseKey, profileKey, proofEquals } from '../src/shared/proof';
@@ -498,6 +498,35 @@ describe('DaemonConnection: the local socket did not open (what answers on the p
     expect(last.state).toBe('disconnected');
     expect(last).not.toHaveProperty('lastRefusal');
     expect(last).not.toHaveProperty('otherProgram');
+  });
+
+  it('gives up a socket whose upgrade is never answered after OPEN_WAIT_MS, then asks the port what answers there', async () => {
+    const { conn, sockets, statuses, probed } = setup([{ kind: 'silent' }]);
+    conn.start();
+    await flush();
+    await advance(OPEN_WAIT_MS - 100);
+    expect(sockets[0]!.readyState).toBe(0);
+    expect(statuses.at(-1)).not.toHaveProperty('otherProgram');
+    await advance(200);
+    expect(sockets[0]!.readyState).toBe(3);
+    expect(sockets[0]!.sent).toEqual([]);
+    expect(probed).toEqual(['http://127.0.0.1:47615/health']);
+    expect(statuses.at(-1)).toMatchObject({ otherProgram: true, lastRefusal: { code: 'unverified' } });
+    // A remote broker's socket gets longer; one that opened is never cut for it.
+    const remote = setup([{ kind: 'silent' }], { brokerUrl: 'wss://tether.test/extension' });
+    remote.conn.start();
+    await flush();
+    await advance(OPEN_WAIT_MS + 100);
+    expect(remote.sockets[0]!.readyState).toBe(0);
+    await advance(REMOTE_OPEN_WAIT_MS);
+    expect(remote.sockets[0]!.readyState).toBe(3);
+    const opened = setup([{ kind: 'silent' }]);
+    opened.conn.start();
+    await flush();
+    opened.sockets[0]!.open();
+    await advance(OPEN_WAIT_MS + 100);
+    // (It was closed by the challenge's wait, CHALLENGE_WAIT_MS, which asks the port nothing.)
+    expect(opened.probed).toEqual([]);
   });
 
   it("an answer like Tether's /health: a refused socket, not another program", async () => {

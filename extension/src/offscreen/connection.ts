@@ -137,6 +137,17 @@ const PROFILE_ID = /^[A-Za-z0-9_-]{1,128}$/;
 /** How long the extension waits for the daemon's challenge once the socket opened (the daemon sends it at once). */
 export const CHALLENGE_WAIT_MS = 4_000;
 
+/**
+ * How long a socket may stay opening (its HTTP upgrade unanswered) before
+ * the attempt is given up: a program on the port that accepts connections
+ * and never answers kept the popup on "Connecting" (Chrome's own limit on
+ * an opening handshake is minutes). Then, as for any socket that closed
+ * before it opened, the port is asked what answers there. Tether answers
+ * the upgrade at once; a remote broker gets longer (a slow link, a proxy).
+ */
+export const OPEN_WAIT_MS = 10_000;
+export const REMOTE_OPEN_WAIT_MS = 30_000;
+
 /** The refusal code the popup shows when the program on the port did not prove it is Tether. */
 export const UNVERIFIED = 'unverified';
 
@@ -467,6 +478,9 @@ export class DaemonConnection {
       return;
     }
     this.socket = socket;
+    const openTimer = setTimeout(() => {
+      if (!opened && this.socket === socket) socket.close();
+    }, broker ? REMOTE_OPEN_WAIT_MS : OPEN_WAIT_MS);
     const sendHello = (proof: string | undefined) => {
       const hello: Hello = {
         type: 'hello',
@@ -486,6 +500,7 @@ export class DaemonConnection {
     };
     socket.onopen = () => {
       opened = true;
+      clearTimeout(openTimer);
       if (this.linkError !== undefined) {
         this.linkError = undefined;
         if (this.reported === 'disconnected') this.report('connecting');
@@ -527,6 +542,7 @@ export class DaemonConnection {
     };
     socket.onclose = () => {
       clearTimeout(challengeTimer);
+      clearTimeout(openTimer);
       if (this.socket !== socket) return;
       this.socket = undefined;
       this.acked = false;
