@@ -15,6 +15,8 @@ package main
 // document, then the daemon, bridge and client), its top functions, and
 // writes the profiles to $TMPDIR/snapprof-*.cpuprofile (Chrome DevTools
 // opens them). SNAPPROF_TEXT=file keeps the snapshot's text.
+// SNAPPROF_FIND=text profiles a browser_find of that text instead of the
+// last snapshot.
 //
 // SNAPPROF_BUNDLES=old=a.js,new=b.js instead compares snapshot code in the
 // same (hidden, as Tether's tab is) page: each script runs in an isolated
@@ -25,7 +27,9 @@ package main
 // performance.now(), plus a hash of the text to compare outputs) shows the
 // content script's cost without the transport. SNAPPROF_HEAP=name also
 // samples that bundle's allocations (V8's sampling heap profiler, objects
-// collected by minor and major GCs included) over one snapshot.
+// collected by minor and major GCs included) over one snapshot, and
+// SNAPPROF_CPU=name CPU-profiles one of its calls (top functions logged, the
+// profile written to $TMPDIR/snapprof-name.cpuprofile).
 
 import (
 	"context"
@@ -158,6 +162,26 @@ func TestSnapProf(t *testing.T) {
 					time.Sleep(1500 * time.Millisecond)
 				}
 			}
+			if cp := os.Getenv("SNAPPROF_CPU"); cp != "" {
+				if _, err := chromedp.Call(c, profiler.Enable, cdp.Empty{}); err != nil {
+					t.Fatal(err)
+				}
+				_, _ = chromedp.Call(c, profiler.SetSamplingInterval, profiler.SetSamplingIntervalParams{Interval: 100})
+				if _, err := chromedp.Call(c, profiler.Start, cdp.Empty{}); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := chromedp.Call(c, runtime.Evaluate, runtime.EvaluateParams{Expression: "__snap(10000000)", ContextID: ids[cp], ReturnByValue: &yes}); err != nil {
+					t.Fatal(err)
+				}
+				res, err := chromedp.Call(c, profiler.Stop, cdp.Empty{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				raw, _ := json.Marshal(res.Profile)
+				out := filepath.Join(os.TempDir(), "snapprof-"+cp+".cpuprofile")
+				_ = os.WriteFile(out, raw, 0o644)
+				t.Logf("== %s: %s\n%s", cp, out, profSummary(res.Profile))
+			}
 			if hp := os.Getenv("SNAPPROF_HEAP"); hp != "" {
 				yes := true
 				_, _ = chromedp.Call(c, heapprofiler.Enable, cdp.Empty{})
@@ -248,7 +272,11 @@ func TestSnapProf(t *testing.T) {
 	var ts unix.Timespec
 	_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
 	callStart := ts.Nano() / 1000
-	_, d, err = tt.do(ctx, tt.snapshot, &dialogs)
+	profiled := tt.snapshot
+	if text := os.Getenv("SNAPPROF_FIND"); text != "" {
+		profiled = call{"browser_find", map[string]any{"text": text}}
+	}
+	_, d, err = tt.do(ctx, profiled, &dialogs)
 	if err != nil {
 		t.Fatal(err)
 	}
