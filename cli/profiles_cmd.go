@@ -80,9 +80,9 @@ func runProfiles(ctx context.Context, args []string) error {
 			return err
 		}
 		fmt.Printf("forgot %q (%s)\n", p.Label, p.Slug)
-		var back *apitype.Profile
+		var back backAfterForget
 		if p.Status == "connected" {
-			back = waitPending(ctx, c, p.ID, forgetWait)
+			back = waitBack(ctx, c, p.ID, forgetWait)
 		}
 		fmt.Print(forgottenLines(p, back))
 		return nil
@@ -170,32 +170,52 @@ func listProfiles(ctx context.Context, paths config.Paths) error {
 // second when Tether wrote its extension folder).
 const forgetWait = 3 * time.Second
 
-// waitPending returns the entry waiting for approval under the full id
-// id, polling c for up to wait; nil if none came.
-func waitPending(ctx context.Context, c *localclient.Client, id string, wait time.Duration) *apitype.Profile {
+// backAfterForget is what a forgotten browser did within forgetWait: asked
+// to pair again (pending), or was paired again at once (paired: a daemon
+// started with --auto-approve-profiles approves every browser); neither
+// when it was not seen.
+type backAfterForget struct {
+	pending *apitype.Profile
+	paired  *apitype.Profile
+}
+
+// waitBack polls c for up to wait for the browser with the full id id to
+// come back after a forget, waiting for approval or paired again.
+func waitBack(ctx context.Context, c *localclient.Client, id string, wait time.Duration) backAfterForget {
 	deadline := time.Now().Add(wait)
 	for {
 		if list, err := c.Profiles(ctx); err == nil {
 			for _, p := range list.Pending {
 				if p.ID == id {
-					return &p
+					return backAfterForget{pending: &p}
+				}
+			}
+			for _, p := range list.Profiles {
+				if p.ID == id {
+					return backAfterForget{paired: &p}
 				}
 			}
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
-			return nil
+			return backAfterForget{}
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
 }
 
-// forgottenLines says what happens after p was forgotten: back is its
-// browser waiting for approval again (nil: not seen yet, or not running).
-func forgottenLines(p apitype.Profile, back *apitype.Profile) string {
-	if back != nil {
+// forgottenLines says what happens after p was forgotten, from what its
+// browser did meanwhile (back).
+func forgottenLines(p apitype.Profile, back backAfterForget) string {
+	if b := back.pending; b != nil {
 		return fmt.Sprintf("Its browser is running and already asks to pair again: it waits for approval with the code %s.\n"+
 			"  tether profiles deny %s      refuse it (its extension stops asking until it is restarted)\n"+
-			"  tether profiles approve %s   pair it again, as a new profile\n", back.Code, back.Code, back.Code)
+			"  tether profiles approve %s   pair it again, as a new profile\n", b.Code, b.Code, b.Code)
+	}
+	if b := back.paired; b != nil {
+		return fmt.Sprintf("Its browser is running and was paired again at once, as %q (%s): this Tether approves every browser that asks "+
+			"(it was started with --auto-approve-profiles).\n"+
+			"To keep that browser out, quit it or remove Tether's extension from it, or restart Tether without --auto-approve-profiles and forget it again.\n",
+			b.Label, b.Slug)
 	}
 	return "If its browser runs, it asks to pair again as soon as it reconnects (within a second when Tether wrote its extension folder;\n" +
 		"otherwise its popup offers Pair again): it then waits for approval in `tether profiles` with a pairing code.\n" +

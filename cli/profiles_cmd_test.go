@@ -89,4 +89,22 @@ func TestProfilesForgetSaysTheBrowserAsksAgain(t *testing.T) {
 			t.Errorf("forget's output for a browser away lacks %q:\n%s", want, out)
 		}
 	}
+	// A daemon that approves every browser pairs it again at once: forget
+	// says so instead of waiting for a code that never comes.
+	f.SetAnswer("POST", apitype.PathProfileForget, http.StatusOK, apitype.Profile{ID: id, Label: "Work", Slug: "work", Status: "connected"})
+	f.SetAnswer("GET", apitype.PathProfiles, http.StatusOK, apitype.ProfileList{
+		Profiles: []apitype.Profile{{ID: id, Label: "Work", Slug: "work-2", Status: "connected"}},
+	})
+	out, err = stdoutOf(t, func() error { return runProfiles(context.Background(), []string{"forget", "work"}) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"paired again at once", `"Work" (work-2)`, "--auto-approve-profiles"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("forget's output for a browser paired again at once lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "CODE") {
+		t.Errorf("forget's output for a browser paired again at once speaks of a pairing code:\n%s", out)
+	}
 }

@@ -183,3 +183,24 @@ func TestUnauthorizedBrowserWithoutPopup(t *testing.T) {
 		t.Fatalf("after approval, tether profiles should list it connected and nothing refused:\n%s", list)
 	}
 }
+
+// TestForgetUnderAutoApprove: with --auto-approve-profiles, a forgotten
+// running browser is paired again at once; `tether profiles forget` says so
+// (and why) instead of speaking of a pairing code that never comes.
+func TestForgetUnderAutoApprove(t *testing.T) {
+	RequireChromium(t)
+	d := StartDaemon(t, Binary(t), "--auto-approve-profiles")
+	StartBrowser(t, d, BrowserOptions{Label: "CIbox"})
+	from := d.Log.Len()
+	out := tetherCLI(t, d, "profiles", "forget", "cibox")
+	t.Logf("tether profiles forget cibox:\n%s", out)
+	if !strings.Contains(out, "paired again at once") || !strings.Contains(out, "--auto-approve-profiles") || strings.Contains(out, "CODE") {
+		t.Fatalf("forget under --auto-approve-profiles does not say the browser was paired again at once:\n%s", out)
+	}
+	if _, _, err := d.Log.WaitFor(from, 10*time.Second, "extension connected", "label=CIbox"); err != nil {
+		t.Fatal(err)
+	}
+	if list := tetherCLI(t, d, "profiles"); !strings.Contains(list, "CIbox") || !strings.Contains(list, "connected") {
+		t.Fatalf("tether profiles after forget under --auto-approve-profiles:\n%s", list)
+	}
+}
