@@ -290,7 +290,7 @@ func (c *conn) call(ctx context.Context, method protocol.Method, params any, tim
 		Method:          method,
 		Params:          rawParams,
 		TimeoutMs:       int(timeout / time.Millisecond),
-		IdempotencyKey:  idem.Key,
+		IdempotencyKey:  idem.WireKey(),
 		Tool:            idem.Tool,
 		CallFingerprint: idem.Fingerprint,
 	})

@@ -14,16 +14,18 @@ import (
 func TestIdempotencyKeyInRequestFrame(t *testing.T) {
 	b, url := newTestBroker(t, Config{AutoApprove: true})
 	f, _ := connect(t, b, url, "p1", "Home")
-	idem := protocol.IdempotentCall{Key: "key-1", Tool: "browser_click", Fingerprint: protocol.CallFingerprint(map[string]any{"ref": "e1"})}
+	idem := protocol.IdempotentCall{Key: "key-1", Tool: "browser_click", Fingerprint: protocol.CallFingerprint(map[string]any{"ref": "e1"}), Scope: "\x00claude-code"}
 	ctx := protocol.WithIdempotentCall(context.Background(), idem)
+	// The frame carries the key scoped to its app (WireKey), the tool and the fingerprint.
+	sent := protocol.IdempotentCall{Key: idem.WireKey(), Tool: idem.Tool, Fingerprint: idem.Fingerprint}
 	for _, tc := range []struct {
 		ctx    context.Context
 		method protocol.Method
 		params any
 		want   protocol.IdempotentCall
 	}{
-		{ctx, protocol.MethodClick, &protocol.ClickParams{Ref: "e1"}, idem},
-		{ctx, protocol.MethodSnapshot, &protocol.SnapshotParams{}, idem},
+		{ctx, protocol.MethodClick, &protocol.ClickParams{Ref: "e1"}, sent},
+		{ctx, protocol.MethodSnapshot, &protocol.SnapshotParams{}, sent},
 		{context.Background(), protocol.MethodClick, &protocol.ClickParams{Ref: "e1"}, protocol.IdempotentCall{}},
 	} {
 		errc := make(chan error, 1)

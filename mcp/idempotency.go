@@ -85,6 +85,14 @@ func reusedKeyMessage(tool, key string, earlier *keyedCall, age time.Duration) s
 		tool, key, protocol.MetaIdempotencyKey, age.Round(time.Second), what)
 }
 
+// keyScope names whose idempotency keys a call's are
+// (protocol.IdempotentCall.Scope): its token's name and its app's name.
+// Not the MCP session: `tether mcp` repeats a call in a new one after the
+// daemon restarts, and it must still be the same call.
+func keyScope(ctx context.Context) string {
+	return TokenOf(ctx) + "\x00" + CallerOf(ctx).App
+}
+
 // claimCall passes a tools/call's _meta idempotency key
 // (protocol.MetaIdempotencyKey), with the call's tool and arguments'
 // fingerprint (of the arguments as the client sent them), on to the browser
@@ -92,7 +100,8 @@ func reusedKeyMessage(tool, key string, earlier *keyedCall, age time.Duration) s
 // (protocol.WithIdempotentCall). It refuses (a message for the AI) a key
 // that is not a string of 1 to 128 printable ASCII characters, and a key
 // used in the last 10 minutes for another call (another tool or other
-// arguments), for every tool, read-only ones too. A call without a key
+// arguments), for every tool, read-only ones too. Keys are per app and
+// token (keyScope): another app's same key is another call. A call without a key
 // goes on as before. guardMiddleware calls it after validation, before
 // the arguments are rewritten and before the Guard.
 func (s *keyStore) claimCall(ctx context.Context, req mcpgo.CallToolRequest) (context.Context, string) {
@@ -108,8 +117,8 @@ func (s *keyStore) claimCall(ctx context.Context, req mcpgo.CallToolRequest) (co
 		return ctx, fmt.Sprintf("_meta %q must be a string of 1 to %d printable ASCII characters (no spaces), unique per call; the call was not run",
 			protocol.MetaIdempotencyKey, protocol.MaxIdempotencyKeyLen)
 	}
-	call := protocol.IdempotentCall{Key: key, Tool: req.Params.Name, Fingerprint: protocol.CallFingerprint(req.GetArguments())}
-	earlier, repeat := s.claim(call.Key, call.Tool, call.Fingerprint)
+	call := protocol.IdempotentCall{Key: key, Tool: req.Params.Name, Fingerprint: protocol.CallFingerprint(req.GetArguments()), Scope: keyScope(ctx)}
+	earlier, repeat := s.claim(call.WireKey(), call.Tool, call.Fingerprint)
 	if earlier != nil {
 		return ctx, reusedKeyMessage(call.Tool, key, earlier, s.now().Sub(earlier.at))
 	}

@@ -88,7 +88,7 @@ func TestIdempotencyKeyBelongsToOneCall(t *testing.T) {
 	if len(fb.calls) != 2 {
 		t.Fatalf("browser calls %+v, want only the two clicks", fb.calls)
 	}
-	want := protocol.IdempotentCall{Key: "k-1", Tool: "browser_click", Fingerprint: protocol.CallFingerprint(map[string]any{"ref": "e1"})}
+	want := protocol.IdempotentCall{Key: "k-1", Tool: "browser_click", Fingerprint: protocol.CallFingerprint(map[string]any{"ref": "e1"}), Scope: "\x00test"}
 	for i, fc := range fb.calls {
 		want.Repeat = i == 1 // the second is the repeat
 		if fc.idem != want {
@@ -190,5 +190,46 @@ func TestReusedKeyRefusedBeforeTheGuard(t *testing.T) {
 	}
 	if len(rec.ends) != 2 || !strings.HasPrefix(rec.ends[1], "browser_navigate error browser_navigate was not run") {
 		t.Fatalf("recorded %q", rec.ends)
+	}
+}
+
+// Keys are an app's own: two apps that pick the same key for the same
+// click (a counter each) make two calls, neither a repeat of the other, and
+// the browser gets two different keys; the key used for a navigation by a
+// third app is not refused because of the others' click.
+func TestIdempotencyKeysArePerApp(t *testing.T) {
+	fb := &fakeBrowser{results: map[protocol.Method]any{protocol.MethodClick: protocol.PageResult{}, protocol.MethodNavigate: protocol.PageResult{}}}
+	srv := NewServer(fb, Config{Version: "test", Fence: "FENCE"})
+	ctx := context.Background()
+	app := func(name string) *client.Client {
+		c, err := client.NewInProcessClient(srv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		if _, err := mcpclient.Initialize(ctx, c, name); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	meta := &mcpgo.Meta{AdditionalFields: map[string]any{protocol.MetaIdempotencyKey: "1"}}
+	for _, c := range []*client.Client{app("app-a"), app("app-b")} {
+		if text, isErr, err := mcpclient.Call(ctx, c, "browser_click", map[string]any{"ref": "e1"}, meta); err != nil || isErr {
+			t.Fatalf("click: %v %s", err, text)
+		}
+	}
+	if text, isErr, err := mcpclient.Call(ctx, app("app-c"), "browser_navigate", map[string]any{"url": "https://example.com/"}, meta); err != nil || isErr {
+		t.Fatalf("another app's navigate with the same key: %v %s", err, text)
+	}
+	if len(fb.calls) != 3 {
+		t.Fatalf("%d browser calls, want 3", len(fb.calls))
+	}
+	a, b := fb.calls[0].idem, fb.calls[1].idem
+	if a.Repeat || b.Repeat || a.Key != "1" || b.Key != "1" || a.WireKey() == b.WireKey() || !strings.HasSuffix(a.WireKey(), ".1") {
+		t.Fatalf("the two apps' clicks carried %+v (wire key %q) and %+v (wire key %q): want two calls with key 1, not repeats, different wire keys",
+			a, a.WireKey(), b, b.WireKey())
 	}
 }

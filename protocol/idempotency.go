@@ -36,12 +36,37 @@ func ValidIdempotencyKey(key string) bool {
 // Every request of the call carries all three (Request.IdempotencyKey,
 // Tool, CallFingerprint).
 type IdempotentCall struct {
+	// Key is the key as the agent sent it.
 	Key         string
 	Tool        string
 	Fingerprint string
+	// Scope names whose key it is: the token and the app (MCP clientInfo
+	// name) of the call. Keys are an app's own: the same key from another
+	// app is another call (WireKey).
+	Scope string
 	// Repeat is true when the key came before with the same call: the
 	// agent (or `tether mcp`) sends again one whose answer it never got.
 	Repeat bool
+}
+
+// WireKey is the key the extension gets for the call
+// (Request.IdempotencyKey): Key behind 12 hex characters of SHA-256 of
+// Scope and a dot, so that two apps that pick the same key (a counter
+// each) never share a record: the second's call runs, and never gets the
+// first one's answer. A key too long for that (past MaxIdempotencyKeyLen
+// in all) is sent as "#" and SHA-256 of Key in hex instead. "" without a
+// key.
+func (c IdempotentCall) WireKey() string {
+	if c.Key == "" {
+		return ""
+	}
+	scope := sha256.Sum256([]byte(c.Scope))
+	prefix := hex.EncodeToString(scope[:6]) + "."
+	if len(prefix)+len(c.Key) <= MaxIdempotencyKeyLen {
+		return prefix + c.Key
+	}
+	key := sha256.Sum256([]byte(c.Key))
+	return prefix + "#" + hex.EncodeToString(key[:])
 }
 
 type idempotencyKeyCtx struct{}

@@ -54,3 +54,23 @@ func TestExtensionReadMethodsMatchMutates(t *testing.T) {
 		t.Fatalf("extension READ_METHODS %v, methods that do not act %v", ext, reads)
 	}
 }
+
+// WireKey: the agent's key behind its scope's 12 hex characters and a dot;
+// a key too long for that is sent as its digest; no key, no wire key.
+func TestWireKey(t *testing.T) {
+	a := IdempotentCall{Key: "k-1", Scope: "\x00app-a"}
+	b := IdempotentCall{Key: "k-1", Scope: "\x00app-b"}
+	if a.WireKey() == b.WireKey() || !regexp.MustCompile(`^[0-9a-f]{12}\.k-1$`).MatchString(a.WireKey()) {
+		t.Fatalf("wire keys %q and %q: want <12 hex>.k-1, different per scope", a.WireKey(), b.WireKey())
+	}
+	if a.WireKey() != (IdempotentCall{Key: "k-1", Scope: "\x00app-a", Tool: "x"}).WireKey() {
+		t.Fatal("the wire key depends on more than the key and the scope")
+	}
+	long := IdempotentCall{Key: strings.Repeat("x", MaxIdempotencyKeyLen), Scope: "s"}
+	if w := long.WireKey(); len(w) > MaxIdempotencyKeyLen || !ValidIdempotencyKey(w) || !strings.Contains(w, ".#") {
+		t.Fatalf("wire key of a %d-byte key: %q", len(long.Key), w)
+	}
+	if (IdempotentCall{Scope: "s"}).WireKey() != "" {
+		t.Fatal("a call without a key has a wire key")
+	}
+}

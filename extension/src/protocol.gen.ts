@@ -1213,9 +1213,10 @@ export interface Request {
   timeoutMs: number;
   /**
    * IdempotencyKey, when set, names the agent's call this request belongs
-   * to (1 to 128 printable ASCII characters, from the MCP request's
-   * _meta "tether/idempotencyKey"; the daemon sends it with every request
-   * of that call, reads too). A key belongs to one call: Tool and
+   * to (1 to 128 printable ASCII characters: the MCP request's _meta
+   * "tether/idempotencyKey" scoped to the agent's app,
+   * IdempotentCall.WireKey; the daemon sends it with every request of
+   * that call, reads too). A key belongs to one call: Tool and
    * CallFingerprint name it. The extension remembers each key with its
    * call for 10 minutes and refuses (CodeBadRequest) a request whose
    * call is another (another tool or other arguments). For a method that

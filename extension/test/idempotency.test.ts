@@ -113,6 +113,20 @@ describe('runOnce', () => {
     expect(other.ok ? '' : other.error.code).toBe('bad_request');
   });
 
+  it("keeps two apps' same key apart, and quotes the agent's key without its app's prefix", async () => {
+    const { runOnce } = await load();
+    const run = vi.fn(async () => clicked);
+    // The daemon scopes each app's key: 12 hex characters and a dot before it.
+    await runOnce(click('0123456789ab.1'), run);
+    await runOnce(click('ba9876543210.1'), run);
+    expect(run).toHaveBeenCalledTimes(2);
+    const again = await runOnce(click('0123456789ab.1', 'e2'), run);
+    expect(run).toHaveBeenCalledTimes(2);
+    const message = again.ok ? '' : again.error.message;
+    expect(message).toContain('key "1"');
+    expect(message).not.toContain('0123456789ab');
+  });
+
   it('forgets keys after 10 minutes', async () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     const { runOnce, IDEM_TTL_MS } = await load();

@@ -250,6 +250,38 @@ func TestRepeatedIdempotencyKeyDoesNotActAgain(t *testing.T) {
 	}
 }
 
+// TestSameIdempotencyKeyFromTwoApps: two HTTP apps each count with their
+// own keys and both send key "1" for a click on the same button of a
+// counter page, each in a tab of its own. Keys are an app's own: both
+// clicks run, and the second app does not get the first one's answer.
+func TestSameIdempotencyKeyFromTwoApps(t *testing.T) {
+	RequireChromium(t)
+	d := StartDaemon(t, Binary(t), "--auto-approve-profiles")
+	page := newCounter(t)
+	StartBrowser(t, d)
+	ctx := Context(t, 3*time.Minute)
+	meta := &mcp.Meta{AdditionalFields: map[string]any{protocol.MetaIdempotencyKey: "1"}}
+	var answers []string
+	for i, name := range []string{"app-a", "app-b"} {
+		c := appHTTP(t, ctx, d, name)
+		opened := mustCall(t, ctx, c, "browser_tabs", map[string]any{"action": "new", "url": page.URL})
+		openedTab(t, opened)
+		snap := mustCall(t, ctx, c, "browser_snapshot", nil)
+		button := ref(t, snap, "button", "Count")
+		out, isErr, err := mcpclient.Call(ctx, c, "browser_click", map[string]any{"ref": button}, meta)
+		if err != nil || isErr {
+			t.Fatalf("%s's click with key 1: %v %s", name, err, out)
+		}
+		if page.count() != i+1 {
+			t.Fatalf("after %s's click with key 1 the handler ran %d times, want %d; answer:\n%s", name, page.count(), i+1, out)
+		}
+		answers = append(answers, out)
+	}
+	if !strings.Contains(answers[1], "Clicks: 1") || strings.Contains(answers[1], "already ran") {
+		t.Fatalf("the second app's click was answered as a repeat:\n%s", answers[1])
+	}
+}
+
 // TestTokenRotateLetsTheClickFinish: `tether token rotate` while a click is
 // in the page's handler; the daemon drains before it stops, so the agent
 // gets the click's true result (not "retry once it reconnects"), and the

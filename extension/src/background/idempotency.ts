@@ -122,7 +122,7 @@ function otherCall(req: Request, rec: IdemRecord): Outcome {
     ok: false,
     error: {
       code: 'bad_request',
-      message: `${tool} was not run: its idempotency key ${JSON.stringify(req.idempotencyKey)} was already used ${age}s ago for ${earlier}; nothing was done. A key belongs to one call: use a new key for each call, and the same key only to repeat that very call.`,
+      message: `${tool} was not run: its idempotency key ${JSON.stringify(agentKey(req.idempotencyKey))} was already used ${age}s ago for ${earlier}; nothing was done. A key belongs to one call: use a new key for each call, and the same key only to repeat that very call.`,
     },
   };
 }
@@ -134,7 +134,7 @@ function repeatAnswer(req: Request, rec: IdemRecord, step: IdemStep, params: str
       ok: false,
       error: {
         code: 'bad_request',
-        message: `This call reused idempotency key ${JSON.stringify(req.idempotencyKey)} of an earlier ${req.method} with other arguments; nothing was done. Use a new key for each call.`,
+        message: `This call reused idempotency key ${JSON.stringify(agentKey(req.idempotencyKey))} of an earlier ${req.method} with other arguments; nothing was done. Use a new key for each call.`,
       },
     };
   }
@@ -145,8 +145,8 @@ function repeatAnswer(req: Request, rec: IdemRecord, step: IdemStep, params: str
     error: {
       code: 'duplicate',
       message: step.done
-        ? `This ${req.method} call (idempotency key ${JSON.stringify(req.idempotencyKey)}) already ran ${age}s ago; it was not run again. ${SNAPSHOT_HINT}`
-        : `This ${req.method} call (idempotency key ${JSON.stringify(req.idempotencyKey)}) is still running, or was interrupted by an extension restart, since ${age}s ago; it was not run again. ${SNAPSHOT_HINT}`,
+        ? `This ${req.method} call (idempotency key ${JSON.stringify(agentKey(req.idempotencyKey))}) already ran ${age}s ago; it was not run again. ${SNAPSHOT_HINT}`
+        : `This ${req.method} call (idempotency key ${JSON.stringify(agentKey(req.idempotencyKey))}) is still running, or was interrupted by an extension restart, since ${age}s ago; it was not run again. ${SNAPSHOT_HINT}`,
     },
   };
 }
@@ -222,6 +222,15 @@ export function restoreCarriedRecords(carried: unknown, now = Date.now()): Promi
  * run is not called. Never throws for store failures of the final write
  * (the answer still goes back).
  */
+/**
+ * The key as the agent sent it: the daemon puts 12 hex characters naming
+ * the agent's app and a dot before it (protocol.IdempotentCall.WireKey), so
+ * that two apps' same keys are two calls; messages quote the agent's own.
+ */
+export function agentKey(key: string | undefined): string {
+  return (key ?? '').replace(/^[0-9a-f]{12}\./, '');
+}
+
 export async function runOnce(req: Request, run: () => Promise<Outcome>): Promise<Outcome> {
   const key = req.idempotencyKey;
   if (typeof key !== 'string' || key === '') return run();
