@@ -212,6 +212,15 @@ export function restoreCarriedRecords(carried: unknown, now = Date.now()): Promi
 }
 
 /**
+ * The key as the agent sent it: the daemon puts 12 hex characters naming
+ * the agent's app and a dot before it (protocol.IdempotentCall.WireKey), so
+ * that two apps' same keys are two calls; messages quote the agent's own.
+ */
+export function agentKey(key: string | undefined): string {
+  return (key ?? '').replace(/^[0-9a-f]{12}\./, '');
+}
+
+/**
  * Runs req through run at most once per (idempotency key, method that
  * acts), for the one call the key belongs to: a request without a key just
  * runs; the first request of a key records the call (tool, arguments'
@@ -222,15 +231,6 @@ export function restoreCarriedRecords(carried: unknown, now = Date.now()): Promi
  * run is not called. Never throws for store failures of the final write
  * (the answer still goes back).
  */
-/**
- * The key as the agent sent it: the daemon puts 12 hex characters naming
- * the agent's app and a dot before it (protocol.IdempotentCall.WireKey), so
- * that two apps' same keys are two calls; messages quote the agent's own.
- */
-export function agentKey(key: string | undefined): string {
-  return (key ?? '').replace(/^[0-9a-f]{12}\./, '');
-}
-
 export async function runOnce(req: Request, run: () => Promise<Outcome>): Promise<Outcome> {
   const key = req.idempotencyKey;
   if (typeof key !== 'string' || key === '') return run();
