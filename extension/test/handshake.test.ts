@@ -4,7 +4,7 @@
 // support/handshake.ts with the functions of shared/proof.ts, which the
 // test vector below ties to protocol/proof.go.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { CHALLENGE_WAIT_MS, DaemonConnection, OPEN_WAIT_MS, REMOTE_OPEN_WAIT_MS, portVerdict, type ConnectionDeps, type PortAnswer } from '../src/offscreen/connection';
+import { BACKOFF_CAP_MS, CHALLENGE_WAIT_MS, DaemonConnection, LOCAL_PROBE_QUIET_MS, OPEN_WAIT_MS, REMOTE_OPEN_WAIT_MS, portVerdict, type ConnectionDeps, type PortAnswer } from '../src/offscreen/connection';
 import type { Challenge, HelloAck } from '../src/protocol.gen';
 import { SLOW_RETRY_MS, type ConnectionStatus, type DaemonConfig } from '../src/shared/messages';
 import { daemonProof, extensionProof, HEX64, newNonce, parseKey, profileKey, proofEquals } from '../src/shared/proof';
@@ -498,6 +498,34 @@ describe('DaemonConnection: the local socket did not open (what answers on the p
     expect(last.state).toBe('disconnected');
     expect(last).not.toHaveProperty('lastRefusal');
     expect(last).not.toHaveProperty('otherProgram');
+  });
+
+  it('while nothing listens, probes the port once a minute, not after every failed socket', async () => {
+    const { conn, sockets, statuses, probed } = setup([{ kind: 'none' }]);
+    const failFrom = Date.now();
+    await failFirst(conn, sockets);
+    expect(probed).toHaveLength(1);
+    expect(statuses.at(-1)).not.toHaveProperty('otherProgram');
+    // Retries within the quiet minute: sockets, no probes.
+    let failed = 1;
+    while (Date.now() - failFrom < LOCAL_PROBE_QUIET_MS - BACKOFF_CAP_MS) {
+      await advance(BACKOFF_CAP_MS);
+      for (; failed < sockets.length; failed++) sockets[failed]!.close();
+      await flush();
+    }
+    expect(failed).toBeGreaterThan(5);
+    expect(probed).toHaveLength(1);
+    // Past it, the next failure probes again (another program may have taken the port).
+    await advance(2 * BACKOFF_CAP_MS);
+    for (; failed < sockets.length; failed++) sockets[failed]!.close();
+    await flush();
+    expect(probed).toHaveLength(2);
+    // The popup's Reconnect probes at once, quiet minute or not.
+    conn.reconnect();
+    await flush();
+    for (; failed < sockets.length; failed++) sockets[failed]!.close();
+    await flush();
+    expect(probed).toHaveLength(3);
   });
 
   it('gives up a socket whose upgrade is never answered after OPEN_WAIT_MS, then asks the port what answers there', async () => {

@@ -92,6 +92,15 @@ export type PortAnswer = { kind: 'none' } | { kind: 'silent' } | { kind: 'http';
 
 /** How long probeLocal waits for an answer before it reports 'silent'. */
 export const PORT_PROBE_MS = 3_000;
+/**
+ * After a probe found nothing on the local port (Tether not running, the
+ * usual case while the extension retries), the failed sockets of the next
+ * minute are not followed by a probe: the retries cost one loopback
+ * connection each instead of two. A probe that found another program is
+ * repeated at every failure, so quitting it clears the popup at once, and
+ * the popup's Reconnect always probes.
+ */
+export const LOCAL_PROBE_QUIET_MS = 60_000;
 
 export const BACKOFF_START_MS = 250;
 export const BACKOFF_CAP_MS = 5000;
@@ -285,6 +294,8 @@ export class DaemonConnection {
   /** Why the last attempt to reach the remote broker failed; cleared once a socket opens. */
   private linkError?: string;
   private offline = false;
+  /** Until then, a failed local socket is not followed by a probe (LOCAL_PROBE_QUIET_MS). */
+  private quietProbeUntil = 0;
   /** Counts attempts, so a late probe answer does not overwrite a newer state. */
   private generation = 0;
   /** tabs_changed frames produced while not acked; sent right after the next hello_ack. */
@@ -321,6 +332,7 @@ export class DaemonConnection {
     this.halted = false;
     this.pairAgain = false;
     this.otherProgram = false;
+    this.quietProbeUntil = 0; // the user looks: say afresh what holds the port
     this.attempt = 0;
     this.nextDelay = undefined;
     this.lastRefusal = undefined;
@@ -550,7 +562,7 @@ export class DaemonConnection {
       this.pairingCode = undefined;
       if (this.reported !== 'disconnected') this.report('disconnected');
       if (broker && !opened && this.linkError === undefined) void this.diagnose(broker, generation);
-      if (!broker && !opened) void this.diagnoseLocal(config.port, generation);
+      if (!broker && !opened && Date.now() >= this.quietProbeUntil) void this.diagnoseLocal(config.port, generation);
       this.scheduleReconnect();
     };
   }
@@ -613,6 +625,7 @@ export class DaemonConnection {
     }
     if (generation !== this.generation || this.socket || this.broker || this.stopped || this.halted) return;
     const verdict = portVerdict(port, answer);
+    if (answer.kind === 'none') this.quietProbeUntil = Date.now() + LOCAL_PROBE_QUIET_MS;
     if (!verdict) {
       if (this.lastRefusal?.code !== PORT_REFUSED && !this.otherProgram) return;
       this.lastRefusal = undefined;
@@ -651,6 +664,7 @@ export class DaemonConnection {
     switch (frame?.type) {
       case 'hello_ack': {
         this.attempt = 0;
+        this.quietProbeUntil = 0;
         this.lastRefusal = undefined;
         this.pairAgain = false;
         this.otherProgram = false;
