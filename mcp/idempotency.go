@@ -86,11 +86,17 @@ func reusedKeyMessage(tool, key string, earlier *keyedCall, age time.Duration) s
 }
 
 // keyScope names whose idempotency keys a call's are
-// (protocol.IdempotentCall.Scope): its token's name and its app's name.
-// Not the MCP session: `tether mcp` repeats a call in a new one after the
-// daemon restarts, and it must still be the same call.
+// (protocol.IdempotentCall.Scope): its token's name, its app's name and,
+// when the client sent one, its lasting session key (protocol.HeaderSession,
+// as `tether mcp` does: two instances of one app are then apart). Not the
+// MCP session: an agent repeats a call in a new one after the daemon
+// restarts, and it must still be the same call.
 func keyScope(ctx context.Context) string {
-	return TokenOf(ctx) + "\x00" + CallerOf(ctx).App
+	scope := TokenOf(ctx) + "\x00" + CallerOf(ctx).App
+	if key, ok := ctx.Value(sessionKeyCtx{}).(string); ok {
+		scope += "\x00" + key
+	}
+	return scope
 }
 
 // claimCall passes a tools/call's _meta idempotency key

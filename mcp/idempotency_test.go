@@ -233,3 +233,16 @@ func TestIdempotencyKeysArePerApp(t *testing.T) {
 			a, a.WireKey(), b, b.WireKey())
 	}
 }
+
+// keyScope: token and app, and the lasting session key when there is one
+// (two instances of one app); the MCP session is not part of it.
+func TestKeyScope(t *testing.T) {
+	base := context.Background()
+	if keyScope(base) != keyScope(base) || keyScope(WithToken(base, "phone")) == keyScope(base) {
+		t.Fatal("the token's name is not part of the scope")
+	}
+	a, b := WithSessionKey(base, "bridge-session-0001"), WithSessionKey(base, "bridge-session-0002")
+	if keyScope(a) == keyScope(b) || keyScope(a) == keyScope(base) || keyScope(a) != keyScope(WithSessionKey(base, "bridge-session-0001")) {
+		t.Fatalf("scopes %q, %q, %q: want the lasting session key in it", keyScope(a), keyScope(b), keyScope(base))
+	}
+}

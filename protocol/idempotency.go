@@ -41,8 +41,9 @@ type IdempotentCall struct {
 	Tool        string
 	Fingerprint string
 	// Scope names whose key it is: the token and the app (MCP clientInfo
-	// name) of the call. Keys are an app's own: the same key from another
-	// app is another call (WireKey).
+	// name) of the call, and its lasting session key when the client sent
+	// one (mcp's keyScope). Keys are an app's own: the same key from
+	// another app is another call (WireKey).
 	Scope string
 	// Repeat is true when the key came before with the same call: the
 	// agent (or `tether mcp`) sends again one whose answer it never got.

@@ -127,6 +127,24 @@ describe('runOnce', () => {
     expect(message).not.toContain('0123456789ab');
   });
 
+  it("answers a repeat of a call an older daemon recorded under the bare key, never acting again (upgrade)", async () => {
+    const { runOnce } = await load();
+    const run = vi.fn(async () => clicked);
+    // An older daemon sent the agent's key bare; the click ran.
+    await runOnce(click('app-click-7'), run);
+    // After the upgrade the same app repeats it: the daemon now scopes the key.
+    const again = await runOnce(click('0123456789ab.app-click-7'), run);
+    expect(run).toHaveBeenCalledTimes(1);
+    expect(again).toEqual(clicked);
+    // Another call under that bare key (another app's, say) runs: it is not this one.
+    await runOnce(click('ba9876543210.app-click-7', 'e2'), run);
+    expect(run).toHaveBeenCalledTimes(2);
+    // A bare key that looks scoped itself is never taken for a legacy one.
+    await runOnce(click('ba9876543210.x'), run);
+    await runOnce(click('0123456789ab.ba9876543210.x'), run);
+    expect(run).toHaveBeenCalledTimes(4);
+  });
+
   it('forgets keys after 10 minutes', async () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     const { runOnce, IDEM_TTL_MS } = await load();

@@ -221,6 +221,21 @@ export function agentKey(key: string | undefined): string {
 }
 
 /**
+ * The storage item name under which a daemon from before keys were scoped
+ * (it sent the agent's key bare) recorded the call of the scoped key key,
+ * or undefined when key is not scoped, or its bare key looks scoped itself
+ * (it may then be another app's record). Such a record is at most
+ * IDEM_TTL_MS old: it matters only just after Tether was upgraded, when an
+ * agent repeats a call the older daemon had sent (the daemon was killed, or
+ * the agent lost its answer); without it the repeat would act again.
+ */
+export function legacyName(key: string): string | undefined {
+  const bare = agentKey(key);
+  if (bare === key || bare === '' || /^[0-9a-f]{12}\./.test(bare)) return undefined;
+  return `${IDEM_PREFIX}${bare}`;
+}
+
+/**
  * Runs req through run at most once per (idempotency key, method that
  * acts), for the one call the key belongs to: a request without a key just
  * runs; the first request of a key records the call (tool, arguments'
@@ -234,7 +249,7 @@ export function agentKey(key: string | undefined): string {
 export async function runOnce(req: Request, run: () => Promise<Outcome>): Promise<Outcome> {
   const key = req.idempotencyKey;
   if (typeof key !== 'string' || key === '') return run();
-  const name = `${IDEM_PREFIX}${key}`;
+  let name = `${IDEM_PREFIX}${key}`;
   const tool = typeof req.tool === 'string' ? req.tool : '';
   const call = typeof req.callFingerprint === 'string' ? req.callFingerprint : '';
   const acts = !READ_METHODS.has(req.method);
@@ -243,6 +258,17 @@ export async function runOnce(req: Request, run: () => Promise<Outcome>): Promis
     const now = Date.now();
     const got = await chrome.storage.session.get(name);
     let rec = current(got[name], now);
+    const legacy = rec ? undefined : legacyName(key);
+    if (legacy) {
+      // The same call, recorded by an older daemon under the bare key: a
+      // repeat of it. Another call under that bare key is no concern of
+      // this one (it may be another app's).
+      const old = current((await chrome.storage.session.get(legacy))[legacy], now);
+      if (old && old.tool === tool && old.call === call) {
+        name = legacy;
+        rec = old;
+      }
+    }
     if (rec && (rec.tool !== tool || rec.call !== call)) return otherCall(req, rec);
     const fresh = !rec;
     rec ??= { tool, call, at: now, steps: {} };
