@@ -106,8 +106,9 @@ func keyScope(ctx context.Context) string {
 // (protocol.WithIdempotentCall). It refuses (a message for the AI) a key
 // that is not a string of 1 to 128 printable ASCII characters, and a key
 // used in the last 10 minutes for another call (another tool or other
-// arguments), for every tool, read-only ones too. Keys are per app and
-// token (keyScope): another app's same key is another call. A call without a key
+// arguments), for every tool, read-only ones too. Keys are per token, app
+// and lasting session key (keyScope): another app's same key is another
+// call. A call without a key
 // goes on as before. guardMiddleware calls it after validation, before
 // the arguments are rewritten and before the Guard.
 func (s *keyStore) claimCall(ctx context.Context, req mcpgo.CallToolRequest) (context.Context, string) {
