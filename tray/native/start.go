@@ -15,6 +15,12 @@ import (
 func startTray(cfg tray.Config, onShown func()) (loop func(ctx context.Context) error) {
 	var u *ui
 	ready := make(chan struct{})
+	// Before start: on Linux systray exports the item's properties from
+	// what it holds then, while onReady runs beside it, and a setter called
+	// before the export is done but after its values were read is lost (an
+	// item with no Title, and an Id of "systray_<pid>" that panels cannot
+	// remember it by; seen in `make test-dist`, 2026-12-03).
+	systray.SetTitle(trayTitle)
 	start, end := systray.RunWithExternalLoop(func() {
 		u = newUI(initialClients(cfg))
 		u.onShown = onShown

@@ -40,11 +40,14 @@ type ui struct {
 	onShown func()
 }
 
+// trayTitle is the tray item's Title (and its StatusNotifierItem Id).
+const trayTitle = "Tether"
+
 // newUI builds the menu, one "Connect to" item per client, and starts
 // forwarding clicks. Call it once systray is ready.
 func newUI(clientItems []tray.ClientItem) *ui {
 	u := &ui{clicks: make(chan tray.Click, 64), clients: map[string]*systray.MenuItem{}}
-	systray.SetTitle("Tether")
+	systray.SetTitle(trayTitle)
 	u.status = systray.AddMenuItem("Tether", "")
 	u.status.Disable()
 	u.notice = systray.AddMenuItem("", "")
