@@ -82,6 +82,7 @@ func buildDeb(version, bin, pkg, out string) (string, error) {
 				file(filepath.Join(pkg, "tether-64.png"), "/usr/share/icons/hicolor/64x64/apps/tether.png", 0o644),
 				file(filepath.Join(pkg, "tether.svg"), "/usr/share/icons/hicolor/scalable/apps/tether.svg", 0o644),
 				file(filepath.Join(pkg, "copyright"), "/usr/share/doc/tether/copyright", 0o644),
+				file(filepath.Join(pkg, "lintian-overrides"), "/usr/share/lintian/overrides/tether", 0o644),
 				file(filepath.Join(stage, "changelog.gz"), "/usr/share/doc/tether/changelog.gz", 0o644),
 				file(filepath.Join(stage, "tether.1.gz"), "/usr/share/man/man1/tether.1.gz", 0o644),
 				file(filepath.Join(stage, "tether-desktop.1.gz"), "/usr/share/man/man1/tether-desktop.1.gz", 0o644),
