@@ -2,6 +2,7 @@ package native
 
 import (
 	"context"
+	"runtime"
 
 	"fyne.io/systray"
 
@@ -19,8 +20,11 @@ func startTray(cfg tray.Config, onShown func()) (loop func(ctx context.Context) 
 	// what it holds then, while onReady runs beside it, and a setter called
 	// before the export is done but after its values were read is lost (an
 	// item with no Title, and an Id of "systray_<pid>" that panels cannot
-	// remember it by; seen in `make test-dist`, 2026-12-03).
+	// remember it by; seen in `make test-dist`, 2026-12-03). The icon too:
+	// a daemon starts with no extension connected, and the first view's
+	// icon, if it is lost so, is this one.
 	systray.SetTitle(trayTitle)
+	systray.SetIcon(tray.Icon(tray.Disconnected, runtime.GOOS))
 	start, end := systray.RunWithExternalLoop(func() {
 		u = newUI(initialClients(cfg))
 		u.onShown = onShown
