@@ -481,11 +481,11 @@ func writePageSize(w io.Writer, r *pageSizeResult) {
 }
 
 // findMissNote is what is known of browser_find's cost on the largest page.
-const findMissNote = "Most of it is the content script's one pass over the composed DOM (every node, for text, shadow roots, fields and labelling attributes): " +
-	"`SNAPPROF_FIND=text` in bench/snapprof_test.go profiles it in the page. Two ways around the pass were tried on 2026-12-03 and not kept. " +
-	"Skipping the text nodes of each block whose textContent lacks the needle: the find itself took 616 and 683 ms in the page against 466 and 560 ms before (alternated runs), the textContent reads costing more than the text nodes they spared. " +
-	"Candidates from one querySelectorAll per tree and textContent instead of the pass (the same candidates, a test compared them): 545 ms against 617 ms (medians of 4, the code run in an isolated world of the page); " +
-	"finding the possible shadow hosts by selector (built-in hosts and every tag not of HTML, SVG or MathML) costs about 180 ms on this page, and each of its 10 000 shadow roots is queried in turn."
+const findMissNote = "Most of it is the content script's one pass over the composed DOM: every element (for shadow roots, fields, labelling attributes and headings), " +
+	"and the text nodes only of blocks whose textContent matches the needle (since 2026-12-03: `browser_find` of `Open row 19993` took 352 ms, medians of 5 in two alternated runs, against 526 ms when the pass read every text node). " +
+	"`SNAPPROF_FIND=text` in bench/snapprof_test.go profiles it in the page. Tried on 2026-12-03 and not kept: reading textContent for every block while still visiting its text nodes (616 and 683 ms in the page against 466 and 560 ms), " +
+	"and candidates from one querySelectorAll per tree and textContent instead of the pass (545 ms against 617 ms in an isolated world of the page; " +
+	"finding the possible shadow hosts by selector costs about 180 ms on this page, and each of its 10 000 shadow roots is queried in turn)."
 
 func met(ok bool) string {
 	if ok {

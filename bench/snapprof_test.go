@@ -16,7 +16,7 @@ package main
 // writes the profiles to $TMPDIR/snapprof-*.cpuprofile (Chrome DevTools
 // opens them). SNAPPROF_TEXT=file keeps the snapshot's text.
 // SNAPPROF_FIND=text profiles a browser_find of that text instead of the
-// last snapshot.
+// last snapshot, SNAPPROF_FINDROLE=role one of that role alone.
 //
 // SNAPPROF_BUNDLES=old=a.js,new=b.js instead compares snapshot code in the
 // same (hidden, as Tether's tab is) page: each script runs in an isolated
@@ -275,6 +275,9 @@ func TestSnapProf(t *testing.T) {
 	profiled := tt.snapshot
 	if text := os.Getenv("SNAPPROF_FIND"); text != "" {
 		profiled = call{"browser_find", map[string]any{"text": text}}
+	}
+	if r := os.Getenv("SNAPPROF_FINDROLE"); r != "" {
+		profiled = call{"browser_find", map[string]any{"role": r}}
 	}
 	_, d, err = tt.do(ctx, profiled, &dialogs)
 	if err != nil {

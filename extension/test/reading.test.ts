@@ -181,6 +181,90 @@ describe('find', () => {
     expect(rows.matches.map((m) => m.line)).toEqual(["- row \"Open item 1 Note 1\""]);
   });
 
+  it('finds what the text of a block around it does not show: values, labels, shadow and slotted text, runs into an inline shadow host', () => {
+    document.body.innerHTML = `
+      <h2>Orders</h2>
+      <div><p>Nothing here</p><input value="order number 42"></div>
+      <section><h3>Icons</h3><button aria-label="Order number 42 details">i</button></section>
+      <p id="run">Your order <span id="inline"></span> ships today</p>
+      <div><span id="whole"></span></div>
+      <x-card id="card"><b>Order number 42 slotted</b></x-card>`;
+    document.getElementById('inline')!.attachShadow({ mode: 'open' }).innerHTML = 'number 42';
+    document.getElementById('whole')!.attachShadow({ mode: 'open' }).innerHTML = '<a href="/o">Order number 42 inside</a>';
+    document.getElementById('card')!.attachShadow({ mode: 'open' }).innerHTML = '<h4>Card</h4><div><slot></slot></div>';
+    const out = find(document, new RefRegistry(1), { text: 'order number 42' });
+    // The same as a pass that looks at every text node finds.
+    expect(out.matches.map((m) => [m.line, m.context])).toEqual([
+      ['- textbox [ref=e1]: order number 42', 'heading "Orders" [level=2]'],
+      ['- button "Order number 42 details" [ref=e2]', 'heading "Icons" [level=3]'],
+      ['- text: Your order number 42 ships today', 'heading "Icons" [level=3]'],
+      ['- link "Order number 42 inside" [ref=e3]', 'heading "Icons" [level=3]'],
+      ['- text: Order number 42 slotted', 'heading "Card" [level=4]'],
+    ]);
+    // Headings met in a block skimmed, then scanned again for the inline host, give the same contexts.
+    document.getElementById('run')!.insertAdjacentHTML('afterbegin', '<span role="heading" aria-level="5">Tracking</span> ');
+    expect(find(document, new RefRegistry(1), { text: 'order number 42' }).matches.map((m) => m.context)).toEqual(['heading "Orders" [level=2]', 'heading "Icons" [level=3]', 'heading "Tracking" [level=5]', 'heading "Tracking" [level=5]', 'heading "Card" [level=4]']);
+  });
+
+  it('finds on random pages what a pass looking at every text node finds', () => {
+    // Skimming (blocks whose textContent cannot match are walked for their
+    // elements only) must not change a search: seeded random pages with the
+    // needle split across inline and block elements, shadow trees of inline
+    // and block hosts, slots, values and labelling attributes.
+    let seed = 7;
+    const rnd = (n: number) => {
+      // mulberry32
+      seed = (seed + 0x6d2b79f5) | 0;
+      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return ((t ^ (t >>> 14)) >>> 0) % n;
+    };
+    const pieces = ['Order', 'order ', ' number', 'num', 'ber 4', '2', ' 42', 'order number 42', 'other text', ' '];
+    const tags = ['div', 'p', 'span', 'b', 'a', 'button', 'li', 'section', 'x-card', 'label', 'h3', 'td'];
+    const hosts = new Set(['div', 'p', 'span', 'section', 'x-card']);
+    const fill = (parent: Element | ShadowRoot, depth: number): void => {
+      const n = 1 + rnd(4);
+      for (let i = 0; i < n; i++) {
+        const r = rnd(10);
+        if (r < 4 || depth > 3) {
+          parent.append(pieces[rnd(pieces.length)]!);
+          continue;
+        }
+        if (r === 4) {
+          const input = document.createElement('input');
+          input.value = pieces[rnd(pieces.length)]!;
+          parent.append(input);
+          continue;
+        }
+        const tag = tags[rnd(tags.length)]!;
+        const el = document.createElement(tag);
+        if (tag === 'a') el.setAttribute('href', '/x');
+        if (rnd(8) === 0) el.setAttribute('aria-label', pieces[rnd(pieces.length)]!);
+        parent.append(el);
+        fill(el, depth + 1);
+        if (hosts.has(tag) && rnd(4) === 0) {
+          const root = el.attachShadow({ mode: 'open' });
+          fill(root, depth + 1);
+          if (rnd(2) === 0) root.append(document.createElement('slot'));
+        }
+      }
+    };
+    let compared = 0;
+    let found = 0;
+    for (let page = 0; page < 150; page++) {
+      document.body.innerHTML = '';
+      fill(document.body, 0);
+      const refs = new RefRegistry(1);
+      const lines = (skim: boolean) => find(document, refs, { text: 'order number 42', skim }).matches.map((m) => `${m.line} | ${m.context ?? ''}`);
+      const full = lines(false);
+      expect(lines(true), document.body.innerHTML).toEqual(full);
+      compared++;
+      found += full.length;
+    }
+    expect(compared).toBe(150);
+    expect(found).toBeGreaterThan(50); // the pages do hold matches
+  });
+
   it('finds a control hidden until hover, marked', () => {
     document.body.innerHTML = `
       <style>.row .more { display: none; } .row:hover .more { display: inline; }</style>

@@ -552,10 +552,11 @@ class Walker {
     return normalizeRange(this.buf, start, end);
   }
 
-  visitChildren(el: Element, textVisible: boolean): void {
+  /** tag: el.tagName, when the caller has read it. */
+  visitChildren(el: Element, textVisible: boolean, tag?: string): void {
     if (this.stopped) return;
     // Asked once per element: for one that can host a closed root, it is a call into Chrome's extension API.
-    const shadow = shadowRootOf(el);
+    const shadow = shadowRootOf(el, tag);
     if (this.hover) {
       // A component's own sheets hold its :hover rules (`:host(:hover) .more`).
       if (shadow && this.shadowScans < MAX_SHADOW_ROOTS && ((shadow.styleSheets?.length ?? 0) > 0 || (shadow.adoptedStyleSheets?.length ?? 0) > 0)) {
@@ -654,7 +655,7 @@ class Walker {
       const block = display !== '' && !/^inline/.test(display) && display !== 'contents';
       if (block) this.put(BREAK);
       // Text shown only on hover is left to the names of the controls it is in.
-      this.visitChildren(el, selfVisible && this.inHover === 0);
+      this.visitChildren(el, selfVisible && this.inHover === 0, tag);
       if (block) this.put(BREAK);
       return;
     }
@@ -672,9 +673,9 @@ class Walker {
       this.visitFrame(el as HTMLIFrameElement, aria);
     } else if (tag === 'SELECT') {
       // The options are the children; the value is the selected one.
-      this.visitChildren(el, true);
+      this.visitChildren(el, true, tag);
     } else if (!LEAF_ROLES.has(aria.role) && !editable && tag !== 'INPUT' && tag !== 'TEXTAREA') {
-      this.visitChildren(el, selfVisible);
+      this.visitChildren(el, selfVisible, tag);
     }
     // A leaf shares the one empty list (no node's children are added to once built).
     aria.children = this.top > start ? this.take(start) : NO_ITEMS;
