@@ -482,7 +482,7 @@ func writePageSize(w io.Writer, r *pageSizeResult) {
 
 // findMissNote is what is known of browser_find's cost on the largest page.
 const findMissNote = "Most of it is the content script's one pass over the composed DOM: every element (for shadow roots, fields, labelling attributes and headings), " +
-	"and the text nodes only of blocks whose textContent matches the needle (since 2026-12-03: `browser_find` of `Open row 19993` took 352 ms, medians of 5 in two alternated runs, against 526 ms when the pass read every text node). " +
+	"and, among many siblings (rows, items, cards), the text nodes only of blocks whose textContent matches the needle (since 2026-12-03: `browser_find` of `Open row 19993` took 368 ms, median of 5, this page alone in its tab, against 526 ms when the pass read every text node; after the smaller pages in the same tab, as here, one call in the series pays for collecting their garbage, 1.1–2.1 s). " +
 	"`SNAPPROF_FIND=text` in bench/snapprof_test.go profiles it in the page. Tried on 2026-12-03 and not kept: reading textContent for every block while still visiting its text nodes (616 and 683 ms in the page against 466 and 560 ms), " +
 	"and candidates from one querySelectorAll per tree and textContent instead of the pass (545 ms against 617 ms in an isolated world of the page; " +
 	"finding the possible shadow hosts by selector costs about 180 ms on this page, and each of its 10 000 shadow roots is queried in turn)."

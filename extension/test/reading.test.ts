@@ -188,7 +188,8 @@ describe('find', () => {
       <section><h3>Icons</h3><button aria-label="Order number 42 details">i</button></section>
       <p id="run">Your order <span id="inline"></span> ships today</p>
       <div><span id="whole"></span></div>
-      <x-card id="card"><b>Order number 42 slotted</b></x-card>`;
+      <x-card id="card"><b>Order number 42 slotted</b></x-card>
+      <p>Filler</p><p>so that the blocks above</p><p>are checked for skimming</p>`;
     document.getElementById('inline')!.attachShadow({ mode: 'open' }).innerHTML = 'number 42';
     document.getElementById('whole')!.attachShadow({ mode: 'open' }).innerHTML = '<a href="/o">Order number 42 inside</a>';
     document.getElementById('card')!.attachShadow({ mode: 'open' }).innerHTML = '<h4>Card</h4><div><slot></slot></div>';
@@ -223,7 +224,8 @@ describe('find', () => {
     const tags = ['div', 'p', 'span', 'b', 'a', 'button', 'li', 'section', 'x-card', 'label', 'h3', 'td'];
     const hosts = new Set(['div', 'p', 'span', 'section', 'x-card']);
     const fill = (parent: Element | ShadowRoot, depth: number): void => {
-      const n = 1 + rnd(4);
+      // Blocks are checked for skimming among 8 or more siblings.
+      const n = depth === 0 || rnd(3) === 0 ? 8 + rnd(3) : 1 + rnd(4);
       for (let i = 0; i < n; i++) {
         const r = rnd(10);
         if (r < 4 || depth > 3) {

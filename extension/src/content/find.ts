@@ -10,9 +10,10 @@
 // and elements named by aria-labelledby. Only then is each candidate's
 // nearest node with a role built, styled and named, as the snapshot would,
 // and matched; so a search of a huge page costs about one cheap DOM pass.
-// The pass skims: below a block whose textContent cannot match, it visits
-// elements only, not their text nodes (Scanner.textOn), which on a page
-// where the text is rare spares a wrapper for every text node.
+// The pass skims: below a block among many siblings (a row, an item, a
+// card) whose textContent cannot match, it visits elements only, not their
+// text nodes (Scanner.textOn), which on a page where the text is rare
+// spares a wrapper for most text nodes.
 // A search by role alone makes the same pass, taking the elements of that
 // role (by their attributes and tag, no style read) as candidates, and stops
 // once it has more matches than its limit: on a page with 30 000 buttons,
@@ -280,18 +281,19 @@ class Scanner {
   private readonly ascii: boolean;
   /**
    * Whether the text nodes met now are looked at (with a needle). A block
-   * (an element not of INLINE_TAGS, where runs of text end) whose
-   * textContent does not match the needle holds no match in its text, and
-   * no run of text crosses its edges: below it only elements are visited
+   * (an element not of INLINE_TAGS, where runs of text end; children says
+   * which are checked) whose textContent does not match the needle holds no
+   * match in its text, and no run of text crosses its edges: below it only
+   * elements are visited
    * (firstElementChild, no wrapper made for its text nodes), for their
    * values and attributes, headings, frames and shadow trees, whose text is
    * looked at again. textContent is a superset of what the pass reads
    * (script text, hidden text, text across blocks run together), so a block
-   * is never skimmed that holds a match. The cost: a needle found in most
-   * blocks has each block's textContent read as well (on the 100k page of
-   * bench/pagesize.go, `row 1`, in one profiled run each: the pass took
-   * 575 ms against 514 without skimming; `Open row 19993`, end to end,
-   * medians of 5 in alternated runs: 352 ms against 526).
+   * is never skimmed that holds a match. On the 100k page of
+   * bench/pagesize.go, `Open row 19993` end to end: 368 ms (median of 5)
+   * against 526 without skimming; a needle in most rows (`row 1`) costs
+   * their textContent reads as well (when every block was checked, 575 ms
+   * against 514 for the pass, one profiled run each).
    */
   private textOn = true;
 
@@ -341,7 +343,7 @@ class Scanner {
     const was = this.textOn;
     try {
       if (start) {
-        this.textOn = true; // start, a block, reads its own.
+        this.textOn = true;
         this.element(start, true);
       } else if (inlineHost || !this.needle) {
         this.children(root);
@@ -357,9 +359,20 @@ class Scanner {
   }
 
   private children(parent: Element | Document | ShadowRoot): void {
-    // A search by role alone looks at no text.
-    if (this.textOn && this.needle) for (let c = parent.firstChild; c && !this.late && !this.full; c = c.nextSibling) this.node(c);
-    else for (let c = parent.firstElementChild; c && !this.late && !this.full; c = c.nextElementSibling) this.element(c, false);
+    if (this.textOn && this.needle) {
+      // Only the blocks among many siblings (rows, items, cards) are
+      // checked: each is small, most hold no match, and a large block's
+      // textContent (the body's, a table's) made a string of the page's
+      // text per level, garbage that slowed the search down.
+      const check = this.skim && parent.childElementCount >= CHECKED_SIBLINGS;
+      for (let c = parent.firstChild; c && !this.late && !this.full; c = c.nextSibling) {
+        if (c.nodeType === 1 /* ELEMENT_NODE */) this.element(c as Element, false, check);
+        else this.node(c);
+      }
+    } else {
+      // A search by role alone looks at no text.
+      for (let c = parent.firstElementChild; c && !this.late && !this.full; c = c.nextElementSibling) this.element(c, false);
+    }
   }
 
   /**
@@ -390,7 +403,8 @@ class Scanner {
     else if (type === 1 /* ELEMENT_NODE */) this.element(n as Element, false);
   }
 
-  private element(el: Element, isStart: boolean): void {
+  /** check: whether el, if a block, is skimmed when its textContent cannot match (children). */
+  private element(el: Element, isStart: boolean, check = false): void {
     if (this.full) return;
     const tag = el.tagName;
     if (!isStart && SKIPPED_TAGS.has(tag)) return;
@@ -429,7 +443,7 @@ class Scanner {
     const was = this.textOn;
     this.open.push(el);
     try {
-      if (!inline && was && this.needle && this.skim && !this.re.test(el.textContent ?? '')) {
+      if (check && !inline && was && !this.re.test(el.textContent ?? '')) {
         this.textOn = false;
         this.skimming(() => this.inside(el, tag));
       } else {
@@ -523,6 +537,9 @@ class Scanner {
 }
 
 const HEADING_TAGS = new Set(['H1', 'H2', 'H3', 'H4', 'H5', 'H6']);
+
+/** How many element children a parent has for each of them to be checked for skimming (Scanner.children). */
+const CHECKED_SIBLINGS = 8;
 
 /** Thrown by a Scanner skipping text that meets an inline shadow host (Scanner.skimming). */
 const INLINE_HOST = new Error('an inline shadow host where text is skipped');
