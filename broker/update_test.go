@@ -127,6 +127,24 @@ func TestLegacyExtensionUpdatesItself(t *testing.T) {
 	if ack.Secret == "" {
 		t.Fatal("no secret issued")
 	}
+	// The broker notices the close on its own time: until it has, the
+	// profile shows the first socket as connected, which the check below
+	// would take for the legacy one.
+	for deadline := time.After(10 * time.Second); ; {
+		changed := b.Changed()
+		connected := false
+		for _, p := range b.Profiles() {
+			connected = connected || (p.ID == "p-legacy" && p.Connected)
+		}
+		if !connected {
+			break
+		}
+		select {
+		case <-changed:
+		case <-deadline:
+			t.Fatal("the first socket's close was not noticed")
+		}
+	}
 
 	f := legacyHello(t, url, "p-legacy", ack.Secret)
 	var got protocol.HelloAck
