@@ -91,12 +91,12 @@ func linkAllowance(rtt time.Duration) time.Duration {
 // round-trip time. Only writeLoop calls it.
 func (c *conn) ping() error {
 	now := time.Now().UnixNano()
-	_ = c.ws.SetWriteDeadline(time.Now().Add(c.cfg.WriteTimeout))
-	if err := c.ws.WriteMessage(websocket.PingMessage, []byte(strconv.FormatInt(now, 10))); err != nil {
-		return err
-	}
+	// Marked before the write: the pong can be read (pong) before
+	// WriteMessage returns, and a mark set after it would then wait for
+	// the next ping's pong, counted as a round trip of up to PingInterval.
 	c.pingSent.CompareAndSwap(0, now)
-	return nil
+	_ = c.ws.SetWriteDeadline(time.Now().Add(c.cfg.WriteTimeout))
+	return c.ws.WriteMessage(websocket.PingMessage, []byte(strconv.FormatInt(now, 10)))
 }
 
 // pong records the round-trip time of the ping that data echoes.
@@ -108,7 +108,11 @@ func (c *conn) pong(data string) {
 	if rtt := time.Now().UnixNano() - sent; rtt >= 0 {
 		c.rtt.Store(rtt)
 	}
-	c.pingSent.Store(0)
+	// The oldest unanswered ping is answered by its own pong or a later
+	// one's (the link is up); an earlier ping's late pong leaves it waiting.
+	if waiting := c.pingSent.Load(); waiting != 0 && sent >= waiting {
+		c.pingSent.CompareAndSwap(waiting, 0)
+	}
 }
 
 func newConn(ws *websocket.Conn, cfg *Config, log *slog.Logger, hello protocol.Hello) *conn {

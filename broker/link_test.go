@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -91,5 +92,35 @@ func TestLinkAllowance(t *testing.T) {
 		if got := linkAllowance(tc.rtt); got != tc.want {
 			t.Errorf("linkAllowance(%s) = %s, want %s", tc.rtt, got, tc.want)
 		}
+	}
+}
+
+// TestPongEndsOnlyItsPingsWait: a ping is marked as waiting before it is
+// written (its pong can be read before the write returns); its own pong,
+// or a later ping's, ends the wait, and an earlier ping's late pong does
+// not. Before, a pong read first left the mark set until the next ping's
+// pong, 20 s later, shown meanwhile as a round trip of up to 20 s.
+func TestPongEndsOnlyItsPingsWait(t *testing.T) {
+	c := &conn{}
+	now := time.Now()
+	first := now.Add(-30 * time.Second).UnixNano() // a ping whose pong is late
+	c.pingSent.Store(first)
+	if rtt := c.linkRTT(); rtt < 29*time.Second {
+		t.Fatalf("linkRTT %s while a ping has waited 30 s; want about 30 s", rtt)
+	}
+	c.pong(strconv.FormatInt(first-int64(time.Second), 10)) // an even earlier ping's pong
+	if c.pingSent.Load() != first {
+		t.Fatal("an earlier ping's pong ended the wait of a later ping")
+	}
+	c.pong(strconv.FormatInt(now.UnixNano(), 10)) // a later ping's pong: the link is up
+	if c.pingSent.Load() != 0 {
+		t.Fatal("a later ping's pong did not end the wait")
+	}
+	if rtt := c.linkRTT(); rtt > time.Second {
+		t.Fatalf("linkRTT %s after a fresh pong; want the pong's round trip", rtt)
+	}
+	c.pong("not a time")
+	if rtt := c.linkRTT(); rtt > time.Second {
+		t.Fatalf("linkRTT %s after a malformed pong", rtt)
 	}
 }
