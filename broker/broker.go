@@ -349,6 +349,13 @@ func (b *Broker) Call(ctx context.Context, profile string, method protocol.Metho
 		if err := setResult(result, decoded); err != nil {
 			return fmt.Errorf("decode %s result from extension: %w", method, err)
 		}
+		// The extension's Current is its own (the tab used last by anyone);
+		// a session's list marks the tab its calls without one address.
+		if tl, ok := result.(*protocol.TabsListResult); ok && caller.Session != "" {
+			b.mu.Lock()
+			markCurrent(tl.Tabs, b.currentForLocked(rec, caller))
+			b.mu.Unlock()
+		}
 		// A tab the call opened becomes the caller's current one (a tab
 		// read_url closes again does not).
 		r, ok := result.(protocol.TabResult)

@@ -439,14 +439,28 @@ func (b *Broker) ProfilesFor(c Caller) []Profile {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for i := range ps {
-		rec := b.records[ps[i].ID]
 		cur := 0
-		if rec != nil {
-			cur, _, _ = b.resolveTabLocked(rec, c, 0, false, false)
+		if rec := b.records[ps[i].ID]; rec != nil {
+			cur = b.currentForLocked(rec, c)
 		}
-		for j := range ps[i].Tabs {
-			ps[i].Tabs[j].Current = cur > 0 && ps[i].Tabs[j].Tab == cur
-		}
+		markCurrent(ps[i].Tabs, cur)
 	}
 	return ps
+}
+
+// currentForLocked is the tab of rec that a call of c without one (a read)
+// addresses, 0 when there is none (resolveTabLocked refuses it).
+func (b *Broker) currentForLocked(rec *record, c Caller) int {
+	cur, _, err := b.resolveTabLocked(rec, c, 0, false, false)
+	if err != nil {
+		return 0
+	}
+	return cur
+}
+
+// markCurrent sets Current on tab cur of tabs and clears it on the others.
+func markCurrent(tabs []protocol.TabInfo, cur int) {
+	for j := range tabs {
+		tabs[j].Current = cur > 0 && tabs[j].Tab == cur
+	}
 }

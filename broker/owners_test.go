@@ -133,6 +133,38 @@ func TestSessionsNeverCross(t *testing.T) {
 	if cur(claude) != 5 || cur(cursor) != 1 || cur(claude2) != 5 {
 		t.Fatalf("current tabs: claude %d, cursor %d, claude-2 %d; want 5, 1, 5", cur(claude), cur(cursor), cur(claude2))
 	}
+
+	// A tab list from the extension (browser_tabs with a profile, close,
+	// select) marks the extension's own current tab (the one used last by
+	// anyone); each session's copy marks the tab its calls address.
+	for _, c := range []struct {
+		caller Caller
+		want   int
+	}{{claude, 5}, {cursor, 1}} {
+		got := make(chan protocol.TabsListResult, 1)
+		go func() {
+			var res protocol.TabsListResult
+			if err := b.Call(WithCaller(context.Background(), c.caller), "", protocol.MethodTabsList, &protocol.TabsListParams{}, &res, 5*time.Second); err != nil {
+				t.Error(err)
+			}
+			got <- res
+		}()
+		r := f.readRequest()
+		extCurrent := 6 - c.want // the other tab of 1 and 5
+		f.answer(r.ID, protocol.TabsListResult{Tabs: []protocol.TabInfo{
+			{Tab: 1, URL: user.URL, Active: true, Current: extCurrent == 1},
+			{Tab: 5, URL: mine.URL, Owner: mine.Owner, Current: extCurrent == 5}}})
+		res := <-got
+		var marked []int
+		for _, tab := range res.Tabs {
+			if tab.Current {
+				marked = append(marked, tab.Tab)
+			}
+		}
+		if len(marked) != 1 || marked[0] != c.want {
+			t.Fatalf("%s's tabs_list marks %v as current; want [%d]", c.caller.App, marked, c.want)
+		}
+	}
 }
 
 // TestNavigateWithoutTabOpensOwnTab: a session without a tab of its own
