@@ -511,12 +511,14 @@ func (b *Bridge) reconnect(ctx context.Context, failedGen int) error {
 		var m message
 		_ = json.Unmarshal(initMsg, &m)
 		if err := b.post(ctx, initMsg, m, false); err != nil {
-			return fmt.Errorf("initialize again: %w", err)
+			b.log.Info("replaying the client's initialize to the daemon failed", "err", err)
+			return err // the AI reads it: no internal step in front
 		}
 		if initialized {
 			note := []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 			if err := b.post(ctx, note, message{Method: "notifications/initialized"}, false); err != nil {
-				return fmt.Errorf("initialize again: %w", err)
+				b.log.Info("replaying the client's initialized notification to the daemon failed", "err", err)
+				return err
 			}
 		}
 	}

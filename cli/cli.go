@@ -357,7 +357,7 @@ func runMCP(ctx context.Context, args []string) error {
 			// This AI app's session started Tether (or found it) once; if the
 			// user has quit it since, do not start it behind their back.
 			if reached.Load() && paths.QuitByUser() {
-				return "", "", errors.New("the user quit Tether from its tray; ask them to start Tether again")
+				return "", "", errors.New("the user stopped Tether (Quit in its tray, or `tether stop`), so this app does not start it again; ask them to start Tether again")
 			}
 			rec, err := daemon.Ensure(ctx, daemon.EnsureConfig{
 				Paths: paths, Version: versionString(), Logger: log,

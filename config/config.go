@@ -361,7 +361,7 @@ func (p Paths) RemoveDaemonRecord(pid int) {
 	}
 }
 
-// QuitMarker is the file that says the user quit Tether from its tray: an
+// QuitMarker is the file that says the user stopped Tether (tray Quit, `tether stop`): an
 // AI app's running `tether mcp` then does not start the daemon again on its
 // next call. Any daemon start removes it.
 func (p Paths) QuitMarker() string { return filepath.Join(p.Dir, "quit") }

@@ -548,8 +548,8 @@ func TestAppTray(t *testing.T) {
 	// Quit means quit: the AI app's bridge, still running, does not start
 	// Tether again behind the user's back.
 	text, isErr, err := mcpclient.Call(s.Ctx, s.MCP, "browser_tabs", nil, nil)
-	if (err == nil && !isErr) || !strings.Contains(fmt.Sprint(err)+text, "the user quit Tether") {
-		t.Fatalf("a call after Quit: %q, isError %v, %v; want a refusal saying the user quit Tether", text, isErr, err)
+	if (err == nil && !isErr) || !strings.Contains(fmt.Sprint(err)+text, "the user stopped Tether (Quit in its tray") {
+		t.Fatalf("a call after Quit: %q, isError %v, %v; want a refusal saying the user stopped Tether", text, isErr, err)
 	}
 	if _, _, err := daemon.Probe(context.Background(), a.Paths); err == nil {
 		t.Fatal("a daemon runs again after Quit")
