@@ -266,7 +266,7 @@ func runToken(ctx context.Context, args []string) error {
 	}
 	fmt.Printf("restarted the daemon (pid %d, port %d) so it uses the new token; browsers reconnect by themselves\n", newRec.PID, newRec.Port)
 	if rec.UI {
-		fmt.Println("it runs in the tray (as `tether --hidden`); if its window was open, it closed: open it again from the tray")
+		fmt.Println("it runs as `tether --hidden`, in the tray where there is one, detached from this terminal; if its window was open, it closed: open it again from the tray, or run `tether`")
 	}
 	if len(rec.Flags) > 0 {
 		fmt.Printf("(with the flags it ran with: %s)\n", strings.Join(rec.Flags, " "))

@@ -106,7 +106,8 @@ func runTray(ctx context.Context, args []string) error {
 	)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if ui, why := desktopUI(exe); ui {
+	ui, noWindow := desktopUI(exe)
+	if ui {
 		window = uiproc.NewWindow(uiproc.WindowConfig{
 			Path: uiproc.WindowExecutable(exe), Env: uiproc.ConfigEnv(paths), Logger: log,
 			Show: func() { api.ShowWindow() },
@@ -125,7 +126,7 @@ func runTray(ctx context.Context, args []string) error {
 		defer window.Close()
 		defer dialogs.Close()
 	} else {
-		log.Warn("running with the tray only: "+why, "window_build", desktopName)
+		log.Warn("running without the window and approval dialogs: "+noWindow, "window_build", desktopName)
 	}
 	dc := daemon.Config{
 		Paths:          paths,
@@ -136,6 +137,7 @@ func runTray(ctx context.Context, args []string) error {
 		Unattended:     policy.Deny,
 		Logger:         log,
 		Window:         opener,
+		NoWindow:       noWindow,
 		Clients:        host,
 		ConnectOptions: opts,
 		Executable:     exe,
@@ -193,9 +195,10 @@ func desktopUI(exe string) (bool, string) {
 }
 
 // showRunning finds a `tether` already running for this config dir and,
-// when show is set, asks it to open its window (POST /api/window/open). It reports whether one
-// runs; an error when a daemon without a window (`tether serve`) runs
-// instead.
+// when show is set, asks it to open its window (POST /api/window/open). It
+// reports whether one runs; an error when a daemon without a window
+// (`tether serve`) runs instead, or when the running one cannot open its
+// window (started without a display), with the reason.
 func showRunning(ctx context.Context, paths config.Paths, show bool) (bool, error) {
 	rec, _, err := daemon.Probe(ctx, paths)
 	if err != nil {
@@ -209,10 +212,9 @@ func showRunning(ctx context.Context, paths config.Paths, show bool) (bool, erro
 		return true, nil
 	}
 	if err := localclient.New(paths).OpenWindow(ctx); err != nil {
-		// A bare tether without a display or tether-desktop: it runs, in
-		// the tray.
-		fmt.Fprintf(os.Stderr, "tether: already running (pid %d) in the tray; its window could not be opened: %v\n", rec.PID, err)
-		return true, nil
+		// A bare tether without a display or tether-desktop: it runs, and
+		// AI apps reach it, but what was asked for (the window) failed.
+		return true, fmt.Errorf("already running (pid %d), but its window could not be opened: %w", rec.PID, err)
 	}
 	fmt.Fprintf(os.Stderr, "tether: already running (pid %d); its window is opened\n", rec.PID)
 	return true, nil

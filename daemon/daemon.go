@@ -74,6 +74,9 @@ type Config struct {
 	// asks the first this way, then exits); nil under `tether serve`,
 	// which has none.
 	Window localapi.Window
+	// NoWindow says why Window is nil, for the answer to a request to open
+	// it ("": `tether serve`).
+	NoWindow string
 	// Clients edits MCP clients' configs for the local API's clients
 	// routes (nil: clients.CurrentHost()); Connect writes ConnectOptions
 	// (zero: a stdio entry running Executable with "mcp", naming the
@@ -439,7 +442,7 @@ func localAPIConfig(cfg Config, port int) (localapi.Config, error) {
 	c := localapi.Config{
 		Clients: cfg.Clients, ConnectOptions: cfg.ConnectOptions,
 		Extension: cfg.Extension, ExtensionDir: p.UnpackedExtension(), ExtensionID: broker.DefaultExtensionID,
-		Port: port, Executable: cfg.Executable, BrowserEnv: cfg.BrowserEnv, Window: cfg.Window,
+		Port: port, Executable: cfg.Executable, BrowserEnv: cfg.BrowserEnv, Window: cfg.Window, NoWindow: cfg.NoWindow,
 		Version: cfg.Version, PingInterval: cfg.PingInterval, EventBuffer: cfg.EventBuffer,
 	}
 	if c.Extension == nil {

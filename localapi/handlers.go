@@ -491,7 +491,11 @@ func (s *Server) openTestBrowser(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) openWindow(w http.ResponseWriter, r *http.Request) {
 	if s.cfg.Window == nil {
-		writeError(w, http.StatusConflict, "this daemon runs without a window (tether serve); stop it and start `tether` for the window")
+		if s.cfg.NoWindow != "" {
+			writeError(w, http.StatusConflict, "this Tether has no window: "+s.cfg.NoWindow+"; stop it (`tether stop`) and start `tether` where the window can open")
+			return
+		}
+		writeError(w, http.StatusConflict, "this daemon runs without a window (tether serve); stop it (`tether stop`) and start `tether` for the window")
 		return
 	}
 	if err := s.cfg.Window.Open(); err != nil {

@@ -71,6 +71,9 @@ type Config struct {
 	// Window opens the window; nil under `tether serve` (POST
 	// /api/window/open answers 409, State.Window is false).
 	Window Window
+	// NoWindow says why Window is nil, in the 409's message (e.g. "no
+	// display ..."); "" means `tether serve`, which has none.
+	NoWindow string
 	// Tokens are the named MCP tokens (the tokens routes answer 409 when
 	// nil).
 	Tokens *mcptoken.Store
