@@ -207,6 +207,9 @@ type State struct {
 	// Window is true when the daemon can open a window (bare tether in a
 	// desktop session); false under `tether serve`.
 	Window bool `json:"window"`
+	// NoWindow says why Window is false in the app (e.g. "no display
+	// ..."); empty under `tether serve` and when Window is true.
+	NoWindow string `json:"noWindow,omitempty"`
 	// EventsDropped is how many events the daemon has dropped, over all
 	// subscribers, because they read too slowly.
 	EventsDropped int64 `json:"eventsDropped"`

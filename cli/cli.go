@@ -53,6 +53,7 @@ Usage:
                                                       list the AI's tool calls, newest first; export as JSON Lines
   tether approvals [allow|always|deny ID]             list the tool calls waiting for your answer; answer one
   tether pause | resume                               refuse every tool call until resumed (kill switch)
+  tether status                                       whether Tether runs, how, and what waits for you (exit 3: not running)
   tether stop                                         stop the running Tether, as the tray's Quit does
   tether version                                      print the version
 
@@ -84,7 +85,7 @@ func Main(argv []string) {
 	// Commands with flags print their usage from their flag set and return
 	// flag.ErrHelp, also exit 0 below.
 	switch cmd {
-	case "profiles", "approvals", "disconnect", "token", "pause", "resume", "stop", "version":
+	case "profiles", "approvals", "disconnect", "token", "pause", "resume", "status", "stop", "version":
 		if wantsHelp(args) {
 			fmt.Print(plainUsage(cmd))
 			return
@@ -110,6 +111,11 @@ func Main(argv []string) {
 		err = runTimeline(ctx, args)
 	case "approvals":
 		err = runApprovals(ctx, args)
+	case "status":
+		var down bool
+		if down, err = runStatus(ctx, args); down {
+			os.Exit(exitNotRunning)
+		}
 	case "stop":
 		err = runStop(ctx, args)
 	case "pause":

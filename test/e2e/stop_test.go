@@ -1,6 +1,9 @@
 package e2e
 
 import (
+	"errors"
+	"fmt"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -25,5 +28,39 @@ func TestStopCommand(t *testing.T) {
 	}
 	if out := tetherCLI(t, d, "stop"); !strings.Contains(out, "not running") {
 		t.Errorf("a second tether stop said:\n%s", out)
+	}
+}
+
+// `tether status` says whether Tether runs and how, and what waits for
+// the user, each with its command; with none running it says so and
+// exits 3, so that a script can tell "not running" from an error.
+func TestStatusCommand(t *testing.T) {
+	d := StartDaemon(t, Binary(t))
+	out := tetherCLI(t, d, "status")
+	for _, want := range []string{
+		fmt.Sprintf("is running: pid %d, port %d", d.Record.PID, d.Record.Port),
+		"`tether serve`", "Kill switch: off", "Browser profiles: 0 connected", "AI apps connected: none",
+	} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("tether status lacks %q:\n%s", want, out)
+		}
+	}
+	StartBrowser(t, d, BrowserOptions{Label: "Waiting", WaitFor: "new browser profile waiting for approval"})
+	tetherCLI(t, d, "pause")
+	out = tetherCLI(t, d, "status")
+	if !strings.Contains(out, "Kill switch: ON") || !strings.Contains(out, "`tether resume`") ||
+		!strings.Contains(out, "Waiting to pair: 1 browser(s)") || !strings.Contains(out, "tether profiles approve CODE") {
+		t.Fatalf("tether status, paused with a browser waiting to pair:\n%s", out)
+	}
+	tetherCLI(t, d, "stop")
+	if err := d.WaitExit(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(d.Bin, "status")
+	cmd.Env = d.Env()
+	got, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 3 || !strings.Contains(string(got), "Tether is not running") || !strings.Contains(string(got), "start it with `tether`") {
+		t.Fatalf("tether status with none running: %v\n%s", err, got)
 	}
 }
