@@ -37,6 +37,16 @@ func runProfiles(ctx context.Context, args []string) error {
 	if len(args) == 0 || args[0] == "list" {
 		return listProfiles(ctx, paths)
 	}
+	if len(args) == 1 {
+		what := "a name"
+		switch args[0] {
+		case "approve", "deny":
+			what = "the pairing code the browser's Tether popup shows (`tether profiles` lists the browsers waiting, with their codes)"
+		case "forget":
+			what = "the profile's slug, label or id prefix (`tether profiles` lists them)"
+		}
+		return fmt.Errorf("tether profiles %s needs %s\n\n%s", args[0], what, profilesUsage)
+	}
 	if len(args) != 2 {
 		return fmt.Errorf("expected an action and a name\n\n%s", profilesUsage)
 	}

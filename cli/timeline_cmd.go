@@ -114,7 +114,18 @@ func runTimeline(ctx context.Context, args []string) error {
 			dash(e.Tool), cut(e.Args, 60), took.Round(time.Millisecond), cut(outc, 80))
 	}
 	if len(rows) == 0 {
-		fmt.Fprintln(w, "(no tool calls recorded)")
+		var set []string
+		for _, kv := range [][2]string{{"client", f.Client}, {"profile", f.Profile}, {"outcome", f.Outcome}} {
+			if kv[1] != "" {
+				set = append(set, fmt.Sprintf("--%s %q", kv[0], kv[1]))
+			}
+		}
+		if len(set) == 0 {
+			fmt.Fprintln(w, "(no tool calls recorded)")
+		} else {
+			// A misspelt name matches nothing: say which filter, and how to see every call.
+			fmt.Fprintf(w, "(no tool calls recorded with %s; `tether timeline` without it lists every call, with the clients' and profiles' names)\n", strings.Join(set, " "))
+		}
 	}
 	return w.Flush()
 }

@@ -182,7 +182,7 @@ func run(ctx context.Context, cfg Config) error {
 	}
 	if !ok {
 		if rec, rerr := p.ReadDaemonRecord(); rerr == nil {
-			return fmt.Errorf("%w (pid %d, port %d, version %s); stop it first or use it", ErrAlreadyRunning, rec.PID, rec.Port, rec.Version)
+			return fmt.Errorf("%w (pid %d, port %d, version %s); stop it first (`tether stop`) or use it", ErrAlreadyRunning, rec.PID, rec.Port, rec.Version)
 		}
 		return fmt.Errorf("%w (lock %s is held)", ErrAlreadyRunning, p.Lock())
 	}

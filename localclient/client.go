@@ -95,6 +95,9 @@ func (c *Client) endpoint(ctx context.Context, reload bool) (string, string, err
 				}
 			}
 		}
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", "", notRunningError{err} // no record: the usual case, said plainly
+		}
 		return "", "", fmt.Errorf("%w: %v", ErrNotRunning, err)
 	}
 	token, err := c.paths.ReadControlToken()
@@ -104,6 +107,14 @@ func (c *Client) endpoint(ctx context.Context, reload bool) (string, string, err
 	c.base, c.token = rec.URL(), token
 	return c.base, c.token, nil
 }
+
+// notRunningError is ErrNotRunning for the plain cases (no daemon record,
+// nothing listening on its port): its text is ErrNotRunning's alone, and
+// errors.Is finds both ErrNotRunning and the cause.
+type notRunningError struct{ cause error }
+
+func (e notRunningError) Error() string   { return ErrNotRunning.Error() }
+func (e notRunningError) Unwrap() []error { return []error{ErrNotRunning, e.cause} }
 
 // send makes one request and returns the response (status < 300) or an
 // error. It retries once, with the record and token read again, when the
@@ -148,7 +159,7 @@ func (c *Client) send(ctx context.Context, hc *http.Client, method, path string,
 				continue // the daemon may have restarted on another port
 			}
 			if refused(err) {
-				return nil, fmt.Errorf("%w: %v", ErrNotRunning, err)
+				return nil, notRunningError{err}
 			}
 			// The program on the port failed the proof (ProvenDialer): its
 			// own error says what it is and what to do, without the URL.
