@@ -288,6 +288,9 @@ func (c *conn) call(ctx context.Context, method protocol.Method, params any, tim
 	}
 	id := strconv.FormatUint(c.nextID.Add(1), 10)
 	idem := protocol.IdempotentCallFrom(ctx)
+	// Recorded before the request is queued: from then on it may reach
+	// the extension, and a repeat of the call must not act without a record.
+	sentBefore := idem.Key != "" && idem.Sending != nil && method.Mutates() && idem.Sending(method)
 	frame, err := json.Marshal(protocol.Request{
 		Type:            protocol.TypeRequest,
 		ID:              id,
@@ -297,6 +300,7 @@ func (c *conn) call(ctx context.Context, method protocol.Method, params any, tim
 		IdempotencyKey:  idem.WireKey(),
 		Tool:            idem.Tool,
 		CallFingerprint: idem.Fingerprint,
+		SentBefore:      sentBefore,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("encode %s request: %w", method, err)
@@ -359,7 +363,12 @@ func (c *conn) call(ctx context.Context, method protocol.Method, params any, tim
 		}
 		return v, nil
 	case <-ctx.Done():
+		// The caller gave up (an HTTP client went away) after the request
+		// was sent: the extension may still act on it.
 		forget()
+		if method.Mutates() {
+			return nil, maybeActed(ctx.Err())
+		}
 		return nil, ctx.Err()
 	case <-timer.C:
 		forget()

@@ -21,6 +21,9 @@ const maxKeys = 10000
 type keyedCall struct {
 	key, tool, fingerprint string
 	at                     time.Time
+	// sent are the methods that act sent to the browser for the key
+	// (protocol.IdempotentCall.Sending), under keyStore.mu.
+	sent map[protocol.Method]bool
 }
 
 // keyStore remembers, for keyTTL, which call (tool and arguments'
@@ -40,10 +43,26 @@ func newKeyStore() *keyStore {
 	return &keyStore{now: time.Now, max: maxKeys, calls: map[string]*keyedCall{}}
 }
 
+// sending records that a request of method, which acts, goes to the
+// browser for c's key, and reports whether one went before.
+func (s *keyStore) sending(c *keyedCall, method protocol.Method) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c.sent[method] {
+		return true
+	}
+	if c.sent == nil {
+		c.sent = map[protocol.Method]bool{}
+	}
+	c.sent[method] = true
+	return false
+}
+
 // claim records key for (tool, fingerprint) if it is new (or forgotten),
 // and returns the earlier call when the key was used for another one
-// (nil when the call may go on: a new key, or a repeat of the same call).
-func (s *keyStore) claim(key, tool, fingerprint string) (earlier *keyedCall, repeat bool) {
+// (nil when the call may go on: a new key, or a repeat of the same call),
+// and the call the key now names (nil with earlier).
+func (s *keyStore) claim(key, tool, fingerprint string) (earlier *keyedCall, repeat bool, this *keyedCall) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
@@ -57,10 +76,10 @@ func (s *keyStore) claim(key, tool, fingerprint string) (earlier *keyedCall, rep
 	}
 	if c, ok := s.calls[key]; ok {
 		if c.tool == tool && c.fingerprint == fingerprint {
-			return nil, true
+			return nil, true, c
 		}
 		earlier := *c
-		return &earlier, false
+		return &earlier, false, nil
 	}
 	c := &keyedCall{key: key, tool: tool, fingerprint: fingerprint, at: now}
 	s.calls[key] = c
@@ -71,7 +90,7 @@ func (s *keyStore) claim(key, tool, fingerprint string) (earlier *keyedCall, rep
 		s.order = s.order[1:]
 		delete(s.calls, old.key)
 	}
-	return nil, false
+	return nil, false, c
 }
 
 // reusedKeyMessage is the tool error for a key used before for another call.
@@ -125,10 +144,11 @@ func (s *keyStore) claimCall(ctx context.Context, req mcpgo.CallToolRequest) (co
 			protocol.MetaIdempotencyKey, protocol.MaxIdempotencyKeyLen)
 	}
 	call := protocol.IdempotentCall{Key: key, Tool: req.Params.Name, Fingerprint: protocol.CallFingerprint(req.GetArguments()), Scope: keyScope(ctx)}
-	earlier, repeat := s.claim(call.WireKey(), call.Tool, call.Fingerprint)
+	earlier, repeat, this := s.claim(call.WireKey(), call.Tool, call.Fingerprint)
 	if earlier != nil {
 		return ctx, reusedKeyMessage(call.Tool, key, earlier, s.now().Sub(earlier.at))
 	}
 	call.Repeat = repeat
+	call.Sending = func(m protocol.Method) bool { return s.sending(this, m) }
 	return protocol.WithIdempotentCall(ctx, call), ""
 }

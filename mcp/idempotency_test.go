@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -91,9 +92,19 @@ func TestIdempotencyKeyBelongsToOneCall(t *testing.T) {
 	want := protocol.IdempotentCall{Key: "k-1", Tool: "browser_click", Fingerprint: protocol.CallFingerprint(map[string]any{"ref": "e1"}), Scope: "\x00test"}
 	for i, fc := range fb.calls {
 		want.Repeat = i == 1 // the second is the repeat
-		if fc.idem != want {
-			t.Fatalf("the click's browser call %d carried %+v, want %+v", i+1, fc.idem, want)
+		got := fc.idem
+		if got.Sending == nil {
+			t.Fatalf("the click's browser call %d has no Sending", i+1)
 		}
+		got.Sending = nil
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("the click's browser call %d carried %+v, want %+v", i+1, got, want)
+		}
+	}
+	// Both attempts share the key's record of what was sent: the second
+	// click learns that the first went to the browser.
+	if fb.calls[0].idem.Sending(protocol.MethodClick) || !fb.calls[1].idem.Sending(protocol.MethodClick) || fb.calls[1].idem.Sending(protocol.MethodNavigate) {
+		t.Fatal("Sending does not remember per key and method what was sent")
 	}
 	// A read-only call claims its key as well.
 	meta = &mcpgo.Meta{AdditionalFields: map[string]any{protocol.MetaIdempotencyKey: "k-2"}}
@@ -117,20 +128,20 @@ func TestKeyStoreBounds(t *testing.T) {
 	s := newKeyStore()
 	s.now = func() time.Time { return now }
 	s.max = 3
-	if e, repeat := s.claim("a", "browser_click", "f1"); e != nil || repeat {
+	if e, repeat, _ := s.claim("a", "browser_click", "f1"); e != nil || repeat {
 		t.Fatalf("a new key: refused %v, repeat %v", e, repeat)
 	}
-	if e, repeat := s.claim("a", "browser_click", "f1"); e != nil || !repeat {
+	if e, repeat, _ := s.claim("a", "browser_click", "f1"); e != nil || !repeat {
 		t.Fatalf("a repeat: refused %v, repeat %v", e, repeat)
 	}
-	if e, _ := s.claim("a", "browser_navigate", "f1"); e == nil || e.tool != "browser_click" {
+	if e, _, _ := s.claim("a", "browser_navigate", "f1"); e == nil || e.tool != "browser_click" {
 		t.Fatalf("another tool: %+v", e)
 	}
-	if e, _ := s.claim("a", "browser_click", "f2"); e == nil {
+	if e, _, _ := s.claim("a", "browser_click", "f2"); e == nil {
 		t.Fatal("other arguments accepted")
 	}
 	now = now.Add(keyTTL)
-	if e, repeat := s.claim("a", "browser_navigate", "f1"); e != nil || repeat {
+	if e, repeat, _ := s.claim("a", "browser_navigate", "f1"); e != nil || repeat {
 		t.Fatal("a key 10 minutes old is still remembered")
 	}
 	for _, k := range []string{"b", "c", "d"} {
@@ -139,10 +150,10 @@ func TestKeyStoreBounds(t *testing.T) {
 	if len(s.calls) != 3 || len(s.order) != 3 {
 		t.Fatalf("%d keys, %d in order; want 3", len(s.calls), len(s.order))
 	}
-	if e, _ := s.claim("a", "browser_click", "f1"); e != nil {
+	if e, _, _ := s.claim("a", "browser_click", "f1"); e != nil {
 		t.Fatal("the oldest key was not forgotten for room")
 	}
-	if e, _ := s.claim("d", "browser_snapshot", "f"); e == nil {
+	if e, _, _ := s.claim("d", "browser_snapshot", "f"); e == nil {
 		t.Fatal("the newest key was forgotten")
 	}
 }

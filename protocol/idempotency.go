@@ -48,6 +48,11 @@ type IdempotentCall struct {
 	// Repeat is true when the key came before with the same call: the
 	// agent (or `tether mcp`) sends again one whose answer it never got.
 	Repeat bool
+	// Sending, when set, is called as a request of a method that acts is
+	// sent to the browser for this call, and reports whether one of that
+	// method was sent for the key before (Request.SentBefore). The daemon's
+	// key store sets it; it remembers for as long as it remembers the key.
+	Sending func(method Method) (before bool)
 }
 
 // WireKey is the key the extension gets for the call

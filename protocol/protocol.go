@@ -355,6 +355,13 @@ type Request struct {
 	// characters, SHA-256 of their JSON with sorted keys); sent with
 	// IdempotencyKey. Only compared for equality.
 	CallFingerprint string `json:"callFingerprint,omitempty" jsonschema:"maxLength=64"`
+	// SentBefore is true on a request of a method that acts when the daemon
+	// sent a request of that method for this IdempotencyKey's call before
+	// (the agent repeats a call whose first attempt reached the browser).
+	// An extension that holds no step of that method for the key (its
+	// record was dropped for room: it keeps at most 500 keys) answers
+	// CodeDuplicate without acting, since the first attempt may have acted.
+	SentBefore bool `json:"sentBefore,omitempty"`
 }
 
 // Response answers one Request: exactly one of Result and Error is set.

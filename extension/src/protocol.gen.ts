@@ -1237,6 +1237,15 @@ export interface Request {
    * IdempotencyKey. Only compared for equality.
    */
   callFingerprint?: string;
+  /**
+   * SentBefore is true on a request of a method that acts when the daemon
+   * sent a request of that method for this IdempotencyKey's call before
+   * (the agent repeats a call whose first attempt reached the browser).
+   * An extension that holds no step of that method for the key (its
+   * record was dropped for room: it keeps at most 500 keys) answers
+   * CodeDuplicate without acting, since the first attempt may have acted.
+   */
+  sentBefore?: boolean;
 }
 /**
  * Response answers one Request: exactly one of Result and Error is set.

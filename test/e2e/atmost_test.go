@@ -250,6 +250,43 @@ func TestRepeatedIdempotencyKeyDoesNotActAgain(t *testing.T) {
 	}
 }
 
+// TestRepeatAfterTheExtensionDroppedTheKeyDoesNotActAgain: the extension
+// keeps the last 500 keys; after 505 other keyed calls (reads take room
+// too) a repeat of a click, within the 10 minutes a key lasts, must still
+// not click again: the daemon tells the extension that it sent that step
+// before (Request.SentBefore), and the extension answers that the outcome
+// is unknown without acting. (A break-it pass clicked twice this way.)
+func TestRepeatAfterTheExtensionDroppedTheKeyDoesNotActAgain(t *testing.T) {
+	RequireChromium(t)
+	d := StartDaemon(t, Binary(t), "--auto-approve-profiles")
+	page := newCounter(t)
+	StartBrowser(t, d)
+	ctx := Context(t, 4*time.Minute)
+	c := httpClient(t, ctx, d, d.Token)
+	snap := mustCall(t, ctx, c, "browser_navigate", map[string]any{"url": page.URL})
+	button := ref(t, snap, "button", "Count")
+	meta := &mcp.Meta{AdditionalFields: map[string]any{protocol.MetaIdempotencyKey: "e2e-evicted-click"}}
+	if first, isErr, err := mcpclient.Call(ctx, c, "browser_click", map[string]any{"ref": button}, meta); err != nil || isErr || page.count() != 1 {
+		t.Fatalf("first click: %d runs, %v %s", page.count(), err, first)
+	}
+	for i := range 505 {
+		filler := &mcp.Meta{AdditionalFields: map[string]any{protocol.MetaIdempotencyKey: fmt.Sprintf("e2e-filler-%d", i)}}
+		if out, isErr, err := mcpclient.Call(ctx, c, "browser_find", map[string]any{"text": "Clicks"}, filler); err != nil || isErr {
+			t.Fatalf("filler find %d: %v %s", i, err, out)
+		}
+	}
+	again, isErr, err := mcpclient.Call(ctx, c, "browser_click", map[string]any{"ref": button}, meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if page.count() != 1 {
+		t.Fatalf("the repeat clicked again (%d runs); it answered:\n%s", page.count(), again)
+	}
+	if !isErr || !strings.Contains(again, "not run again") || !strings.Contains(again, "browser_snapshot") {
+		t.Fatalf("the repeat answered (error %v):\n%s\nwant: not run again, with a snapshot to see", isErr, again)
+	}
+}
+
 // TestSameIdempotencyKeyFromTwoApps: two HTTP apps each count with their
 // own keys and both send key "1" for a click on the same button of a
 // counter page, each in a tab of its own. Keys are an app's own: both

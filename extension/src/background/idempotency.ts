@@ -151,6 +151,17 @@ function repeatAnswer(req: Request, rec: IdemRecord, step: IdemStep, params: str
   };
 }
 
+/** The answer to a repeated step whose record was dropped for room (Request.sentBefore): never run again. */
+function droppedRepeat(req: Request): Outcome {
+  return {
+    ok: false,
+    error: {
+      code: 'duplicate',
+      message: `This ${req.method} call (idempotency key ${JSON.stringify(agentKey(req.idempotencyKey))}) repeats one that Tether sent to the browser earlier, and the browser no longer holds its record (it keeps the last ${MAX_ENTRIES} keys), so whether it acted is unknown; it was not run again. ${SNAPSHOT_HINT}`,
+    },
+  };
+}
+
 /** A record from storage, or undefined when it is missing, expired or of an older layout. */
 function current(v: unknown, now: number): IdemRecord | undefined {
   const rec = v as IdemRecord | undefined;
@@ -243,7 +254,8 @@ export function legacyName(key: string): string | undefined {
  * of the same call runs; the first request of a method that acts is
  * recorded as a step, then run, then its answer is kept; a repeat of the
  * step within IDEM_TTL_MS gets the kept answer or a "duplicate" error and
- * run is not called. Never throws for store failures of the final write
+ * run is not called; so does a step the daemon says it sent before
+ * (Request.sentBefore) when its record was dropped for room. Never throws for store failures of the final write
  * (the answer still goes back).
  */
 export async function runOnce(req: Request, run: () => Promise<Outcome>): Promise<Outcome> {
@@ -275,6 +287,9 @@ export async function runOnce(req: Request, run: () => Promise<Outcome>): Promis
     if (acts) {
       const step = rec.steps[req.method];
       if (step) return repeatAnswer(req, rec, step, params);
+      // The daemon sent this step for the key before, and its record is
+      // gone (dropped for room): the first attempt may have acted.
+      if (req.sentBefore === true) return droppedRepeat(req);
       rec.steps[req.method] = { params };
     } else if (!fresh) {
       return undefined; // a read of a call already recorded
