@@ -174,6 +174,24 @@ describe('runOnce', () => {
     expect(JSON.stringify(items).length).toBeLessThan(1_000_000);
   });
 
+  it('never acts again on a repeat whose record was dropped for room, when the daemon says it sent the step before', async () => {
+    const { runOnce, MAX_ENTRIES } = await load();
+    const run = vi.fn(async () => clicked);
+    await runOnce(click('k0'), run);
+    // Other calls' keys push k0's record out (reads take room too).
+    const find = vi.fn(async (): Promise<Outcome> => ({ ok: true, value: {} }));
+    for (let i = 1; i <= MAX_ENTRIES + 5; i++) await runOnce(req('find', { text: 'x' }, `f${i}`, 'browser_find'), find);
+    expect(run).toHaveBeenCalledTimes(1);
+    // The daemon's repeat of k0's click says it went to the browser before.
+    const again = await runOnce({ ...click('k0'), sentBefore: true }, run);
+    expect(run).toHaveBeenCalledTimes(1);
+    expect(again.ok ? '' : again.error.code).toBe('duplicate');
+    expect(again.ok ? '' : again.error.message).toMatch(/no longer holds its record.*not run again.*browser_snapshot/);
+    // A first attempt (the daemon sent none before) runs as always.
+    await runOnce({ ...click('k-new'), sentBefore: false }, run);
+    expect(run).toHaveBeenCalledTimes(2);
+  });
+
   it('refuses the key of a click for every other call, read-only ones too, without running', async () => {
     const { runOnce } = await load();
     const run = vi.fn(async () => clicked);
