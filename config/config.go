@@ -229,6 +229,10 @@ func (p Paths) ReadPairingKey() ([]byte, error) {
 // O_EXCL so that two processes agree on one) when it does not exist. what
 // names the secret in errors.
 func (p Paths) loadOrCreateSecret(path, what string) (string, error) {
+	return p.loadOrCreateSecretTry(path, what, true)
+}
+
+func (p Paths) loadOrCreateSecretTry(path, what string, again bool) (string, error) {
 	b, err := os.ReadFile(path)
 	if err == nil {
 		tok := strings.TrimSpace(string(b))
@@ -249,8 +253,17 @@ func (p Paths) loadOrCreateSecret(path, what string) (string, error) {
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if errors.Is(err, os.ErrExist) {
-		// Another process created it between our read and create: use theirs.
-		return p.loadOrCreateSecret(path, what)
+		if fi, lerr := os.Lstat(path); lerr == nil && fi.Mode()&os.ModeSymlink != 0 {
+			// It reads as missing and cannot be created: a symbolic link
+			// to a file that is not there.
+			target, _ := os.Readlink(path)
+			return "", fmt.Errorf("%s file %s is a symbolic link to %s, which does not exist; remove the link (Tether then makes a new %s) or restore what it points to", what, path, target, what)
+		}
+		if again {
+			// Another process created it between our read and create: use theirs.
+			return p.loadOrCreateSecretTry(path, what, false)
+		}
+		return "", fmt.Errorf("create %s: %s exists but cannot be read: %w", what, path, err)
 	}
 	if err != nil {
 		return "", fmt.Errorf("create %s: %w", what, err)

@@ -117,3 +117,27 @@ func unwrapAll(err error) error {
 		err = u.Unwrap()
 	}
 }
+
+// A secret file that is a symbolic link to a missing file reads as missing
+// and cannot be created (O_EXCL): each secret says so and what to do, and
+// the link is left as it is. (Before, the daemon recursed until its stack
+// overflowed.)
+func TestDanglingSymlinkSecretSaysWhatToDo(t *testing.T) {
+	p := Paths{Dir: t.TempDir()}
+	for _, c := range []struct {
+		path string
+		load func() (string, error)
+	}{{p.Token(), p.LoadOrCreateToken}, {p.ControlToken(), p.LoadOrCreateControlToken}, {p.PairingKey(), p.LoadOrCreatePairingKey}} {
+		missing := filepath.Join(p.Dir, "gone", filepath.Base(c.path))
+		if err := os.Symlink(missing, c.path); err != nil {
+			t.Fatal(err)
+		}
+		_, err := c.load()
+		if err == nil || !strings.Contains(err.Error(), "symbolic link to "+missing) || !strings.Contains(err.Error(), "remove the link") {
+			t.Fatalf("%s: got %v, want an error naming the missing target and what to do", c.path, err)
+		}
+		if got, _ := os.Readlink(c.path); got != missing {
+			t.Fatalf("%s: the link was changed to %q", c.path, got)
+		}
+	}
+}
