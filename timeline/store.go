@@ -254,14 +254,14 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open timeline %s: %w", path, err)
 	}
 	f.Close()
-	dsn := "file:" + path + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
+	dsn := "file:" + uriPath(path) + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open timeline %s: %w", path, err)
 	}
 	if _, err := db.Exec(schema); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("timeline %s is not a Tether timeline (delete it to start a new one): %w", path, err)
+		return nil, fmt.Errorf("timeline %s is not a Tether timeline, or is damaged: rename it (Tether then starts a new one) and keep it, since sqlite3's .recover may get its rows back: %w", path, err)
 	}
 	if err := migrate(db); err != nil {
 		db.Close()
@@ -578,4 +578,12 @@ func (s *Store) Facets(ctx context.Context) (Facets, error) {
 		}
 	}
 	return f, nil
+}
+
+// uriPath escapes path for a SQLite URI filename (https://sqlite.org/uri.html):
+// SQLite percent-decodes the path and ends it at the first '?' or '#', so a
+// config dir with "#", "?" or "%" in its name (a user name on Windows, a
+// folder a user named) would otherwise open another file.
+func uriPath(path string) string {
+	return strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
 }

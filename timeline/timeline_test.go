@@ -381,3 +381,36 @@ func TestSummarizeEscapesControlAndBidiCharacters(t *testing.T) {
 		t.Errorf("summary %q", s)
 	}
 }
+
+// A config dir whose name holds "#", "?" or "%" keeps its timeline inside
+// it: the path is escaped for SQLite's URI filename, which would otherwise
+// end it at "#" or "?" (and open or create another file) or decode "%41".
+func TestTimelineInAFolderNamedWithURIChars(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	for _, name := range []string{"app#tether", "q?x", "pct%41x", "a b&c=d"} {
+		dir := filepath.Join(root, name)
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, "timeline.db")
+		s := open(t, path, Options{})
+		if _, err := s.Record(ctx, Entry{Tool: "browser_click", Outcome: OK}); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		s.Close()
+		again := open(t, path, Options{})
+		if rows, err := again.Query(ctx, Filter{}); err != nil || len(rows) != 1 {
+			t.Fatalf("%s: reopened, %d rows, %v; want the one recorded", name, len(rows), err)
+		}
+	}
+	// Nothing was written outside those folders ("app", "q", "pctAx").
+	got, _ := os.ReadDir(root)
+	if len(got) != 4 {
+		var names []string
+		for _, e := range got {
+			names = append(names, e.Name())
+		}
+		t.Fatalf("files next to the config dirs: %v", names)
+	}
+}
