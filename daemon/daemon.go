@@ -50,6 +50,10 @@ const (
 // request for this long (net/http.Server.IdleTimeout).
 const IdleTimeout = 2 * time.Minute
 
+// MaxHeaderBytes bounds one HTTP request's header block, 64 KiB
+// (net/http.Server.MaxHeaderBytes; past it the daemon answers 431).
+const MaxHeaderBytes = 64 << 10
+
 // ErrAlreadyRunning is returned when another daemon holds the lock.
 var ErrAlreadyRunning = errors.New("a Tether daemon is already running")
 
@@ -381,6 +385,11 @@ func run(ctx context.Context, cfg Config) error {
 	srv := &http.Server{
 		Handler:           apiOrLoopbackOnly(api, hostGate(log, settings.RemoteHosts(), mux)),
 		ReadHeaderTimeout: 10 * time.Second,
+		// Request headers are small here (a token, MCP's headers, a
+		// browser's cookies for 127.0.0.1 on the extension's upgrade);
+		// net/http's default of 1 MB let a local process hold about 1 MB
+		// of memory per connection it opened, without a token.
+		MaxHeaderBytes: MaxHeaderBytes,
 		// A kept-alive connection waiting for its next request is closed
 		// after this long, so idle sockets (a local process opening many)
 		// do not pile up; streams in progress (SSE, MCP) are not idle.

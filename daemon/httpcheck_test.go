@@ -218,3 +218,30 @@ func TestRevokingATokenEndsItsStreams(t *testing.T) {
 	case <-time.After(100 * time.Millisecond):
 	}
 }
+
+// A request whose header block passes MaxHeaderBytes is answered 431
+// before any route, so a local process cannot make the daemon hold
+// megabytes per connection (net/http's default allows 1 MB); a request
+// with ordinary headers still gets through.
+func TestOversizedHeadersAreRefused(t *testing.T) {
+	_, addr := startDaemon(t, true)
+	get := func(pad int) int {
+		req, err := http.NewRequest("GET", "http://"+addr+"/health", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("X-Pad", strings.Repeat("a", pad))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := get(8 << 10); code != http.StatusOK {
+		t.Fatalf("an 8 KiB header: %d, want 200", code)
+	}
+	if code := get(MaxHeaderBytes + 8<<10); code != http.StatusRequestHeaderFieldsTooLarge {
+		t.Fatalf("a header past MaxHeaderBytes: %d, want 431", code)
+	}
+}
