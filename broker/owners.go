@@ -144,6 +144,11 @@ func (b *Broker) mayUseLocked(rec *record, c Caller, info protocol.TabInfo, muta
 // cannot be let through unchecked. Every answer of the extension comes
 // after the tabs it reports, so a number a session was told is known.
 func (b *Broker) resolveTabLocked(rec *record, c Caller, n int, mutates, opens bool) (tab int, open bool, err error) {
+	if n < 0 {
+		// Not "no tab" (0): a number no tab has, never the current tab.
+		return 0, false, fmt.Errorf("%w %d in profile %q: tab numbers start at 1 (its shared tabs: %s). Call browser_tabs to list them, or leave tab out for the current one",
+			ErrUnknownTab, n, rec.stored.Slug, tabNumbers(rec.tabs))
+	}
 	if c.Session == "" {
 		if n == 0 {
 			n = rec.currentTab()

@@ -105,6 +105,14 @@ func TestSessionsNeverCross(t *testing.T) {
 		mustOK(t, done)
 	}
 
+	// A negative tab number is no tab: refused, never the current tab.
+	for _, c := range []Caller{claude, {}} {
+		err := b.Call(WithCaller(context.Background(), c), "", protocol.MethodClick, &protocol.ClickParams{TabParams: protocol.TabParams{Tab: -1}}, nil, time.Second)
+		if !errors.Is(err, ErrUnknownTab) || !strings.Contains(err.Error(), "start at 1") {
+			t.Fatalf("a click on tab -1 (session %q): %v", c.Session, err)
+		}
+	}
+
 	// Naming another app's tab is refused, reads too, with the owner.
 	for _, m := range []protocol.Method{protocol.MethodClick, protocol.MethodSnapshot} {
 		err := b.Call(WithCaller(context.Background(), cursor), "", m, &protocol.ClickParams{TabParams: protocol.TabParams{Tab: 5}}, nil, time.Second)
