@@ -275,6 +275,22 @@ func TestCorruptStoreIsNotReplaced(t *testing.T) {
 	}
 }
 
+// A registry written by a newer Tether (a higher format) is refused, and
+// left as it is: saving it would drop the fields this one does not know.
+func TestNewerStoreIsNotDowngraded(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "profiles.json")
+	newer := `{"version": 2, "profiles": [{"id": "p1", "label": "Work", "slug": "work", "secretHash": "00", "color": "teal"}]}`
+	if err := os.WriteFile(store, []byte(newer), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(Config{StorePath: store}); err == nil || !strings.Contains(err.Error(), "newer Tether") || !strings.Contains(err.Error(), "move the file aside") {
+		t.Fatalf("got %v, want a refusal naming the newer format and what to do", err)
+	}
+	if b, _ := os.ReadFile(store); string(b) != newer {
+		t.Fatalf("the newer registry was rewritten:\n%s", b)
+	}
+}
+
 func TestPruneAndForget(t *testing.T) {
 	store := filepath.Join(t.TempDir(), "profiles.json")
 	now := time.Now()

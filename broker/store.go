@@ -26,13 +26,18 @@ type storedProfile struct {
 }
 
 type storeFile struct {
-	// Version of this file's format.
+	// Version of this file's format (storeVersion).
 	Version  int             `json:"version"`
 	Profiles []storedProfile `json:"profiles"`
 }
 
-// loadStore reads path; a missing file is an empty registry. A corrupt file
-// is an error naming the file: it is never silently replaced.
+// storeVersion is the profiles.json format this Tether reads and writes.
+const storeVersion = 1
+
+// loadStore reads path; a missing file is an empty registry. A corrupt file,
+// or one of a newer format (written by a newer Tether: saving it would drop
+// what this one does not know), is an error naming the file: it is never
+// silently replaced.
 func loadStore(path string) ([]storedProfile, error) {
 	if path == "" {
 		return nil, nil
@@ -48,6 +53,9 @@ func loadStore(path string) ([]storedProfile, error) {
 	if err := json.Unmarshal(b, &f); err != nil {
 		return nil, fmt.Errorf("profile registry %s is corrupt (%v); move it aside to start with no paired profiles", path, err)
 	}
+	if f.Version > storeVersion {
+		return nil, fmt.Errorf("profile registry %s has format %d, written by a newer Tether; this one reads format %d: run the newer Tether, or move the file aside to start with no paired profiles", path, f.Version, storeVersion)
+	}
 	return f.Profiles, nil
 }
 
@@ -55,7 +63,7 @@ func saveStore(path string, profiles []storedProfile) error {
 	if path == "" {
 		return nil
 	}
-	b, err := json.MarshalIndent(storeFile{Version: 1, Profiles: profiles}, "", "  ")
+	b, err := json.MarshalIndent(storeFile{Version: storeVersion, Profiles: profiles}, "", "  ")
 	if err != nil {
 		return err
 	}
