@@ -393,8 +393,18 @@ func (p Paths) QuitByUser() bool {
 
 // WriteFileAtomic writes data to a temporary file in path's folder, fsyncs it
 // and renames it over path, so readers see the old or the new file, never a
-// torn one.
+// torn one. When path is a symbolic link (a config kept in a dotfiles
+// repository), the file it points to is replaced and the link stays; a link
+// to a missing file is an error, never replaced by a file.
 func WriteFileAtomic(path string, data []byte, mode os.FileMode) error {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		real, err := filepath.EvalSymlinks(path)
+		if err != nil {
+			target, _ := os.Readlink(path)
+			return fmt.Errorf("write %s: it is a symbolic link to %s, which cannot be reached (%w); restore its target or remove the link", path, target, err)
+		}
+		path = real
+	}
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {

@@ -141,3 +141,40 @@ func TestDanglingSymlinkSecretSaysWhatToDo(t *testing.T) {
 		}
 	}
 }
+
+// WriteFileAtomic on a symbolic link replaces the file it points to and
+// keeps the link (a policy.json kept in a dotfiles repository); a link to
+// a missing file is an error and stays a link.
+func TestWriteFileAtomicKeepsSymlinks(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "dotfiles", "policy.json")
+	if err := os.MkdirAll(filepath.Dir(target), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(target, []byte("old\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "policy.json")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFileAtomic(link, []byte("new\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the link was replaced: %v %v", fi.Mode(), err)
+	}
+	if b, _ := os.ReadFile(target); string(b) != "new\n" {
+		t.Fatalf("the target holds %q, want the new content", b)
+	}
+	dangling := filepath.Join(dir, "settings.json")
+	if err := os.Symlink(filepath.Join(dir, "gone", "settings.json"), dangling); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFileAtomic(dangling, []byte("x"), 0o600); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Fatalf("writing through a dangling link: %v, want an error", err)
+	}
+	if fi, err := os.Lstat(dangling); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatal("the dangling link was replaced")
+	}
+}
