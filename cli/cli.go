@@ -201,7 +201,12 @@ func openConfig(kind logKind) (paths config.Paths, log *slog.Logger, start func(
 		var w io.WriteCloser
 		start = func() {
 			once.Do(func() {
-				w = logs.DaemonFile(paths.LogFile())
+				var err error
+				if w, err = logs.DaemonFile(paths.LogFile()); err != nil {
+					fmt.Fprintln(os.Stderr, "tether: log file:", err)
+					_ = deferred.Start(io.Discard) // stderr has every line
+					return
+				}
 				if err := deferred.Start(w); err != nil {
 					fmt.Fprintln(os.Stderr, "tether: write log file:", err)
 				}

@@ -42,10 +42,14 @@ const (
 // larger than that (versions before 0.2 never rotated it) is first cut to
 // its last DaemonFileMB/2 MiB, so the cap holds from the first start.
 // lumberjack assumes one writer: call it only in the process that holds the
-// daemon lock.
-func DaemonFile(path string) io.WriteCloser {
+// daemon lock. A path that is there but is not a file (a folder) is an
+// error: lumberjack would move it aside as if it were an old log.
+func DaemonFile(path string) (io.WriteCloser, error) {
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a file (%s): move it elsewhere, Tether keeps its log there; until then it logs to stderr only", path, fi.Mode().Type())
+	}
 	trimTo(path, DaemonFileMB<<20, DaemonFileMB<<19)
-	return &lumberjack.Logger{Filename: path, MaxSize: DaemonFileMB, MaxBackups: DaemonBackups}
+	return &lumberjack.Logger{Filename: path, MaxSize: DaemonFileMB, MaxBackups: DaemonBackups}, nil
 }
 
 // trimTo replaces the file at path, when it is larger than max bytes, by

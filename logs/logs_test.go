@@ -230,7 +230,10 @@ func TestOversizedOldLogIsCutToItsTail(t *testing.T) {
 	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	w := DaemonFile(path)
+	w, err := DaemonFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
 	w.Write([]byte("new line\n"))
 	w.Close()
 	got, err := os.ReadFile(path)
@@ -247,7 +250,10 @@ func TestDaemonFileRotatesWithinItsCap(t *testing.T) {
 		t.Skip("writes 8 MB")
 	}
 	dir := t.TempDir()
-	w := DaemonFile(filepath.Join(dir, "tether.log"))
+	w, err := DaemonFile(filepath.Join(dir, "tether.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	log := slog.New(slog.NewTextHandler(w, nil))
 	pad := strings.Repeat("p", 200)
 	for i := 0; i < 40000; i++ { // about 10 MB of distinct lines
@@ -282,5 +288,21 @@ func TestCutValuesKeepsEveryLine(t *testing.T) {
 	}
 	if n := strings.Count(out.String(), "\n"); n != 50 || out.Len() > 50*400 {
 		t.Fatalf("%d lines, %d bytes", n, out.Len())
+	}
+}
+
+// A folder where tether.log should be is left where it is, with an error
+// saying what to do (lumberjack moved it aside as an old log, and made the
+// new log with the folder's mode, 0755).
+func TestDaemonFileRefusesAFolder(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tether.log")
+	if err := os.Mkdir(path, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := DaemonFile(path); err == nil || !strings.Contains(err.Error(), "not a file") || !strings.Contains(err.Error(), "move it") {
+		t.Fatalf("got %v, want an error saying to move the folder", err)
+	}
+	if fi, err := os.Stat(path); err != nil || !fi.IsDir() {
+		t.Fatal("the folder was moved")
 	}
 }
