@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -242,7 +243,7 @@ func (p Paths) loadOrCreateSecretTry(path, what string, again bool) (string, err
 		return tok, nil
 	}
 	if !errors.Is(err, os.ErrNotExist) {
-		return "", fmt.Errorf("read %s: %w", what, err)
+		return "", fmt.Errorf("read %s: %w%s", what, err, PermissionHint(err))
 	}
 	if err := p.Ensure(); err != nil {
 		return "", err
@@ -276,6 +277,16 @@ func (p Paths) loadOrCreateSecretTry(path, what string, again bool) (string, err
 		return "", fmt.Errorf("write %s: %w", what, err)
 	}
 	return tok, nil
+}
+
+// PermissionHint is what to do about err when it is a permission error
+// (", and ..." to append to its message), else "": the config dir and its
+// files belong to the user who runs Tether, with modes 0700 and 0600.
+func PermissionHint(err error) string {
+	if !errors.Is(err, fs.ErrPermission) {
+		return ""
+	}
+	return "; the config dir and its files must belong to the user running Tether (mode 0700 for the dir, 0600 for files): fix the owner (chown) or the mode (chmod), or run Tether as that user"
 }
 
 // newToken returns tokenBytes random bytes, hex encoded.

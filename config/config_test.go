@@ -1,6 +1,7 @@
 package config
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -176,5 +177,15 @@ func TestWriteFileAtomicKeepsSymlinks(t *testing.T) {
 	}
 	if fi, err := os.Lstat(dangling); err != nil || fi.Mode()&os.ModeSymlink == 0 {
 		t.Fatal("the dangling link was replaced")
+	}
+}
+
+// A permission error says what to fix; other errors get no hint.
+func TestPermissionHint(t *testing.T) {
+	if h := PermissionHint(&fs.PathError{Op: "open", Path: "token", Err: fs.ErrPermission}); !strings.Contains(h, "chown") || !strings.Contains(h, "chmod") {
+		t.Fatalf("hint %q", h)
+	}
+	if h := PermissionHint(fs.ErrNotExist); h != "" {
+		t.Fatalf("hint for a missing file: %q", h)
 	}
 }

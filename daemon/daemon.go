@@ -182,7 +182,7 @@ func run(ctx context.Context, cfg Config) error {
 	lock := flock.New(p.Lock())
 	ok, err := lock.TryLock()
 	if err != nil {
-		return fmt.Errorf("take lock %s: %w", p.Lock(), err)
+		return fmt.Errorf("take lock %s: %w%s", p.Lock(), err, config.PermissionHint(err))
 	}
 	if !ok {
 		if rec, rerr := p.ReadDaemonRecord(); rerr == nil {
