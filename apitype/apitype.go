@@ -411,8 +411,10 @@ type TimelineEntry struct {
 	// RTTMs is the round-trip time of the profile's link to Tether as the
 	// call ended, in milliseconds (0: unknown).
 	RTTMs float64 `json:"rttMs"`
-	// Outcome is "ok", "error", "refused", "denied" or "paused"; "" for a
-	// call still running; "ignored" for a dialog answered after its call
+	// Outcome is "ok", "error", "refused", "denied" or "paused";
+	// "interrupted" for a call that acts during which Tether stopped (it
+	// may have acted; Error says so); "" for a call still running;
+	// "ignored" for a dialog answered after its call
 	// was decided; "unrecorded" for a gap: Args says how many calls ended
 	// while the timeline's queue was full and were not stored (no Tool).
 	Outcome string `json:"outcome"`

@@ -27,7 +27,8 @@ const timelineUsage = `Usage:
   tether timeline export [--out FILE] [--client C] [--profile P] [--outcome O] [--limit N]
                                    every kept call as JSON Lines, oldest first (stdout by default)
 
-Outcomes: ok, error, refused (a deny rule), denied (not approved), paused.
+Outcomes: ok, error, refused (a deny rule), denied (not approved), paused,
+interrupted (Tether stopped while the call acted: it may have acted).
 `
 
 func runTimeline(ctx context.Context, args []string) error {
@@ -41,7 +42,7 @@ func runTimeline(ctx context.Context, args []string) error {
 	var f apitype.TimelineFilter
 	fs.StringVar(&f.Client, "client", "", "only this MCP client (its clientInfo name)")
 	fs.StringVar(&f.Profile, "profile", "", "only this browser profile (slug)")
-	fs.StringVar(&f.Outcome, "outcome", "", "only this outcome: ok, error, refused, denied, paused, ignored or unrecorded")
+	fs.StringVar(&f.Outcome, "outcome", "", "only this outcome: ok, error, refused, denied, paused, interrupted, ignored or unrecorded")
 	fs.IntVar(&f.Limit, "limit", 0, "at most N calls (list: 50 by default; export: all)")
 	out := ""
 	if export {
@@ -54,7 +55,7 @@ func runTimeline(ctx context.Context, args []string) error {
 		return fmt.Errorf("unexpected %q\n\n%s", fs.Arg(0), timelineUsage)
 	}
 	switch timeline.Outcome(f.Outcome) {
-	case "", timeline.OK, timeline.Error, timeline.Refused, timeline.Denied, timeline.Paused, timeline.Ignored, timeline.Unrecorded:
+	case "", timeline.OK, timeline.Error, timeline.Refused, timeline.Denied, timeline.Paused, timeline.Interrupted, timeline.Ignored, timeline.Unrecorded:
 	default:
 		return fmt.Errorf("unknown outcome %q\n\n%s", f.Outcome, timelineUsage)
 	}

@@ -202,7 +202,7 @@ func TestRoutes(t *testing.T) {
 	}
 	var facets apitype.TimelineFacets
 	get(apitype.PathTimelineFacets, &facets)
-	if len(facets.Clients) != 1 || facets.Clients[0] != "claude-ai" || len(facets.Outcomes) != 7 {
+	if len(facets.Clients) != 1 || facets.Clients[0] != "claude-ai" || len(facets.Outcomes) != 8 {
 		t.Fatalf("facets %+v", facets)
 	}
 	code, body := f.do(t, "GET", apitype.PathTimelineExport, "", nil)

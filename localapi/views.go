@@ -162,7 +162,7 @@ func callEvent(ev timeline.Event) (apitype.CallEvent, bool) {
 
 // outcomes are the timeline's outcomes, as TimelineFacets offers them.
 var outcomes = []string{string(timeline.OK), string(timeline.Error), string(timeline.Refused),
-	string(timeline.Denied), string(timeline.Paused), string(timeline.Ignored), string(timeline.Unrecorded)}
+	string(timeline.Denied), string(timeline.Paused), string(timeline.Interrupted), string(timeline.Ignored), string(timeline.Unrecorded)}
 
 func clientView(st clients.Status) apitype.Client {
 	v := apitype.Client{ID: st.Client.ID, Name: st.Client.Name, Installed: st.Installed,

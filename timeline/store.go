@@ -60,7 +60,26 @@ const (
 	// native approval dialog answered after the window's queue or the
 	// timeout); Entry.Decision says so. It changed nothing.
 	Ignored Outcome = "ignored"
+	// Interrupted: a call that acts (its class is not read) was running,
+	// or waiting for the user's answer, when the daemon stopped without
+	// ending it (it crashed or was killed); whether it acted is unknown.
+	// Its row is stored as it starts and given this outcome when the
+	// timeline is next opened.
+	Interrupted Outcome = "interrupted"
+	// running is the stored outcome of a call that acts while it runs:
+	// never shown (queries leave it out), it becomes Interrupted if the
+	// call never ends, and is replaced by the call's row when it does.
+	running Outcome = "running"
 )
+
+// interruptedError is the Error of an Interrupted row (short: the CLI's
+// outcome column shows 80 characters). Tether stopped: it crashed, was
+// killed, or its drain before a stop ended before the call did.
+const interruptedError = "Tether stopped mid-call; it may have acted: check the page"
+
+// readClass is the policy class of calls that change nothing; only the
+// others get a row as they start (Interrupted).
+const readClass = "read"
 
 // Entry is one tool call on the timeline.
 type Entry struct {
@@ -102,6 +121,10 @@ type Entry struct {
 	Outcome Outcome `json:"outcome"`
 	// Error is the tool's error text, shortened, for Error outcomes.
 	Error string `json:"error,omitempty"`
+
+	// replaces is the ID of the row stored as this call started (its
+	// outcome running), which the writer deletes as it stores this one.
+	replaces int64
 }
 
 // Options configure a Store.
@@ -150,6 +173,13 @@ type Store struct {
 	// lastQueued is the last row's ID given by this store (lastID may
 	// skip ahead, see resyncID): Flush waits for it.
 	lastQueued int64
+	// orphans are the started rows (Started) of calls whose rows were
+	// dropped: deleted with the next gap row (appendGap), once the
+	// writer has caught up, so after they were stored.
+	orphans []int64
+	// gapOrphans are the orphans the writer deletes in its next commit
+	// (writer only).
+	gapOrphans []int64
 	done       chan struct{}
 	// flushNow ends the writer's wait for more rows (Options.Linger): a
 	// Flush is waiting.
@@ -171,6 +201,8 @@ type Store struct {
 type runningCall struct {
 	entry Entry
 	held  bool // waiting for the user's answer
+	// row is the ID of the row stored as it started (0: none, a read).
+	row int64
 }
 
 const schema = `
@@ -267,6 +299,15 @@ func Open(path string, opts Options) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("update timeline %s to this version's format: %w", path, err)
 	}
+	// Calls that acts stored as they started and never ended: the daemon
+	// that ran them stopped without recording them (one daemon per config
+	// dir, and it opens the timeline as it starts).
+	if n, err := markInterrupted(db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("timeline %s: mark the calls a stopped daemon left running: %w", path, err)
+	} else if n > 0 {
+		opts.Logger.Warn("timeline: calls the last daemon left running are marked interrupted", "calls", n)
+	}
 	// The writer and the queries each keep their connection open.
 	db.SetMaxIdleConns(4)
 	s := &Store{db: db, path: path, opts: opts, log: opts.Logger, running: map[string]*runningCall{},
@@ -314,12 +355,24 @@ func (s *Store) Close() error {
 // dropped and the next one delivered says how many were.
 func (s *Store) Subscribe(n int) *Subscription { return s.bus.subscribe(n) }
 
-// Started announces a call that runs now (not stored); with a CallID, it
-// counts among Running until its Record.
+// Started announces a call that runs now; with a CallID, it counts among
+// Running until its Record. A call that acts (Class is not "read") is
+// also stored as it starts, out of sight, so that if the daemon dies
+// before the call ends the timeline still shows it, Interrupted.
 func (s *Store) Started(e Entry) {
 	if e.CallID != "" {
+		r := &runningCall{entry: e}
+		if e.Class != "" && e.Class != readClass {
+			started := e
+			started.Outcome = running
+			if started.Time.IsZero() {
+				started.Time = s.opts.Now()
+			}
+			started.Time = time.UnixMicro(started.Time.UnixMicro())
+			r.row = s.enqueueStarted(started)
+		}
 		s.mu.Lock()
-		s.running[e.CallID] = &runningCall{entry: e}
+		s.running[e.CallID] = r
 		s.mu.Unlock()
 	}
 	s.bus.publish(Event{Kind: CallStarted, Entry: e})
@@ -384,6 +437,9 @@ func (s *Store) Record(ctx context.Context, e Entry) (Entry, error) {
 	if e.CallID != "" && e.Outcome != Ignored {
 		// The call ends here, whether or not the row can be written.
 		s.mu.Lock()
+		if r, ok := s.running[e.CallID]; ok {
+			e.replaces = r.row
+		}
 		delete(s.running, e.CallID)
 		s.mu.Unlock()
 	}
@@ -430,7 +486,8 @@ type Filter struct {
 }
 
 func (f Filter) where() (string, []any) {
-	var conds []string
+	// The rows of calls still running are Running's, not the timeline's.
+	conds := []string{"outcome != '" + string(running) + "'"}
 	var args []any
 	if f.Client != "" {
 		conds, args = append(conds, "client = ?"), append(args, f.Client)
@@ -443,9 +500,6 @@ func (f Filter) where() (string, []any) {
 	}
 	if f.BeforeID > 0 {
 		conds, args = append(conds, "id < ?"), append(args, f.BeforeID)
-	}
-	if len(conds) == 0 {
-		return "", nil
 	}
 	return " WHERE " + strings.Join(conds, " AND "), args
 }

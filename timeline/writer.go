@@ -45,6 +45,32 @@ const insertRow = `INSERT INTO calls
 	(id, time_us, client, profile, tab, tool, args, class, site, decision, duration_us, outcome, error, call_id, token, rtt_us)
 	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
+// markInterrupted gives the rows of calls left running (a daemon that
+// stopped without ending them) the outcome Interrupted, and says how many.
+func markInterrupted(db *sql.DB) (int64, error) {
+	res, err := db.Exec(`UPDATE calls SET outcome = ?, error = ? WHERE outcome = ?`, string(Interrupted), interruptedError, string(running))
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// enqueueStarted gives e (a call that acts, as it starts) the next ID and
+// queues it for the writer, unpublished: the live stream has CallStarted.
+// It returns the ID, 0 when the queue is full (the call is then recorded
+// only when it ends) or the store is closed.
+func (s *Store) enqueueStarted(e Entry) int64 {
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	if s.closed || len(s.q) == cap(s.q) {
+		return 0
+	}
+	s.lastID++
+	e.ID, s.lastQueued = s.lastID, s.lastID
+	s.q <- op{entry: e}
+	return e.ID
+}
+
 // enqueue gives e the next ID, publishes it and queues it for the writer,
 // all under qmu so that IDs, events and rows keep one order. It never
 // blocks: when the queue is full the row is counted as dropped and the
@@ -60,6 +86,10 @@ func (s *Store) enqueue(e Entry) (Entry, error) {
 	if len(s.q) == cap(s.q) {
 		s.dropped.Add(1)
 		s.droppedTotal.Add(1)
+		if e.replaces != 0 {
+			s.orphans = append(s.orphans, e.replaces) // the call ended: not interrupted
+		}
+		e.replaces = 0
 		s.bus.publish(Event{Kind: CallRecorded, Entry: e})
 		return e, nil
 	}
@@ -151,6 +181,7 @@ func (s *Store) appendGap(batch []Entry) []Entry {
 	}
 	e := Entry{ID: s.lastID, Time: time.UnixMicro(s.opts.Now().UnixMicro()), Outcome: Unrecorded,
 		Args: fmt.Sprintf("%d %s not recorded", n, calls), Decision: "the timeline fell behind: these calls ran but their rows were not stored"}
+	s.gapOrphans, s.orphans = append(s.gapOrphans, s.orphans...), nil
 	s.bus.publish(Event{Kind: CallRecorded, Entry: e})
 	s.qmu.Unlock()
 	s.log.Warn("timeline: calls not recorded", "calls", n, "dropped_total", s.droppedTotal.Load())
@@ -170,9 +201,12 @@ func (s *Store) commit(rows []Entry) {
 		var calls int64
 		for _, e := range rows {
 			n := int64(1)
-			if e.Outcome == Unrecorded { // already counted in droppedTotal
+			switch e.Outcome {
+			case Unrecorded: // already counted in droppedTotal
 				_, _ = fmt.Sscanf(e.Args, "%d", &n)
 				s.droppedTotal.Add(-n)
+			case running: // not a call's end: its Record row counts
+				n = 0
 			}
 			calls += n
 		}
@@ -182,6 +216,7 @@ func (s *Store) commit(rows []Entry) {
 	} else {
 		s.written.Add(int64(len(rows)))
 		s.batches.Add(1)
+		s.gapOrphans = nil
 	}
 	last := rows[len(rows)-1].ID
 	s.pmu.Lock()
@@ -205,6 +240,18 @@ func (s *Store) insert(rows []Entry) error {
 	for _, e := range rows {
 		if _, err := stmt.ExecContext(ctx, e.ID, e.Time.UnixMicro(), e.Client, e.Profile, e.Tab, e.Tool, e.Args, e.Class,
 			e.Site, e.Decision, e.Duration.Microseconds(), string(e.Outcome), e.Error, e.CallID, e.Token, e.RTT.Microseconds()); err != nil {
+			return err
+		}
+		// The row stored as the call started: in this batch or an
+		// earlier one, since it was queued first.
+		if e.replaces != 0 {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM calls WHERE id = ?`, e.replaces); err != nil {
+				return err
+			}
+		}
+	}
+	for _, id := range s.gapOrphans {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM calls WHERE id = ?`, id); err != nil {
 			return err
 		}
 	}

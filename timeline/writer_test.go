@@ -393,3 +393,82 @@ func TestWriterLingersForMoreRows(t *testing.T) {
 		t.Fatalf("stats %+v; want the row written", st)
 	}
 }
+
+// runningRows counts the rows stored as calls started (hidden from queries).
+func runningRows(t *testing.T, s *Store) int {
+	t.Helper()
+	if err := s.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := s.db.QueryRow(`SELECT COUNT(*) FROM calls WHERE outcome = 'running'`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestActionsLeftRunningAreInterrupted: a call that acts is stored as it
+// starts, out of sight; its end replaces that row; a daemon that stops
+// while it runs leaves it, and the next Open shows it Interrupted, with
+// what to do. Reads are not stored until they end. A call whose end is
+// dropped (the queue was full) is not shown as interrupted.
+func TestActionsLeftRunningAreInterrupted(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "timeline.db")
+	s := open(t, path, Options{})
+	click := Entry{CallID: "c1", Time: time.Now(), Client: "claude-code", Profile: "work", Tab: 2, Tool: "browser_click", Args: "ref=e4", Class: "interact"}
+	s.Started(click)
+	s.Started(Entry{CallID: "r1", Time: time.Now(), Client: "claude-code", Tool: "browser_snapshot", Class: "read"})
+	if n := runningRows(t, s); n != 1 {
+		t.Fatalf("%d rows stored as started; want the click's only", n)
+	}
+	if n := count(t, s); n != 0 {
+		t.Fatalf("a query shows %d rows while the calls run; want none", n)
+	}
+	done := click
+	done.Outcome, done.Duration = OK, 40*time.Millisecond
+	if _, err := s.Record(ctx, done); err != nil {
+		t.Fatal(err)
+	}
+	if n, r := count(t, s), runningRows(t, s); n != 1 || r != 0 {
+		t.Fatalf("after the click ended: %d rows shown, %d started rows; want 1 and 0", n, r)
+	}
+
+	// The daemon stops while a navigation runs.
+	nav := Entry{CallID: "c2", Time: time.Now(), Client: "cursor", Profile: "work", Tab: 3, Tool: "browser_navigate", Args: "url=https://example.com/", Class: "navigate"}
+	s.Started(nav)
+	s.Close()
+	s = open(t, path, Options{})
+	rows, err := s.Query(ctx, Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 || rows[0].CallID != "c2" || rows[0].Outcome != Interrupted || rows[0].Tool != "browser_navigate" || rows[0].Args != nav.Args || !strings.Contains(rows[0].Error, "may have acted") {
+		t.Fatalf("after the restart: %+v; want the navigation, interrupted, then the click", rows)
+	}
+	if rows, _ := s.Query(ctx, Filter{Outcome: Interrupted}); len(rows) != 1 {
+		t.Fatalf("filtered by outcome interrupted: %d rows", len(rows))
+	}
+
+	// A call whose end finds the queue full: its started row goes with the gap row.
+	s.Close()
+	s = open(t, filepath.Join(t.TempDir(), "timeline.db"), Options{QueueSize: 2})
+	release := hold(s)
+	late := Entry{CallID: "c3", Time: time.Now(), Tool: "browser_type", Class: "interact"}
+	s.Started(late)                                                              // queued: 1 of 2
+	if _, err := s.Record(ctx, entry(1, "c", "p", OK, time.Now())); err != nil { // 2 of 2
+		t.Fatal(err)
+	}
+	late.Outcome = OK
+	if e, err := s.Record(ctx, late); err != nil || e.ID != 0 {
+		t.Fatalf("the late end: ID %d, %v; want dropped", e.ID, err)
+	}
+	release()
+	if r := runningRows(t, s); r != 0 {
+		t.Fatalf("%d started rows left after the gap row; want 0", r)
+	}
+	rows, _ = s.Query(ctx, Filter{})
+	if len(rows) != 2 || rows[0].Outcome != Unrecorded {
+		t.Fatalf("rows %+v; want a gap row and the other call", rows)
+	}
+}

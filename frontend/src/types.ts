@@ -30,9 +30,9 @@ export type ClientOutcome = Data<apitype.ClientOutcome>;
 export type ExtensionState = Data<apitype.ExtensionState>;
 
 /** A timeline row's outcome; "" for a call still running. */
-export type Outcome = 'ok' | 'error' | 'refused' | 'denied' | 'paused' | 'ignored' | 'unrecorded';
+export type Outcome = 'ok' | 'error' | 'refused' | 'denied' | 'paused' | 'interrupted' | 'ignored' | 'unrecorded';
 
-export const OUTCOMES: readonly Outcome[] = ['ok', 'error', 'refused', 'denied', 'paused', 'ignored', 'unrecorded'];
+export const OUTCOMES: readonly Outcome[] = ['ok', 'error', 'refused', 'denied', 'paused', 'interrupted', 'ignored', 'unrecorded'];
 
 /** The payload of the "timeline" event (Go: app.TimelineEvent). */
 export interface TimelineEvent {

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -23,6 +24,8 @@ import (
 	"github.com/tether-browser/tether/localclient"
 	"github.com/tether-browser/tether/protocol"
 	"github.com/tether-browser/tether/test/mcpclient"
+
+	_ "modernc.org/sqlite" // reads the timeline's file while the daemon writes it
 )
 
 // counterPage is a page whose button's handler counts its runs on the test
@@ -185,6 +188,25 @@ func TestKilledDaemonMidClickActsOnce(t *testing.T) {
 	page.holdNext()
 	result := clickAsync(ctx, c, button)
 	page.waitStarted(t) // the click is in the page's handler now
+	// Its row, stored as it started, is in the timeline's file (the
+	// writer commits within its linger, 10 ms).
+	db, err := sql.Open("sqlite", "file:"+d.Paths.Timeline()+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for running := 0; running == 0; {
+		err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM calls WHERE tool = 'browser_click' AND outcome = 'running'`).Scan(&running)
+		if running > 0 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the click's started row never reached the timeline (last query: %v)", err)
+		case <-time.After(5 * time.Millisecond): // the file has no event to wait on
+		}
+	}
+	db.Close()
 	if err := d.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -207,6 +229,10 @@ func TestKilledDaemonMidClickActsOnce(t *testing.T) {
 	}
 	if strings.Contains(d2.Log.String(), "Navigation rejected") {
 		t.Fatalf("the new daemon's log shows a rejected navigation:\n%s", d2.Log.String())
+	}
+	// The timeline keeps the click the killed daemon never ended: interrupted.
+	if out := tetherCLI(t, d2, "timeline", "--outcome", "interrupted"); !strings.Contains(out, "browser_click") || !strings.Contains(out, "may have acted") {
+		t.Fatalf("tether timeline --outcome interrupted after the kill:\n%s", out)
 	}
 }
 
