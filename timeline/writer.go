@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -237,23 +238,29 @@ func (s *Store) insert(rows []Entry) error {
 	// (database/sql keeps it), not once per transaction.
 	stmt := tx.StmtContext(ctx, s.insertStmt)
 	defer stmt.Close()
+	// The rows stored as calls started that end in this batch (stored in
+	// it or an earlier one, since they were queued first), and the gap's
+	// orphans: one DELETE for the batch.
+	replaced := make([]any, 0, len(s.gapOrphans))
+	for _, id := range s.gapOrphans {
+		replaced = append(replaced, id)
+	}
 	for _, e := range rows {
 		if _, err := stmt.ExecContext(ctx, e.ID, e.Time.UnixMicro(), e.Client, e.Profile, e.Tab, e.Tool, e.Args, e.Class,
 			e.Site, e.Decision, e.Duration.Microseconds(), string(e.Outcome), e.Error, e.CallID, e.Token, e.RTT.Microseconds()); err != nil {
 			return err
 		}
-		// The row stored as the call started: in this batch or an
-		// earlier one, since it was queued first.
 		if e.replaces != 0 {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM calls WHERE id = ?`, e.replaces); err != nil {
-				return err
-			}
+			replaced = append(replaced, e.replaces)
 		}
 	}
-	for _, id := range s.gapOrphans {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM calls WHERE id = ?`, id); err != nil {
+	for len(replaced) > 0 {
+		n := min(len(replaced), 500) // within SQLite's bound on parameters
+		q := "DELETE FROM calls WHERE id IN (?" + strings.Repeat(",?", n-1) + ")"
+		if _, err := tx.ExecContext(ctx, q, replaced[:n]...); err != nil {
 			return err
 		}
+		replaced = replaced[n:]
 	}
 	if s.sincePrune += len(rows); s.sincePrune >= pruneEvery {
 		if _, err := s.prune(ctx, tx); err != nil {
