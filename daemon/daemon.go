@@ -283,6 +283,11 @@ func run(ctx context.Context, cfg Config) error {
 	defer tl.Close()
 	adapter := browserAdapter{b}
 	tg := newToolGuard(guard, tl, b.Resolve, log)
+	tg.checkRef = func(ctx context.Context, c broker.Caller, profile string, tab int, ref string) error {
+		// A read of its own: not a step of the agent's call (no key).
+		ctx = broker.WithCaller(protocol.WithIdempotentCall(ctx, protocol.IdempotentCall{}), c)
+		return b.Call(ctx, profile, protocol.MethodSnapshot, &protocol.SnapshotParams{TabParams: protocol.TabParams{Tab: tab}, Ref: ref, Depth: 1}, nil, 10*time.Second)
+	}
 	tokens, err := mcptoken.Open(p)
 	if err != nil {
 		ln.Close()

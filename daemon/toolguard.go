@@ -37,6 +37,10 @@ type toolGuard struct {
 	// limits is each named token's rate limit on tool calls (nil: none;
 	// the local MCP token has none).
 	limits *mcptoken.Limiter
+	// checkRef reads the element ref of profile's tab as c (a snapshot of
+	// that element), so that a call about to be held for the user's
+	// approval is first checked to be able to run (nil: not checked).
+	checkRef func(ctx context.Context, c broker.Caller, profile string, tab int, ref string) error
 }
 
 // newToolGuard returns the toolGuard of guard (built with tmcp.Classify)
@@ -136,6 +140,16 @@ func (g *toolGuard) Check(ctx context.Context, call tmcp.ToolCall) (tmcp.Verdict
 		ID: n.id, Tool: call.Tool, Action: action, Client: call.Client,
 		Profile: t.profile, Tab: t.tab, Sites: t.sites, Summary: n.summary,
 		Progress: call.Progress,
+	}
+	if ref, _ := call.Args["ref"].(string); ref != "" && g.checkRef != nil && t.profile != "" && t.tab > 0 {
+		pc.CheckFirst = func(ctx context.Context) string {
+			err := g.checkRef(ctx, broker.Caller{Session: call.Session, App: call.Client}, t.profile, t.tab, ref)
+			var re *broker.RemoteError
+			if errors.As(err, &re) && (re.Code == protocol.CodeUnknownRef || re.Code == protocol.CodeStaleRef) {
+				return fmt.Sprintf("%s was not run, and the user was not asked to approve it: %s. Take a snapshot (browser_snapshot) and use a ref from it.", call.Tool, strings.TrimSuffix(re.Message, "."))
+			}
+			return "" // anything else is for the call itself to meet
+		}
 	}
 	if g.timeline != nil {
 		pc.Held = func(r policy.Request) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
@@ -93,6 +94,7 @@ type rig struct {
 	browser  *fakeBrowser
 	guard    *policy.Guard
 	timeline *timeline.Store
+	tg       *toolGuard
 	client   *client.Client
 	notes    chan mcp.JSONRPCNotification
 }
@@ -113,6 +115,7 @@ func newRig(t *testing.T, pc policy.Config) *rig {
 	}
 	t.Cleanup(func() { r.timeline.Close() })
 	tg := newToolGuard(r.guard, r.timeline, r.browser.resolve, slog.New(slog.DiscardHandler))
+	r.tg = tg
 	srv := tmcp.NewServer(r.browser, tmcp.Config{Version: "test", Fence: "FENCE", EnabledTools: []string{"browser_evaluate"}, Guard: tg, Recorder: tg})
 	c, err := client.NewInProcessClient(srv)
 	if err != nil {
@@ -555,5 +558,51 @@ func TestUploadPromptShowsEveryPathOrRefuses(t *testing.T) {
 	}
 	if e := r.last(t); e.Outcome != timeline.Outcome(policy.Refused) {
 		t.Errorf("the timeline says %+v; want refused", e)
+	}
+}
+
+// A call a confirm rule would hold, whose element ref the page does not
+// know, fails at once with what to do, and the user is never asked (a
+// fresh-user trial was asked to approve an upload into a ref never issued,
+// which then failed); with a ref the page knows, the user is asked as
+// before.
+func TestUnknownRefIsNotHeldForApproval(t *testing.T) {
+	d := &dialog{asked: make(chan policy.Request, 1), answers: make(chan policy.Answer, 1)}
+	r := newRig(t, policy.Config{Approver: d})
+	var checked []string
+	r.tg.checkRef = func(_ context.Context, c broker.Caller, profile string, tab int, ref string) error {
+		checked = append(checked, fmt.Sprintf("%s/%d/%s by %s", profile, tab, ref, c.App))
+		if ref == "d5e1" {
+			return &broker.RemoteError{Code: protocol.CodeUnknownRef, Message: "Element ref d5e1 was never issued in this tab."}
+		}
+		return nil
+	}
+	file := filepath.Join(t.TempDir(), "cv.pdf")
+	if err := os.WriteFile(file, []byte("%PDF"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	text, isErr := r.call(t, "browser_file_upload", map[string]any{"ref": "d5e1", "paths": []any{file}, "tab": 2}, nil)
+	if !isErr || !strings.Contains(text, "not asked") || !strings.Contains(text, "never issued") || !strings.Contains(text, "browser_snapshot") {
+		t.Fatalf("upload into an unknown ref: %q (error %v)", text, isErr)
+	}
+	if len(d.asked) != 0 || len(r.guard.Pending()) != 0 || r.browser.count() != 0 {
+		t.Fatalf("asked %d, pending %d, browser calls %d; want none", len(d.asked), len(r.guard.Pending()), r.browser.count())
+	}
+	if e := r.last(t); e.Outcome != timeline.Error || !strings.Contains(e.Decision, "not asked") {
+		t.Fatalf("timeline: %+v", e)
+	}
+	if len(checked) != 1 || checked[0] != "work/2/d5e1 by claude-ai" {
+		t.Fatalf("checked %v", checked)
+	}
+	// A ref the page knows: asked, as before.
+	done := make(chan bool)
+	go func() {
+		_, isErr := r.call(t, "browser_file_upload", map[string]any{"ref": "e1", "paths": []any{file}, "tab": 2}, nil)
+		done <- isErr
+	}()
+	<-d.asked
+	d.answers <- policy.AllowOnce
+	if isErr := <-done; isErr || r.browser.count() != 1 {
+		t.Fatalf("an approved upload into a known ref: error %v, browser calls %d", isErr, r.browser.count())
 	}
 }

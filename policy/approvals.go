@@ -26,6 +26,10 @@ const (
 	Denied Outcome = "denied"
 	// Paused: AI access is paused.
 	Paused Outcome = "paused"
+	// Failed: a confirm rule would have held the call, and Call.CheckFirst
+	// found it cannot run (its element ref is unknown), so no one was
+	// asked (the timeline's "error").
+	Failed Outcome = "error"
 )
 
 // Answer is the user's answer to a held call.
@@ -140,6 +144,11 @@ type Call struct {
 	// Held, when set, is called once if the call is held for the user's
 	// approval, with the Request the queue shows, before anyone is asked.
 	Held func(Request)
+	// CheckFirst, when set, is called before the user is asked about the
+	// call (a confirm rule matched and someone can be asked): a non-empty
+	// answer is why the call cannot run (a tool error for the model), and
+	// the call fails (Failed) without being held. It must not block long.
+	CheckFirst func(ctx context.Context) string
 }
 
 // Verdict is the guard's answer about a call.
@@ -449,6 +458,12 @@ func (g *Guard) Check(ctx context.Context, c Call) Verdict {
 		}
 		return Verdict{Outcome: Denied, Class: class, Decision: prefix + "denied, no one to ask (no Tether window)",
 			Message: fmt.Sprintf("%s on %s needs the user's approval, and Tether runs without a window to ask (tether serve, or the app without a display). The user can allow it with a rule in Tether's policy.json.", c.Tool, where)}
+	}
+	if c.CheckFirst != nil {
+		// Never ask the user about a call that cannot run.
+		if msg := c.CheckFirst(ctx); msg != "" {
+			return Verdict{Outcome: Failed, Class: class, Decision: prefix + "not asked: the call could not run", Message: msg}
+		}
 	}
 	return g.confirm(ctx, c, class, approver, prefix, where)
 }

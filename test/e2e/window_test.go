@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -254,6 +255,19 @@ func (e *callEvents) Len() int {
 	return len(e.calls)
 }
 
+// Phases lists the phases of tool's call events after the first from.
+func (e *callEvents) Phases(from int, tool string) []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []string
+	for _, c := range e.calls[min(from, len(e.calls)):] {
+		if c.Entry.Tool == tool {
+			out = append(out, c.Phase)
+		}
+	}
+	return out
+}
+
 // Wait waits for a call event of tool in phase, after the first from
 // events, and returns it.
 func (e *callEvents) Wait(t *testing.T, from int, tool, phase string, within time.Duration) apitype.CallEvent {
@@ -410,6 +424,25 @@ func TestAppApprovals(t *testing.T) {
 	const timeout = 10 * time.Second // long enough for a key press, short to wait out
 	s := startSession(t, fmt.Sprintf(`{"approvalTimeoutSeconds": %d}`, int(timeout/time.Second)))
 	a := s.App
+
+	// An upload into an element ref the page never issued fails at once,
+	// and the user is not asked (the extension is asked about the ref first).
+	bogus := filepath.Join(t.TempDir(), "never asked.txt")
+	if err := os.WriteFile(bogus, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mark := s.Events.Len()
+	if text, isErr := call(t, s.Ctx, s.MCP, "browser_file_upload", map[string]any{"ref": "e9999", "paths": []string{bogus}}); !isErr ||
+		!strings.Contains(text, "not asked") || !strings.Contains(text, "e9999") {
+		t.Fatalf("an upload into a ref never issued: isError %v\n%s", isErr, text)
+	}
+	if e := latest(t, a.Daemon, "browser_file_upload"); e.Outcome != timeline.Error || !strings.Contains(e.Decision, "not asked") {
+		t.Fatalf("the timeline after the upload into an unknown ref: %+v", e)
+	}
+	s.Events.Wait(t, mark, "browser_file_upload", apitype.PhaseFinished, desktop.Wait)
+	if got := s.Events.Phases(mark, "browser_file_upload"); slices.Contains(got, apitype.PhaseHeld) {
+		t.Fatalf("the upload into an unknown ref was held: phases %v", got)
+	}
 
 	// Allow once in the dialog: the call runs, the page gets the file. The
 	// window came up too (its process started for the held call).
