@@ -288,9 +288,10 @@ func (c *conn) call(ctx context.Context, method protocol.Method, params any, tim
 	}
 	id := strconv.FormatUint(c.nextID.Add(1), 10)
 	idem := protocol.IdempotentCallFrom(ctx)
-	// Recorded before the request is queued: from then on it may reach
-	// the extension, and a repeat of the call must not act without a record.
-	sentBefore := idem.Key != "" && idem.Sending != nil && method.Mutates() && idem.Sending(method)
+	sentBefore, sent := false, func() {}
+	if idem.Key != "" && idem.Sending != nil && method.Mutates() {
+		sentBefore, sent = idem.Sending(method)
+	}
 	frame, err := json.Marshal(protocol.Request{
 		Type:            protocol.TypeRequest,
 		ID:              id,
@@ -337,6 +338,9 @@ func (c *conn) call(ctx context.Context, method protocol.Method, params any, tim
 	defer timer.Stop()
 	select {
 	case c.send <- frame:
+		// From here it may reach the extension: a repeat of the call must
+		// not act where the extension holds no record of it.
+		sent()
 	case <-c.closed:
 		return nil, notSent(ErrDisconnected)
 	case <-ctx.Done():

@@ -19,7 +19,7 @@ func TestIdempotencyKeyInRequestFrame(t *testing.T) {
 	f, _ := connect(t, b, url, "p1", "Home")
 	sentMethods := map[protocol.Method]bool{}
 	idem := protocol.IdempotentCall{Key: "key-1", Tool: "browser_click", Fingerprint: protocol.CallFingerprint(map[string]any{"ref": "e1"}), Scope: "\x00claude-code",
-		Sending: func(m protocol.Method) bool { before := sentMethods[m]; sentMethods[m] = true; return before }}
+		Sending: func(m protocol.Method) (bool, func()) { return sentMethods[m], func() { sentMethods[m] = true } }}
 	ctx := protocol.WithIdempotentCall(context.Background(), idem)
 	type onWire struct {
 		key, tool, fingerprint string

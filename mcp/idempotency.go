@@ -43,19 +43,20 @@ func newKeyStore() *keyStore {
 	return &keyStore{now: time.Now, max: maxKeys, calls: map[string]*keyedCall{}}
 }
 
-// sending records that a request of method, which acts, goes to the
-// browser for c's key, and reports whether one went before.
-func (s *keyStore) sending(c *keyedCall, method protocol.Method) bool {
+// sending reports whether a request of method, which acts, went to the
+// browser for c's key before, and returns sent, which records that one
+// went (protocol.IdempotentCall.Sending).
+func (s *keyStore) sending(c *keyedCall, method protocol.Method) (before bool, sent func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if c.sent[method] {
-		return true
+	return c.sent[method], func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if c.sent == nil {
+			c.sent = map[protocol.Method]bool{}
+		}
+		c.sent[method] = true
 	}
-	if c.sent == nil {
-		c.sent = map[protocol.Method]bool{}
-	}
-	c.sent[method] = true
-	return false
 }
 
 // claim records key for (tool, fingerprint) if it is new (or forgotten),
@@ -149,6 +150,6 @@ func (s *keyStore) claimCall(ctx context.Context, req mcpgo.CallToolRequest) (co
 		return ctx, reusedKeyMessage(call.Tool, key, earlier, s.now().Sub(earlier.at))
 	}
 	call.Repeat = repeat
-	call.Sending = func(m protocol.Method) bool { return s.sending(this, m) }
+	call.Sending = func(m protocol.Method) (bool, func()) { return s.sending(this, m) }
 	return protocol.WithIdempotentCall(ctx, call), ""
 }

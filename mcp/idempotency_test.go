@@ -101,10 +101,22 @@ func TestIdempotencyKeyBelongsToOneCall(t *testing.T) {
 			t.Fatalf("the click's browser call %d carried %+v, want %+v", i+1, got, want)
 		}
 	}
-	// Both attempts share the key's record of what was sent: the second
-	// click learns that the first went to the browser.
-	if fb.calls[0].idem.Sending(protocol.MethodClick) || !fb.calls[1].idem.Sending(protocol.MethodClick) || fb.calls[1].idem.Sending(protocol.MethodNavigate) {
-		t.Fatal("Sending does not remember per key and method what was sent")
+	// Both attempts share the key's record of what was sent: once the
+	// first click is marked sent, the second learns it went to the
+	// browser; nothing counts as sent before it is marked.
+	before, sent := fb.calls[0].idem.Sending(protocol.MethodClick)
+	if before {
+		t.Fatal("a click counts as sent before any was")
+	}
+	if again, _ := fb.calls[1].idem.Sending(protocol.MethodClick); again {
+		t.Fatal("a click that was never marked sent counts as sent")
+	}
+	sent()
+	if again, _ := fb.calls[1].idem.Sending(protocol.MethodClick); !again {
+		t.Fatal("the second attempt does not learn the first click went")
+	}
+	if nav, _ := fb.calls[1].idem.Sending(protocol.MethodNavigate); nav {
+		t.Fatal("another method counts as sent")
 	}
 	// A read-only call claims its key as well.
 	meta = &mcpgo.Meta{AdditionalFields: map[string]any{protocol.MetaIdempotencyKey: "k-2"}}

@@ -49,10 +49,13 @@ type IdempotentCall struct {
 	// agent (or `tether mcp`) sends again one whose answer it never got.
 	Repeat bool
 	// Sending, when set, is called as a request of a method that acts is
-	// sent to the browser for this call, and reports whether one of that
-	// method was sent for the key before (Request.SentBefore). The daemon's
-	// key store sets it; it remembers for as long as it remembers the key.
-	Sending func(method Method) (before bool)
+	// about to go to the browser for this call: it reports whether one of
+	// that method went for the key before (Request.SentBefore), and sent
+	// records that this one went, to be called once the request is queued
+	// for the extension (a request that never left is no reason to refuse
+	// a retry). The daemon's key store sets it; it remembers for as long as
+	// it remembers the key.
+	Sending func(method Method) (before bool, sent func())
 }
 
 // WireKey is the key the extension gets for the call
