@@ -208,7 +208,7 @@ func openConfig(kind logKind) (paths config.Paths, log *slog.Logger, start func(
 					return
 				}
 				if err := deferred.Start(w); err != nil {
-					fmt.Fprintln(os.Stderr, "tether: write log file:", err)
+					fmt.Fprintf(os.Stderr, "tether: write log file: %v%s\n", err, config.PermissionHint(err))
 				}
 			})
 		}

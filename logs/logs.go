@@ -46,7 +46,11 @@ const (
 // error: lumberjack would move it aside as if it were an old log.
 func DaemonFile(path string) (io.WriteCloser, error) {
 	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a file (%s): move it elsewhere, Tether keeps its log there; until then it logs to stderr only", path, fi.Mode().Type())
+		what := "a folder"
+		if !fi.IsDir() {
+			what = "not a regular file"
+		}
+		return nil, fmt.Errorf("%s is %s: move it elsewhere, Tether keeps its log there; until then it logs to stderr only", path, what)
 	}
 	trimTo(path, DaemonFileMB<<20, DaemonFileMB<<19)
 	return &lumberjack.Logger{Filename: path, MaxSize: DaemonFileMB, MaxBackups: DaemonBackups}, nil

@@ -299,7 +299,7 @@ func TestDaemonFileRefusesAFolder(t *testing.T) {
 	if err := os.Mkdir(path, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := DaemonFile(path); err == nil || !strings.Contains(err.Error(), "not a file") || !strings.Contains(err.Error(), "move it") {
+	if _, err := DaemonFile(path); err == nil || !strings.Contains(err.Error(), "is a folder") || !strings.Contains(err.Error(), "move it") {
 		t.Fatalf("got %v, want an error saying to move the folder", err)
 	}
 	if fi, err := os.Stat(path); err != nil || !fi.IsDir() {

@@ -27,6 +27,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tether-browser/tether/config"
 	"io"
 	"log/slog"
 	"os"
@@ -177,8 +178,8 @@ type Store struct {
 	// dropped: deleted with the next gap row (appendGap), once the
 	// writer has caught up, so after they were stored.
 	orphans []int64
-	// gapOrphans are the orphans the writer deletes in its next commit
-	// (writer only).
+	// gapOrphans are the started rows the writer deletes in its next
+	// commit: orphans, and rows of calls now held (writer only).
 	gapOrphans []int64
 	done       chan struct{}
 	// flushNow ends the writer's wait for more rows (Options.Linger): a
@@ -283,7 +284,7 @@ func Open(path string, opts Options) (*Store, error) {
 	// derives from it, get mode 0600.
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("open timeline %s: %w", path, err)
+		return nil, fmt.Errorf("open timeline %s: %w%s", path, err, config.PermissionHint(err))
 	}
 	f.Close()
 	dsn := "file:" + uriPath(path) + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
@@ -362,14 +363,8 @@ func (s *Store) Subscribe(n int) *Subscription { return s.bus.subscribe(n) }
 func (s *Store) Started(e Entry) {
 	if e.CallID != "" {
 		r := &runningCall{entry: e}
-		if e.Class != "" && e.Class != readClass {
-			started := e
-			started.Outcome = running
-			if started.Time.IsZero() {
-				started.Time = s.opts.Now()
-			}
-			started.Time = time.UnixMicro(started.Time.UnixMicro())
-			r.row = s.enqueueStarted(started)
+		if actsClass(e.Class) {
+			r.row = s.enqueueStarted(startedRow(e, s.opts.Now))
 		}
 		s.mu.Lock()
 		s.running[e.CallID] = r
@@ -378,28 +373,49 @@ func (s *Store) Started(e Entry) {
 	s.bus.publish(Event{Kind: CallStarted, Entry: e})
 }
 
-// Held announces a started call now waiting for the user's answer (not
-// stored); it leaves Running until Answered.
+// Held announces a started call now waiting for the user's answer; it
+// leaves Running until Answered. Its started row (Started) is deleted: a
+// held call has not acted, so a daemon that stops meanwhile leaves no
+// Interrupted row for it.
 func (s *Store) Held(e Entry, h Hold) {
-	s.setHeld(e.CallID, true)
+	s.mu.Lock()
+	if r, ok := s.running[e.CallID]; ok {
+		r.held = true
+		if r.row != 0 && s.enqueueRemove(r.row) {
+			r.row = 0
+		}
+	}
+	s.mu.Unlock()
 	s.bus.publish(Event{Kind: CallHeld, Entry: e, Hold: &h})
 }
 
-// Answered announces the answer to a held call (not stored): answer is
-// "allow_once", "always_allow_site", "deny", "timeout" or "cancelled", by
-// where it came from ("window", "cli", "dialog", "timeout", "pause",
-// "cancelled").
+// Answered announces the answer to a held call: answer is "allow_once",
+// "always_allow_site", "deny", "timeout" or "cancelled", by where it came
+// from ("window", "cli", "dialog", "timeout", "pause", "cancelled"). A
+// call allowed to run, which acts, is stored as started again (Started).
 func (s *Store) Answered(e Entry, answer, by string) {
-	s.setHeld(e.CallID, false)
+	s.mu.Lock()
+	if r, ok := s.running[e.CallID]; ok {
+		r.held = false
+		if allows := answer == "allow_once" || answer == "always_allow_site"; allows && r.row == 0 && actsClass(r.entry.Class) {
+			r.row = s.enqueueStarted(startedRow(r.entry, s.opts.Now))
+		}
+	}
+	s.mu.Unlock()
 	s.bus.publish(Event{Kind: CallAnswered, Entry: e, Answer: answer, AnsweredBy: by})
 }
 
-func (s *Store) setHeld(callID string, held bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if r, ok := s.running[callID]; ok {
-		r.held = held
+// actsClass reports whether calls of a policy class may act (all but read).
+func actsClass(class string) bool { return class != "" && class != readClass }
+
+// startedRow is the row stored for e as it starts (Started).
+func startedRow(e Entry, now func() time.Time) Entry {
+	e.Outcome = running
+	if e.Time.IsZero() {
+		e.Time = now()
 	}
+	e.Time = time.UnixMicro(e.Time.UnixMicro())
+	return e
 }
 
 // Running returns the calls started and not yet recorded, oldest first,
@@ -612,7 +628,7 @@ func (s *Store) Facets(ctx context.Context) (Facets, error) {
 		col string
 		out *[]string
 	}{{"client", &f.Clients}, {"profile", &f.Profiles}} {
-		rows, err := s.db.QueryContext(ctx, "SELECT DISTINCT "+c.col+" FROM calls WHERE "+c.col+" != '' ORDER BY "+c.col)
+		rows, err := s.db.QueryContext(ctx, "SELECT DISTINCT "+c.col+" FROM calls WHERE "+c.col+" != '' AND outcome != '"+string(running)+"' ORDER BY "+c.col)
 		if err != nil {
 			return Facets{}, fmt.Errorf("read the timeline's %ss: %w", c.col, err)
 		}

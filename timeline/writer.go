@@ -32,6 +32,9 @@ type Stats struct {
 type op struct {
 	entry Entry
 	run   func()
+	// remove is a started row to delete (a call held for the user's
+	// answer: it has not acted).
+	remove int64
 }
 
 // pruneEvery is how many rows the writer stores between prunes.
@@ -70,6 +73,19 @@ func (s *Store) enqueueStarted(e Entry) int64 {
 	e.ID, s.lastQueued = s.lastID, s.lastID
 	s.q <- op{entry: e}
 	return e.ID
+}
+
+// enqueueRemove queues the deletion of the started row id, unless the
+// queue is full (the row then becomes Interrupted if the daemon stops
+// before the call ends, and is replaced when it ends).
+func (s *Store) enqueueRemove(id int64) bool {
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	if s.closed || len(s.q) == cap(s.q) {
+		return false
+	}
+	s.q <- op{remove: id}
+	return true
 }
 
 // enqueue gives e the next ID, publishes it and queues it for the writer,
@@ -115,9 +131,12 @@ func (s *Store) write() {
 		open, lingering := true, false
 	collect:
 		for {
-			if o.run != nil {
+			switch {
+			case o.run != nil:
 				o.run()
-			} else {
+			case o.remove != 0:
+				s.gapOrphans = append(s.gapOrphans, o.remove) // deleted with this batch
+			default:
 				batch = append(batch, o.entry)
 			}
 			if len(batch) >= s.opts.BatchSize {
@@ -194,6 +213,9 @@ func (s *Store) appendGap(batch []Entry) []Entry {
 // cannot store count as dropped, for the next gap row.
 func (s *Store) commit(rows []Entry) {
 	if len(rows) == 0 {
+		if len(s.gapOrphans) > 0 && s.insert(nil) == nil {
+			s.gapOrphans = nil
+		}
 		return
 	}
 	err := s.insert(rows)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -448,6 +449,39 @@ func TestActionsLeftRunningAreInterrupted(t *testing.T) {
 	}
 	if rows, _ := s.Query(ctx, Filter{Outcome: Interrupted}); len(rows) != 1 {
 		t.Fatalf("filtered by outcome interrupted: %d rows", len(rows))
+	}
+
+	// The filter lists name no client whose only row is hidden (running).
+	s.Started(Entry{CallID: "c9", Time: time.Now(), Client: "windsurf", Tool: "browser_click", Class: "interact"})
+	if f, err := s.Facets(ctx); err != nil || slices.Contains(f.Clients, "windsurf") {
+		t.Fatalf("facets %+v, %v: a running call's client is listed", f, err)
+	}
+
+	// A call held for the user's answer has not acted: its started row
+	// goes, and a stop while it waits leaves nothing interrupted; once
+	// allowed, it is stored as started again.
+	held := Entry{CallID: "h1", Time: time.Now(), Client: "cursor", Tool: "browser_file_upload", Class: "sensitive"}
+	s.Started(held)
+	s.Held(held, Hold{})
+	if r := runningRows(t, s); r != 1 { // c9's only
+		t.Fatalf("%d started rows while h1 is held; want 1 (c9)", r)
+	}
+	s.Answered(held, "allow_once", "window")
+	if r := runningRows(t, s); r != 2 {
+		t.Fatalf("%d started rows once h1 is allowed; want 2", r)
+	}
+	denied := Entry{CallID: "h2", Time: time.Now(), Client: "cursor", Tool: "browser_file_upload", Class: "sensitive"}
+	s.Started(denied)
+	s.Held(denied, Hold{})
+	s.Close()
+	s = open(t, path, Options{})
+	rows, _ = s.Query(ctx, Filter{Outcome: Interrupted})
+	var ids []string
+	for _, e := range rows {
+		ids = append(ids, e.CallID)
+	}
+	if !slices.Equal(ids, []string{"h1", "c9", "c2"}) {
+		t.Fatalf("interrupted after the second stop: %v; want h1 (allowed, running), c9, c2, and not h2 (still held)", ids)
 	}
 
 	// A call whose end finds the queue full: its started row goes with the gap row.
