@@ -260,19 +260,34 @@ func (s *Store) insert(rows []Entry) error {
 	// (database/sql keeps it), not once per transaction.
 	stmt := tx.StmtContext(ctx, s.insertStmt)
 	defer stmt.Close()
-	// The rows stored as calls started that end in this batch (stored in
-	// it or an earlier one, since they were queued first), and the gap's
-	// orphans: one DELETE for the batch.
+	// The rows stored as calls started that end in this batch: one that
+	// is in the batch too (a call shorter than the writer's linger, most
+	// of them) is never written; one stored by an earlier batch goes, with
+	// the gap's orphans, in one DELETE for the batch.
+	inBatch := map[int64]bool{}
+	for _, e := range rows {
+		if e.replaces != 0 {
+			inBatch[e.replaces] = false // false: not seen in this batch (yet)
+		}
+	}
+	for _, e := range rows {
+		if _, ok := inBatch[e.ID]; ok && e.Outcome == running {
+			inBatch[e.ID] = true
+		}
+	}
 	replaced := make([]any, 0, len(s.gapOrphans))
 	for _, id := range s.gapOrphans {
 		replaced = append(replaced, id)
 	}
 	for _, e := range rows {
+		if e.Outcome == running && inBatch[e.ID] {
+			continue // its call's own row follows in this batch
+		}
 		if _, err := stmt.ExecContext(ctx, e.ID, e.Time.UnixMicro(), e.Client, e.Profile, e.Tab, e.Tool, e.Args, e.Class,
 			e.Site, e.Decision, e.Duration.Microseconds(), string(e.Outcome), e.Error, e.CallID, e.Token, e.RTT.Microseconds()); err != nil {
 			return err
 		}
-		if e.replaces != 0 {
+		if e.replaces != 0 && !inBatch[e.replaces] {
 			replaced = append(replaced, e.replaces)
 		}
 	}

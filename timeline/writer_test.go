@@ -435,6 +435,20 @@ func TestActionsLeftRunningAreInterrupted(t *testing.T) {
 		t.Fatalf("after the click ended: %d rows shown, %d started rows; want 1 and 0", n, r)
 	}
 
+	// A call that starts and ends within one batch: its started row is
+	// never written, and its own row is.
+	release := hold(s)
+	quick := Entry{CallID: "q1", Time: time.Now(), Client: "claude-code", Tool: "browser_press_key", Class: "interact"}
+	s.Started(quick)
+	quick.Outcome = OK
+	if _, err := s.Record(ctx, quick); err != nil {
+		t.Fatal(err)
+	}
+	release()
+	if n, r := count(t, s), runningRows(t, s); n != 2 || r != 0 {
+		t.Fatalf("after a call within one batch: %d rows shown, %d started rows; want 2 and 0", n, r)
+	}
+
 	// The daemon stops while a navigation runs.
 	nav := Entry{CallID: "c2", Time: time.Now(), Client: "cursor", Profile: "work", Tab: 3, Tool: "browser_navigate", Args: "url=https://example.com/", Class: "navigate"}
 	s.Started(nav)
@@ -444,8 +458,8 @@ func TestActionsLeftRunningAreInterrupted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 2 || rows[0].CallID != "c2" || rows[0].Outcome != Interrupted || rows[0].Tool != "browser_navigate" || rows[0].Args != nav.Args || !strings.Contains(rows[0].Error, "may have acted") {
-		t.Fatalf("after the restart: %+v; want the navigation, interrupted, then the click", rows)
+	if len(rows) != 3 || rows[0].CallID != "c2" || rows[0].Outcome != Interrupted || rows[0].Tool != "browser_navigate" || rows[0].Args != nav.Args || !strings.Contains(rows[0].Error, "may have acted") {
+		t.Fatalf("after the restart: %+v; want the navigation, interrupted, then the two others", rows)
 	}
 	if rows, _ := s.Query(ctx, Filter{Outcome: Interrupted}); len(rows) != 1 {
 		t.Fatalf("filtered by outcome interrupted: %d rows", len(rows))
@@ -487,7 +501,7 @@ func TestActionsLeftRunningAreInterrupted(t *testing.T) {
 	// A call whose end finds the queue full: its started row goes with the gap row.
 	s.Close()
 	s = open(t, filepath.Join(t.TempDir(), "timeline.db"), Options{QueueSize: 2})
-	release := hold(s)
+	release = hold(s)
 	late := Entry{CallID: "c3", Time: time.Now(), Tool: "browser_type", Class: "interact"}
 	s.Started(late)                                                              // queued: 1 of 2
 	if _, err := s.Record(ctx, entry(1, "c", "p", OK, time.Now())); err != nil { // 2 of 2
