@@ -236,18 +236,26 @@ func TestKilledDaemonMidClickActsOnce(t *testing.T) {
 	}
 }
 
-// TestRepeatedIdempotencyKeyDoesNotActAgain: an HTTP client sends the same
-// click twice with one _meta idempotency key; the real extension acts once
-// and answers the repeat with the first result.
-func TestRepeatedIdempotencyKeyDoesNotActAgain(t *testing.T) {
+// counterOverHTTP starts a daemon and a browser, opens the counter page
+// through an HTTP MCP client, and returns the client with the context
+// (bounded by within), the page and its button's ref.
+func counterOverHTTP(t *testing.T, within time.Duration) (context.Context, *client.Client, *counter, string) {
+	t.Helper()
 	RequireChromium(t)
 	d := StartDaemon(t, Binary(t), "--auto-approve-profiles")
 	page := newCounter(t)
 	StartBrowser(t, d)
-	ctx := Context(t, 3*time.Minute)
+	ctx := Context(t, within)
 	c := httpClient(t, ctx, d, d.Token)
 	snap := mustCall(t, ctx, c, "browser_navigate", map[string]any{"url": page.URL})
-	button := ref(t, snap, "button", "Count")
+	return ctx, c, page, ref(t, snap, "button", "Count")
+}
+
+// TestRepeatedIdempotencyKeyDoesNotActAgain: an HTTP client sends the same
+// click twice with one _meta idempotency key; the real extension acts once
+// and answers the repeat with the first result.
+func TestRepeatedIdempotencyKeyDoesNotActAgain(t *testing.T) {
+	ctx, c, page, button := counterOverHTTP(t, 3*time.Minute)
 	meta := &mcp.Meta{AdditionalFields: map[string]any{protocol.MetaIdempotencyKey: "e2e-click-1"}}
 
 	first, isErr, err := mcpclient.Call(ctx, c, "browser_click", map[string]any{"ref": button}, meta)
@@ -283,14 +291,7 @@ func TestRepeatedIdempotencyKeyDoesNotActAgain(t *testing.T) {
 // before (Request.SentBefore), and the extension answers that the outcome
 // is unknown without acting. (A break-it pass clicked twice this way.)
 func TestRepeatAfterTheExtensionDroppedTheKeyDoesNotActAgain(t *testing.T) {
-	RequireChromium(t)
-	d := StartDaemon(t, Binary(t), "--auto-approve-profiles")
-	page := newCounter(t)
-	StartBrowser(t, d)
-	ctx := Context(t, 4*time.Minute)
-	c := httpClient(t, ctx, d, d.Token)
-	snap := mustCall(t, ctx, c, "browser_navigate", map[string]any{"url": page.URL})
-	button := ref(t, snap, "button", "Count")
+	ctx, c, page, button := counterOverHTTP(t, 4*time.Minute)
 	meta := &mcp.Meta{AdditionalFields: map[string]any{protocol.MetaIdempotencyKey: "e2e-evicted-click"}}
 	if first, isErr, err := mcpclient.Call(ctx, c, "browser_click", map[string]any{"ref": button}, meta); err != nil || isErr || page.count() != 1 {
 		t.Fatalf("first click: %d runs, %v %s", page.count(), err, first)
