@@ -178,10 +178,11 @@ type Store struct {
 	// dropped: deleted with the next gap row (appendGap), once the
 	// writer has caught up, so after they were stored.
 	orphans []int64
-	// gapOrphans are the started rows the writer deletes in its next
-	// commit: orphans, and rows of calls now held (writer only).
-	gapOrphans []int64
-	done       chan struct{}
+	// pendingRemovals are the started rows the writer deletes in its next
+	// commit: orphans (after a gap row), and rows of calls now held
+	// (writer only).
+	pendingRemovals []int64
+	done            chan struct{}
 	// flushNow ends the writer's wait for more rows (Options.Linger): a
 	// Flush is waiting.
 	flushNow chan struct{}

@@ -135,7 +135,7 @@ func (s *Store) write() {
 			case o.run != nil:
 				o.run()
 			case o.remove != 0:
-				s.gapOrphans = append(s.gapOrphans, o.remove) // deleted with this batch
+				s.pendingRemovals = append(s.pendingRemovals, o.remove) // deleted with this batch
 			default:
 				batch = append(batch, o.entry)
 			}
@@ -201,7 +201,7 @@ func (s *Store) appendGap(batch []Entry) []Entry {
 	}
 	e := Entry{ID: s.lastID, Time: time.UnixMicro(s.opts.Now().UnixMicro()), Outcome: Unrecorded,
 		Args: fmt.Sprintf("%d %s not recorded", n, calls), Decision: "the timeline fell behind: these calls ran but their rows were not stored"}
-	s.gapOrphans, s.orphans = append(s.gapOrphans, s.orphans...), nil
+	s.pendingRemovals, s.orphans = append(s.pendingRemovals, s.orphans...), nil
 	s.bus.publish(Event{Kind: CallRecorded, Entry: e})
 	s.qmu.Unlock()
 	s.log.Warn("timeline: calls not recorded", "calls", n, "dropped_total", s.droppedTotal.Load())
@@ -213,8 +213,8 @@ func (s *Store) appendGap(batch []Entry) []Entry {
 // cannot store count as dropped, for the next gap row.
 func (s *Store) commit(rows []Entry) {
 	if len(rows) == 0 {
-		if len(s.gapOrphans) > 0 && s.insert(nil) == nil {
-			s.gapOrphans = nil
+		if len(s.pendingRemovals) > 0 && s.insert(nil) == nil {
+			s.pendingRemovals = nil
 		}
 		return
 	}
@@ -239,7 +239,7 @@ func (s *Store) commit(rows []Entry) {
 	} else {
 		s.written.Add(int64(len(rows)))
 		s.batches.Add(1)
-		s.gapOrphans = nil
+		s.pendingRemovals = nil
 	}
 	last := rows[len(rows)-1].ID
 	s.pmu.Lock()
@@ -275,8 +275,8 @@ func (s *Store) insert(rows []Entry) error {
 			inBatch[e.ID] = true
 		}
 	}
-	replaced := make([]any, 0, len(s.gapOrphans))
-	for _, id := range s.gapOrphans {
+	replaced := make([]any, 0, len(s.pendingRemovals))
+	for _, id := range s.pendingRemovals {
 		replaced = append(replaced, id)
 	}
 	for _, e := range rows {
