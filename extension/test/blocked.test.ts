@@ -306,6 +306,52 @@ describe('a loading page that does not answer', () => {
     await failed;
   });
 
+  it('does not stop a call that replaces it (a navigation away, a reload), but stops a read', async () => {
+    const { chromeFake } = fakeChrome(never);
+    chromeFake.tabs.get = async (id: number) => ({ id, url: 'https://example.com/big', status: 'loading' });
+    const th = await load();
+    await th.onNavigationCommitted({ tabId: 7, frameId: 0, url: 'https://example.com/big' });
+    let ran = false;
+    const leaving = th.actOn(7, Date.now() + 30_000, async () => (ran = true), { loads: true });
+    await vi.advanceTimersByTimeAsync(2000);
+    await expect(leaving).resolves.toBe(true);
+    expect(ran).toBe(true);
+
+    const read = th.pageReady(7);
+    const failed = expect(read).rejects.toMatchObject({ code: 'timeout', message: expect.stringContaining('too busy to answer') });
+    await vi.advanceTimersByTimeAsync(2000);
+    await failed;
+  });
+
+  it('leaving it still waits for a dialog the hooks saw open, and for a page without the hooks', async () => {
+    const open = { kind: 'confirm', message: 'Leave?', frameId: 0, since: 1 };
+    const { chromeFake, session } = fakeChrome(never);
+    chromeFake.tabs.get = async (id: number) => ({ id, url: 'https://example.com/big', status: 'loading' });
+    (session.tabState as { open: Record<string, unknown> }).open = { 7: open };
+    let th = await load();
+    const withDialog = th.actOn(7, Date.now() + 30_000, async () => true, { loads: true });
+    const seen = expect(withDialog).rejects.toMatchObject({ code: 'dialog_open', message: expect.stringContaining('"Leave?"') });
+    await vi.advanceTimersByTimeAsync(1000);
+    await seen;
+
+    fakeChrome(never).chromeFake.tabs.get = async (id: number) => ({ id, url: 'https://example.com/big', status: 'loading' });
+    th = await load();
+    expect(th.hooksIn(7)).toBe(false);
+    const noHooks = th.actOn(7, Date.now() + 30_000, async () => true, { loads: true });
+    const blocked = expect(noHooks).rejects.toMatchObject({ code: 'dialog_open', message: expect.stringContaining('does not answer') });
+    await vi.advanceTimersByTimeAsync(3000);
+    await blocked;
+  });
+
+  it('in a tab the call opened for it is not asked anything before the call', async () => {
+    const { sent } = fakeChrome(never);
+    const th = await load();
+    const got = th.actOn(7, Date.now() + 30_000, async () => 'loaded', { loads: true, opened: true });
+    await vi.advanceTimersByTimeAsync(10);
+    await expect(got).resolves.toBe('loaded');
+    expect(sent.every((m) => m.kind === 'page-state')).toBe(true);
+  });
+
   it('is blocked (a dialog its first scripts opened) when the hooks never got in', async () => {
     fakeChrome(never);
     const th = await load();

@@ -188,8 +188,10 @@ async function openDialog(tabId: number): Promise<OpenDialog | undefined> {
  * dialog of the browser's own blocks it: with its text when the hooks saw it
  * open, else after a confirmed miss (answerWithin, BLOCKED_AFTER_MS). inject: put the
  * scripts in when they are missing (else a page without them passes).
+ * busyPasses: a page still loading that is busy with the hooks in passes
+ * (the call replaces it; else such a page is a timeout, pageBusy).
  */
-export async function pageReady(tabId: number, control: PageControl = {}, inject = true): Promise<void> {
+export async function pageReady(tabId: number, control: PageControl = {}, inject = true, busyPasses = false): Promise<void> {
   const number = (await readState()).shared[tabId] ?? 0;
   const open = await openDialog(tabId);
   if (open) throw dialogOpen(number, open);
@@ -202,21 +204,41 @@ export async function pageReady(tabId: number, control: PageControl = {}, inject
   // busyWithUs(asked): also a page still busy after a read of ours it answered just before.
   if (answer === 'timeout' && !busyWithUs(tabId, asked)) {
     // Still loading with the hooks in, and no dialog reported: busy, not blocked (see loadOrBlocked).
-    if (hooksIn(tabId) && (await chrome.tabs.get(tabId).catch(() => undefined))?.status === 'loading') throw pageBusy(number);
+    if (hooksIn(tabId) && (await chrome.tabs.get(tabId).catch(() => undefined))?.status === 'loading') {
+      if (busyPasses) return;
+      throw pageBusy(number);
+    }
     throw pageBlocked(number);
   }
+}
+
+/** What the call that actOn runs does to the tab's page. */
+export interface ActOptions {
+  /**
+   * fn loads a new document into the tab (navigate, back, forward, reload):
+   * the current page gets no scripts injected, and one still busy loading
+   * does not stop the call (it is being replaced). A page blocked by a
+   * dialog still does: leaving it would discard the user's answer.
+   */
+  loads?: boolean;
+  /**
+   * The call opened the tab itself for fn, at the URL it loads: no page of
+   * the user's is in it, so nothing is checked before fn (whose load wait,
+   * loadOrBlocked, reports a dialog from the new page's first scripts).
+   */
+  opened?: boolean;
 }
 
 /**
  * Runs fn as the AI acting on tabId: the hooks of all its frames answer
  * dialogs by the policy from now until fn's result plus ACT_GRACE_MS. Throws
- * dialog_open first when the page is blocked. inject: as in pageReady.
+ * dialog_open first when the page is blocked (see ActOptions).
  */
-export async function actOn<T>(tabId: number, deadline: number, fn: () => Promise<T>, inject = true): Promise<T> {
+export async function actOn<T>(tabId: number, deadline: number, fn: () => Promise<T>, opts: ActOptions = {}): Promise<T> {
   // Set first: scripts injected meanwhile start with it.
   setActingUntil(tabId, deadline);
   try {
-    await pageReady(tabId, { actingUntil: deadline }, inject);
+    if (!opts.opened) await pageReady(tabId, { actingUntil: deadline }, !opts.loads, opts.loads);
   } catch (err) {
     // Not acting after all; a blocked top frame gets this after the state it has not read yet.
     stopActing(tabId);

@@ -53,7 +53,7 @@ export async function navigate(p: NavigateParams, deadline: number, shape: Snaps
         else if (target) await waitForPage(watcher, id, url, deadline, 'The navigation was sent to the tab. ', Date.now() + BLANK_START_MS);
         return pageResult(id, deadline, shape);
       },
-      false,
+      { loads: true, opened: !target },
     );
   } finally {
     watcher.dispose();
@@ -65,7 +65,7 @@ export async function historyMethod(p: P, d: number): Promise<PageResult> {
   if (action !== 'back' && action !== 'forward' && action !== 'reload') throw new TetherError('bad_request', 'action must be "back", "forward" or "reload".');
   const t = await requireTab(tabParams(p).tab);
   await touch(t.tabId);
-  return actOn(t.tabId, d, () => historyIn(t, action, p, d), false);
+  return actOn(t.tabId, d, () => historyIn(t, action, p, d), { loads: true });
 }
 
 async function historyIn(t: SharedTab, action: 'back' | 'forward' | 'reload', p: P, d: number): Promise<PageResult> {

@@ -4,6 +4,7 @@ import { TetherError } from '../../shared/errors';
 import type { ContentReply } from '../../shared/messages';
 import { callContent, isRestrictedUrl } from '../content-bridge';
 import { documentsIssued } from '../documents';
+import { setActingUntil } from '../acting';
 import { NavigationWatcher } from '../navigation';
 import { consoleOf } from '../page-records';
 import { forgetTab, requireTab, share, touch, type SharedTab } from '../shared-tabs';
@@ -106,6 +107,7 @@ export async function readUrlMethod(p: P, deadline: number): Promise<ReadResult>
   try {
     const tab = await chrome.tabs.create({ url: parsed.href, active: false });
     const id = (tabId = tab.id!);
+    setActingUntil(id, deadline); // before its first document gets the hooks
     const number = await share(id, false, 'opened', ownerParam(p));
     return await actOn(
       id,
@@ -117,7 +119,7 @@ export async function readUrlMethod(p: P, deadline: number): Promise<ReadResult>
         }
         return readTab({ tabId: id, number }, deadline);
       },
-      false,
+      { loads: true, opened: true },
     );
   } finally {
     watcher.dispose();
