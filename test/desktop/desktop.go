@@ -14,6 +14,7 @@ import (
 	"os/signal"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -217,14 +218,20 @@ func WaitIcon(t testing.TB, sigs <-chan *dbus.Signal, item dbus.BusObject, colou
 	}
 }
 
+// xvfbStarting is held while one Xvfb starts (see Xvfb).
+var xvfbStarting sync.Mutex
+
 // Xvfb starts a virtual X display for the test and returns its name, e.g.
 // ":5", once it accepts clients. It picks a free display number itself
 // (-displayfd). Readiness is the X server's own signal: started with
 // SIGUSR1 ignored, it sends SIGUSR1 to its parent when ready (the protocol
 // xinit uses; the display number alone comes too early for GTK). So one
-// test process starts one Xvfb at a time.
+// test process starts one Xvfb at a time: parallel tests wait their turn
+// (xvfbStarting) until the one before is ready.
 func Xvfb(t testing.TB) string {
 	t.Helper()
+	xvfbStarting.Lock()
+	defer xvfbStarting.Unlock()
 	ready := make(chan os.Signal, 1)
 	signal.Notify(ready, syscall.SIGUSR1)
 	defer signal.Stop(ready)

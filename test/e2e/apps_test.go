@@ -132,6 +132,7 @@ func groupsOf(t *testing.T, alloc context.Context) []tabGroup {
 // one acts on it; the window's API shows each tab's owner; the groups
 // survive a killed service worker without duplicates.
 func TestSeveralApps(t *testing.T) {
+	parallel(t)
 	RequireChromium(t)
 	d := StartDaemon(t, Binary(t), "--auto-approve-profiles", "--unattended=allow")
 	fixtures := httptest.NewServer(http.FileServer(http.Dir("testdata")))
@@ -319,6 +320,7 @@ func groupsText(gs []tabGroup) string {
 // TestCloseAgentTabs: with closeAgentTabs on, the tabs an app opened are
 // closed once its last session has ended (here after 1 s), and only them.
 func TestCloseAgentTabs(t *testing.T) {
+	parallel(t)
 	RequireChromium(t)
 	dir := filepath.Join(t.TempDir(), "config")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -370,6 +372,7 @@ func TestCloseAgentTabs(t *testing.T) {
 // the group; a popup window's tab is its too but stays ungrouped (groups
 // live only in normal windows).
 func TestTabGroupsHeaded(t *testing.T) {
+	parallel(t)
 	RequireChromium(t)
 	d := StartDaemon(t, Binary(t), "--auto-approve-profiles", "--unattended=allow")
 	fixtures := httptest.NewServer(http.FileServer(http.Dir("testdata")))
@@ -421,6 +424,7 @@ func TestTabGroupsHeaded(t *testing.T) {
 // with the caller's own, is refused and changes nothing there, whether
 // the call reads (browser_snapshot with ref) or acts (type, click).
 func TestRefOfAnotherAppsTab(t *testing.T) {
+	parallel(t)
 	RequireChromium(t)
 	d := StartDaemon(t, Binary(t), "--auto-approve-profiles", "--unattended=allow")
 	fixtures := httptest.NewServer(http.FileServer(http.Dir("testdata")))

@@ -176,6 +176,7 @@ func clickAsync(ctx context.Context, c *client.Client, ref string) <-chan [2]str
 // send the click again, and after the daemon is back the page's handler
 // has run exactly once.
 func TestKilledDaemonMidClickActsOnce(t *testing.T) {
+	parallel(t)
 	RequireChromium(t)
 	d := StartDaemon(t, Binary(t), "--auto-approve-profiles")
 	page := newCounter(t)
@@ -255,6 +256,7 @@ func counterOverHTTP(t *testing.T, within time.Duration) (context.Context, *clie
 // click twice with one _meta idempotency key; the real extension acts once
 // and answers the repeat with the first result.
 func TestRepeatedIdempotencyKeyDoesNotActAgain(t *testing.T) {
+	parallel(t)
 	ctx, c, page, button := counterOverHTTP(t, 3*time.Minute)
 	meta := &mcp.Meta{AdditionalFields: map[string]any{protocol.MetaIdempotencyKey: "e2e-click-1"}}
 
@@ -291,6 +293,7 @@ func TestRepeatedIdempotencyKeyDoesNotActAgain(t *testing.T) {
 // before (Request.SentBefore), and the extension answers that the outcome
 // is unknown without acting. (A break-it pass clicked twice this way.)
 func TestRepeatAfterTheExtensionDroppedTheKeyDoesNotActAgain(t *testing.T) {
+	parallel(t)
 	ctx, c, page, button := counterOverHTTP(t, 4*time.Minute)
 	meta := &mcp.Meta{AdditionalFields: map[string]any{protocol.MetaIdempotencyKey: "e2e-evicted-click"}}
 	if first, isErr, err := mcpclient.Call(ctx, c, "browser_click", map[string]any{"ref": button}, meta); err != nil || isErr || page.count() != 1 {
@@ -319,6 +322,7 @@ func TestRepeatAfterTheExtensionDroppedTheKeyDoesNotActAgain(t *testing.T) {
 // counter page, each in a tab of its own. Keys are an app's own: both
 // clicks run, and the second app does not get the first one's answer.
 func TestSameIdempotencyKeyFromTwoApps(t *testing.T) {
+	parallel(t)
 	RequireChromium(t)
 	d := StartDaemon(t, Binary(t), "--auto-approve-profiles")
 	page := newCounter(t)
@@ -351,6 +355,7 @@ func TestSameIdempotencyKeyFromTwoApps(t *testing.T) {
 // gets the click's true result (not "retry once it reconnects"), and the
 // bridge goes on with the new daemon and token.
 func TestTokenRotateLetsTheClickFinish(t *testing.T) {
+	parallel(t)
 	RequireChromium(t)
 	d := StartDaemon(t, Binary(t), "--auto-approve-profiles")
 	t.Cleanup(func() { ShutdownDaemon(t, d.Paths) }) // the one rotate starts
@@ -418,6 +423,7 @@ func TestTokenRotateLetsTheClickFinish(t *testing.T) {
 // navigation again (its replay used to fail with "Navigation rejected"):
 // the agent is told the outcome is unknown, and the page loaded once.
 func TestKilledDaemonMidNavigateActsOnce(t *testing.T) {
+	parallel(t)
 	RequireChromium(t)
 	d := StartDaemon(t, Binary(t), "--auto-approve-profiles")
 	page := newCounter(t)
@@ -461,6 +467,7 @@ func TestKilledDaemonMidNavigateActsOnce(t *testing.T) {
 // per tool so that the new daemon has never seen any of them: the real
 // extension alone refuses them.
 func TestIdempotencyKeyBelongsToOneCall(t *testing.T) {
+	parallel(t)
 	RequireChromium(t)
 	d := StartDaemon(t, Binary(t), "--auto-approve-profiles")
 	page := newCounter(t)

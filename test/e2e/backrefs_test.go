@@ -27,6 +27,7 @@ import (
 // took the page left to for the frame's document. The page's own handlers,
 // read over CDP, prove each click ran; pageshow proves the cache restored it.
 func TestRefsAfterBackForwardCache(t *testing.T) {
+	parallel(t)
 	RequireChromium(t)
 	d := StartDaemon(t, Binary(t), "--auto-approve-profiles")
 	fixtures := httptest.NewServer(http.FileServer(http.Dir("testdata")))
@@ -105,6 +106,7 @@ func TestRefsAfterBackForwardCache(t *testing.T) {
 // The refs of a cross-origin frame of a page restored from the back/forward
 // cache work too (the frame's content script answers for itself).
 func TestFrameRefsAfterBackForwardCache(t *testing.T) {
+	parallel(t)
 	RequireChromium(t)
 	d := StartDaemon(t, Binary(t), "--auto-approve-profiles")
 	fixtures := httptest.NewServer(http.FileServer(http.Dir("testdata")))

@@ -184,6 +184,7 @@ func runStep(t *testing.T, ctx context.Context, c *client.Client, s caseStep, fi
 // before the action that opens the dialogs, as browser_handle_dialog's
 // description tells agents to do; each reported dialog's text is checked.
 func TestBugReportCases(t *testing.T) {
+	// Not parallel: a huge page (see main_test.go).
 	RequireChromium(t)
 	dir := casesDir(t)
 	bin := Binary(t)

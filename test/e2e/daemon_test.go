@@ -55,6 +55,7 @@ func bridgeClient(t *testing.T, ctx context.Context, bin string, p config.Paths)
 }
 
 func TestMCPStartsTheDaemon(t *testing.T) {
+	parallel(t)
 	bin := Binary(t)
 	p := config.Paths{Dir: filepath.Join(t.TempDir(), "config")}
 	t.Cleanup(func() { ShutdownDaemon(t, p) })
@@ -96,6 +97,7 @@ func TestMCPStartsTheDaemon(t *testing.T) {
 }
 
 func TestStaleDaemonIsReplaced(t *testing.T) {
+	parallel(t)
 	bin := Binary(t)
 	old := BuildBinary(t, "-X github.com/tether-browser/tether/cli.version=0.0.1-stale")
 	if versionOf(t, old) == versionOf(t, bin) {
@@ -121,6 +123,7 @@ func TestStaleDaemonIsReplaced(t *testing.T) {
 }
 
 func TestSecondDaemonSaysWhichIsRunning(t *testing.T) {
+	parallel(t)
 	bin := Binary(t)
 	d := StartDaemon(t, bin, "--auto-approve-profiles")
 	cmd := exec.Command(bin, "serve", "--port", "0")

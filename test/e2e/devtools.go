@@ -99,6 +99,17 @@ func ExtensionWorker(t testing.TB, alloc context.Context) context.Context {
 	}
 	sw, cancelSW := chromedp.NewContext(alloc, chromedp.WithTargetID(id), chromedp.WithDetachOnCancel())
 	t.Cleanup(cancelSW)
+	// A worker that has just started is a target before its extension
+	// APIs are: wait for them (else "chrome is not defined").
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		ready, err := chromedp.Run(sw, chromedp.Evaluate[bool](`typeof chrome === 'object' && !!chrome.storage && !!chrome.runtime`))
+		if err == nil && ready {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the extension's service worker has no extension APIs after 30 s (%v)", err)
+		}
+	}
 	return sw
 }
 

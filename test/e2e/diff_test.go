@@ -286,6 +286,7 @@ func (v *agentView) ref(role, name string) string { return ref(v.t, v.model, rol
 // by another app in between included; a partial snapshot does not become
 // the baseline; the result says plainly which it is.
 func TestChangesOnlyKeepTheAgentsView(t *testing.T) {
+	parallel(t)
 	RequireChromium(t)
 	d := StartDaemon(t, Binary(t), "--auto-approve-profiles", "--unattended=allow")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -367,6 +368,7 @@ const framePage = `<!doctype html><html><body><p id="f">Frame text</p><button on
 // hash change, a change inside a cross-origin frame, and the user leaving
 // and coming back between the agent's calls; and it says which it is.
 func TestChangesOnlyAcrossDocuments(t *testing.T) {
+	parallel(t)
 	RequireChromium(t)
 	d := StartDaemon(t, Binary(t), "--auto-approve-profiles", "--unattended=allow")
 	var frameURL string

@@ -161,6 +161,7 @@ func greeterFlow(t *testing.T, ctx context.Context, c *client.Client, pageURL st
 }
 
 func TestEndToEnd(t *testing.T) {
+	parallel(t)
 	RequireChromium(t)
 	bin := Binary(t)
 	d := StartDaemon(t, bin, "--auto-approve-profiles")

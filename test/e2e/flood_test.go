@@ -51,6 +51,7 @@ func dirBytes(t *testing.T, dir string) (all, logBytes int64) {
 // Host headers, sockets from web pages, bad hellos, and unapproved sockets
 // spamming frames.
 func TestDriveByFloodStaysUnderTheLogCap(t *testing.T) {
+	parallel(t)
 	d := StartDaemon(t, Binary(t))
 	base := d.Record.URL()
 	wsURL := strings.Replace(base, "http://", "ws://", 1) + "/extension"

@@ -230,6 +230,7 @@ func navigateTab(t *testing.T, tab context.Context, url string) {
 // and after going back to a document that had the hooks). Headless and with
 // a window under Xvfb.
 func TestUnsharedTabsUntouched(t *testing.T) {
+	parallel(t)
 	RequireChromium(t)
 	bin := Binary(t)
 	srv := probePages(t)
@@ -382,6 +383,8 @@ func (c swCounter) from(t *testing.T, url string) int {
 // it at once with its text; one raised where the hooks never were is
 // reported within about a second, without its text.
 func TestConsoleAndDialogsOnlyWhileShared(t *testing.T) {
+	// Not parallel: it checks that a dialog is reported within a second,
+	// not after a timeout, which a loaded machine could miss.
 	RequireChromium(t)
 	bin := Binary(t)
 	srv := probePages(t)

@@ -18,6 +18,7 @@ import (
 // back/forward-cache error (the previous page's content script was asked
 // while the page went into the cache).
 func TestNavigateToAboutBlank(t *testing.T) {
+	parallel(t)
 	RequireChromium(t)
 	d := StartDaemon(t, Binary(t), "--auto-approve-profiles", "--unattended=allow")
 	fixtures := httptest.NewServer(http.FileServer(http.Dir("testdata")))

@@ -159,6 +159,7 @@ func waitFor(t *testing.T, ctx context.Context, c *client.Client, tool string, a
 // cookie headers are redacted; a tab's requests from before it was shared
 // are absent; the failure is also the console's browser entry.
 func TestNetworkRequests(t *testing.T) {
+	parallel(t)
 	RequireChromium(t)
 	srv := networkPages(t)
 	d := StartDaemon(t, Binary(t), "--auto-approve-profiles")
@@ -227,6 +228,7 @@ func TestNetworkRequests(t *testing.T) {
 // notifications that reach the client through `tether mcp`, and returns at
 // its completion.
 func TestDownloads(t *testing.T) {
+	parallel(t)
 	RequireChromium(t)
 	srv := networkPages(t)
 	d := StartDaemon(t, Binary(t), "--auto-approve-profiles")
@@ -300,6 +302,7 @@ func TestDownloads(t *testing.T) {
 // refusal with the file's name, not its content. Confirm without anyone
 // to ask (tether serve) denies it the same way.
 func TestDownloadDenied(t *testing.T) {
+	parallel(t)
 	RequireChromium(t)
 	srv := networkPages(t)
 	cfg := filepath.Join(t.TempDir(), "config")
@@ -358,6 +361,7 @@ func TestDownloadDenied(t *testing.T) {
 // pauses it is saved anyway (README's known limit; CI saw /file.bin's
 // 9 kB complete under load).
 func TestDownloadConfirm(t *testing.T) {
+	parallel(t)
 	requireDesktop(t)
 	RequireChromium(t)
 	srv := networkPages(t)
@@ -462,6 +466,7 @@ func waitWorker(t *testing.T, alloc context.Context, runs bool, why string) time
 // offscreen document may have started the worker first. Unsharing removes
 // the listeners.
 func TestNetworkListenersPerSharedTab(t *testing.T) {
+	parallel(t)
 	RequireChromium(t)
 	srv := networkPages(t)
 	d := StartDaemon(t, Binary(t), "--auto-approve-profiles")
@@ -524,6 +529,7 @@ func TestNetworkListenersPerSharedTab(t *testing.T) {
 // not share. The fetch could not have been that download: the shared tab's
 // downloads do not list it (nor its path).
 func TestDownloadOfUserInvisible(t *testing.T) {
+	parallel(t)
 	RequireChromium(t)
 	srv := networkPages(t)
 	files := networkPages(t) // another origin: the 10 s origin rule does not apply

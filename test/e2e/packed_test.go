@@ -16,6 +16,7 @@ import (
 // worker → offscreen document → daemon, gzip in base64) and reaches the
 // agent whole and exact, non-ASCII text included; so does a click's.
 func TestLargeSnapshotComesWhole(t *testing.T) {
+	// Not parallel: a huge page (see main_test.go).
 	RequireChromium(t)
 	cfgDir := filepath.Join(t.TempDir(), "config")
 	if err := os.MkdirAll(cfgDir, 0o700); err != nil {

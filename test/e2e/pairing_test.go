@@ -66,6 +66,7 @@ func randomID() string {
 // prefix approves nobody, and the code the browser's popup shows approves
 // the browser.
 func TestPairingResistsForgery(t *testing.T) {
+	parallel(t)
 	RequireChromium(t)
 	d := StartDaemon(t, Binary(t))
 	for i := range broker.MaxPendingPairings + 4 {
@@ -127,6 +128,7 @@ func TestPairingResistsForgery(t *testing.T) {
 // oldest. Meanwhile the paired Chromium reconnects, three times (the
 // popup's Reconnect), and each time connects and serves calls.
 func TestPairedBrowserConnectsWhileSilentSocketsChurn(t *testing.T) {
+	parallel(t)
 	RequireChromium(t)
 	d := StartDaemon(t, Binary(t))
 	b := startPaired(t, d, "Work")
@@ -188,6 +190,7 @@ func TestPairedBrowserConnectsWhileSilentSocketsChurn(t *testing.T) {
 // throughout (the popup's code is the one the daemon gives back after a
 // push), and approving that code pairs it within seconds, flood or not.
 func TestPairingUnderHelloFlood(t *testing.T) {
+	parallel(t)
 	RequireChromium(t)
 	d := StartDaemon(t, Binary(t))
 	url := fmt.Sprintf("ws://127.0.0.1:%d/extension", d.Record.Port)

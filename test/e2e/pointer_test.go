@@ -26,6 +26,7 @@ import (
 // served from localhost while the page is on 127.0.0.1: another site, so an
 // out-of-process frame.
 func TestPointerActions(t *testing.T) {
+	parallel(t)
 	ctx, c := crossSiteFixture(t, "pointer.html", "pointer-frame.html")
 	snap := snapshotWith(t, ctx, c, "Frame button")
 
@@ -61,7 +62,14 @@ func TestPointerActions(t *testing.T) {
 		}
 	})
 
+	// The cross-origin frame is its own renderer: it may paint after the
+	// page does (on a loaded machine, after the first screenshot).
+	frameBlue := func(r, g, b uint8) bool { return r < 10 && g > 160 && g < 190 && b > 225 }
 	shot := screenshot(t, ctx, c)
+	for deadline := time.Now().Add(10 * time.Second); !shot.has(frameBlue) && time.Now().Before(deadline); {
+		time.Sleep(200 * time.Millisecond)
+		shot = screenshot(t, ctx, c)
+	}
 
 	t.Run("a seat chosen at coordinates from the screenshot", func(t *testing.T) {
 		x, y := shot.center(t, "red seat", func(r, g, b uint8) bool { return r > 200 && g < 40 && b < 40 })
@@ -88,7 +96,7 @@ func TestPointerActions(t *testing.T) {
 	})
 
 	t.Run("a click at coordinates lands in the cross-origin frame", func(t *testing.T) {
-		x, y := shot.center(t, "frame", func(r, g, b uint8) bool { return r < 10 && g > 160 && g < 190 && b > 225 })
+		x, y := shot.center(t, "frame", frameBlue)
 		out := mustCall(t, ctx, c, "browser_click", map[string]any{"x": x, "y": y})
 		if !regexp.MustCompile(`frame: button clicked at 1[45]\d,[56]\d`).MatchString(out) {
 			t.Fatalf("clicking (%g, %g):\n%s", x, y, out)
@@ -124,6 +132,7 @@ func TestPointerActions(t *testing.T) {
 // TestPointerActionsFullPage: a point of a full-page screenshot, far below
 // the fold, is clicked with full_page (Tether scrolls there first).
 func TestPointerActionsFullPage(t *testing.T) {
+	parallel(t)
 	RequireChromium(t)
 	d := StartDaemon(t, Binary(t), "--auto-approve-profiles")
 	fixtures := httptest.NewServer(http.FileServer(http.Dir("testdata")))
@@ -222,6 +231,20 @@ func (s shotImage) box(t *testing.T, what string, match func(r, g, b uint8) bool
 }
 
 // center is the middle of box, in viewport CSS pixels.
+// has reports whether any pixel of the screenshot matches.
+func (s shotImage) has(match func(r, g, b uint8) bool) bool {
+	b := s.img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bl, _ := s.img.At(x, y).RGBA()
+			if match(uint8(r>>8), uint8(g>>8), uint8(bl>>8)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func (s shotImage) center(t *testing.T, what string, match func(r, g, b uint8) bool) (float64, float64) {
 	t.Helper()
 	b := s.box(t, what, match)

@@ -31,6 +31,7 @@ const popupWidth, popupHeight = 380, 600
 // taken. TETHER_POPUP_SCREENSHOT=path.png (make screenshot) writes the
 // connected one for the README; TETHER_POPUP_SCREENSHOTS=dir writes all.
 func TestPopup(t *testing.T) {
+	parallel(t)
 	RequireChromium(t)
 	d := StartDaemon(t, Binary(t), "--auto-approve-profiles", "--unattended=allow", "--enable-tools=browser_evaluate")
 	// The fixtures, and a page with a favicon (a data: image, as sites inline them).

@@ -134,6 +134,7 @@ func tabNumber(t *testing.T, list, text string) int {
 // keep their tab numbers and slugs across a service-worker stop and a daemon
 // restart.
 func TestTwoProfiles(t *testing.T) {
+	parallel(t)
 	RequireChromium(t)
 	bin := Binary(t)
 	d := StartDaemon(t, bin)

@@ -14,6 +14,7 @@ import (
 // and snapped to its step) and moved by arrow keys by its step; the page's
 // input and change handlers record each value.
 func TestRangeInput(t *testing.T) {
+	parallel(t)
 	RequireChromium(t)
 	d := StartDaemon(t, Binary(t), "--auto-approve-profiles", "--unattended=allow")
 	fixtures := httptest.NewServer(http.FileServer(http.Dir("testdata")))

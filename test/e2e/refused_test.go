@@ -66,6 +66,7 @@ func waitPopup(t *testing.T, alloc context.Context, state string) popupConnectio
 //     chrome.storage.session) makes it ask again with the same code, and
 //     approving it pairs it.
 func TestRefusedBrowserWithoutPopup(t *testing.T) {
+	parallel(t)
 	RequireChromium(t)
 	d := StartDaemon(t, Binary(t))
 	b := startPaired(t, d, "CIbox")
@@ -136,6 +137,7 @@ func TestRefusedBrowserWithoutPopup(t *testing.T) {
 // next step: forget the profile, then restart the browser, which then asks
 // to pair anew and is approved by its code.
 func TestUnauthorizedBrowserWithoutPopup(t *testing.T) {
+	parallel(t)
 	RequireChromium(t)
 	d := StartDaemon(t, Binary(t))
 	b := startPaired(t, d, "CIbox")
@@ -188,6 +190,7 @@ func TestUnauthorizedBrowserWithoutPopup(t *testing.T) {
 // running browser is paired again at once; `tether profiles forget` says so
 // (and why) instead of speaking of a pairing code that never comes.
 func TestForgetUnderAutoApprove(t *testing.T) {
+	parallel(t)
 	RequireChromium(t)
 	d := StartDaemon(t, Binary(t), "--auto-approve-profiles")
 	StartBrowser(t, d, BrowserOptions{Label: "CIbox"})

@@ -20,6 +20,7 @@ import (
 // profile. Path tricks Caddy's matcher cleans to /mcp (/api/../mcp,
 // //mcp, /MCP) reach nothing but refusals.
 func TestRemoteForgedExtension(t *testing.T) {
+	parallel(t)
 	RequireCaddy(t)
 	d, c := startRemote(t, `{"hosts": ["`+RemoteHost+`"]}`, "--auto-approve-profiles")
 	dialer := websocket.Dialer{NetDialContext: c.DialContext, TLSClientConfig: &tls.Config{RootCAs: c.Roots}}

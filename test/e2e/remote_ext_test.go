@@ -142,6 +142,7 @@ func countingListener(t *testing.T) (port int, accepted *atomic.Int64) {
 // certificate Chromium does not trust gets the clear message. Last, back
 // to the local Tether and again to the broker: each pairing was kept.
 func TestRemoteExtension(t *testing.T) {
+	parallel(t)
 	RequireChromium(t)
 	RequireCaddy(t)
 	d, c := startRemote(t, `{"hosts": ["`+RemoteHost+`"]}`, "--unattended=allow", "--enable-tools=browser_evaluate")

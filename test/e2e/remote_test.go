@@ -68,6 +68,7 @@ func get(t *testing.T, c *Caddy, path, auth string) (int, string) {
 // local API (even with the control token) and /mcp with the local MCP
 // token are refused, each with a message that says what to do.
 func TestRemoteProxyRefusals(t *testing.T) {
+	parallel(t)
 	RequireCaddy(t)
 	d, c := startRemote(t, `{"hosts": ["`+RemoteHost+`"]}`)
 	// Caddy's root goes into an NSS database as Chromium on Linux reads it.
@@ -188,6 +189,7 @@ func callText(t *testing.T, ctx context.Context, mc *client.Client, tool string,
 // call over the token's rate limit is refused naming the limit, and once
 // the token is revoked the next request gets 401.
 func TestRemoteNamedToken(t *testing.T) {
+	parallel(t)
 	RequireCaddy(t)
 	d, c := startRemote(t, `{"hosts": ["`+RemoteHost+`"], "callsPerMinute": 4}`)
 	ctx := Context(t, 2*time.Minute)

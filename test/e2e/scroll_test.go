@@ -20,6 +20,7 @@ import (
 // runs in the focused tab and in a background tab, where the result must
 // say that the tab was hidden when the page itself says so.
 func TestScrollVirtualList(t *testing.T) {
+	parallel(t)
 	RequireChromium(t)
 	d := StartDaemon(t, Binary(t), "--auto-approve-profiles", "--unattended=allow")
 	fixtures := httptest.NewServer(http.FileServer(http.Dir("testdata")))

@@ -74,6 +74,7 @@ func errorKind(text string) string {
 // action run twice (each page counts its clicks and loads in localStorage),
 // and the state files intact.
 func TestSoak(t *testing.T) {
+	parallelLong(t)
 	RequireChromium(t)
 	bin := Binary(t)
 	dur := soakDuration(t)

@@ -174,6 +174,7 @@ func waitUnverified(t *testing.T, sw context.Context, s *squatter, since time.Ti
 // status says so. When Tether is back on the port, the extension pairs
 // back without the user approving anything.
 func TestSquatterOnThePort(t *testing.T) {
+	parallel(t)
 	RequireChromium(t)
 	d := StartDaemon(t, Binary(t), "--auto-approve-profiles")
 	b := StartBrowser(t, d)
@@ -283,6 +284,7 @@ func TestSquatterOnThePort(t *testing.T) {
 // pair only a program that proves it holds that key: a squatter on the
 // port gets no hello (not even the profile id) and cannot make it act.
 func TestSquatterBeforeFirstPairing(t *testing.T) {
+	parallel(t)
 	RequireChromium(t)
 	free, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -352,6 +354,7 @@ func workerRunning(alloc context.Context) bool {
 // extension sends nothing, and the popup offers Pair again; pressing it
 // drops the old secret and pairs anew (the daemon auto-approves here).
 func TestPairAgain(t *testing.T) {
+	parallel(t)
 	RequireChromium(t)
 	d := StartDaemon(t, Binary(t), "--auto-approve-profiles")
 	dir := filepath.Join(t.TempDir(), "extension")
@@ -573,6 +576,7 @@ func checkCLIOtherProgram(t *testing.T, d *Daemon, port int) {
 // at its next attempt and connects there, paired as before, with no
 // reload and nothing pressed.
 func TestSquatterMoveTetherToAnotherPort(t *testing.T) {
+	parallel(t)
 	RequireChromium(t)
 	d := StartDaemon(t, Binary(t), "--auto-approve-profiles")
 	ctx := context.Background()

@@ -13,6 +13,7 @@ import (
 // in-flight calls first), and the quit is recorded so that AI apps'
 // bridges do not start it again; a second stop says nothing runs.
 func TestStopCommand(t *testing.T) {
+	parallel(t)
 	d := StartDaemon(t, Binary(t))
 	out := tetherCLI(t, d, "stop")
 	// Only the bridges running now stay away (README, "Quit"): the message
@@ -35,6 +36,7 @@ func TestStopCommand(t *testing.T) {
 // the user, each with its command; with none running it says so and
 // exits 3, so that a script can tell "not running" from an error.
 func TestStatusCommand(t *testing.T) {
+	parallel(t)
 	d := StartDaemon(t, Binary(t))
 	out := tetherCLI(t, d, "status")
 	for _, want := range []string{

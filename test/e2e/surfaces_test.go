@@ -16,6 +16,7 @@ import (
 // 127.0.0.1: another site, so an out-of-process frame, and sandboxed
 // (an opaque origin).
 func TestSnapshotSurfaces(t *testing.T) {
+	parallel(t)
 	ctx, c := crossSiteFixture(t, "surfaces.html", "surfaces-frame.html")
 	snap := snapshotWith(t, ctx, c, "Late button", "Pay now") // the late frame is added 300 ms after load
 	t.Logf("snapshot:\n%s", snap)
@@ -96,6 +97,7 @@ func TestSnapshotSurfaces(t *testing.T) {
 // after every frame has loaded): every frame kind is still stitched in, the
 // closed root read, and the unreadable frame marked.
 func TestSnapshotSurfacesSharedLater(t *testing.T) {
+	parallel(t)
 	RequireChromium(t)
 	d := StartDaemon(t, Binary(t), "--auto-approve-profiles")
 	b := StartBrowser(t, d)

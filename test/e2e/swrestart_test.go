@@ -53,6 +53,7 @@ func isFalseDialog(text string) bool {
 // are still reported by the restarted worker, with their text when the
 // page's hooks saw them, else as a page that does not answer.
 func TestWorkerStopNoFalseDialog(t *testing.T) {
+	parallel(t)
 	RequireChromium(t)
 	d := StartDaemon(t, Binary(t), "--auto-approve-profiles")
 	b := StartBrowser(t, d)

@@ -27,6 +27,7 @@ const secret = "hunter2-Tether-secret"
 // on fixture pages whose own handlers prove each action ran; then it greps
 // every result, log file and stored record for the typed password.
 func TestEveryTool(t *testing.T) {
+	parallel(t)
 	RequireChromium(t)
 	d := StartDaemon(t, Binary(t), "--auto-approve-profiles", "--unattended=allow", "--enable-tools=browser_evaluate")
 	fixtures := httptest.NewServer(http.FileServer(http.Dir("testdata")))

@@ -22,6 +22,7 @@ import (
 // permission), browser_hover with trusted moves Chrome's own mouse and the
 // control is revealed.
 func TestTrustedHover(t *testing.T) {
+	parallel(t)
 	RequireChromium(t)
 	// Trusted input takes both halves: the daemon's setting and the popup's.
 	dir := filepath.Join(t.TempDir(), "config")

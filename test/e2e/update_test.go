@@ -29,6 +29,7 @@ import (
 // approval), the same tab numbers, and a ref from before the reload is
 // stale_ref.
 func TestExtensionUpdatesItself(t *testing.T) {
+	parallel(t)
 	chromium := RequireChromium(t)
 	d := StartDaemon(t, Binary(t), "--auto-approve-profiles", "--unattended=allow")
 	ctx := Context(t, 4*time.Minute)
@@ -170,6 +171,7 @@ func TestExtensionUpdatesItself(t *testing.T) {
 // folder's version lowered, without `tether browser` (which would write
 // the folder anew).
 func TestExtensionUpdatesItselfInTetherBrowser(t *testing.T) {
+	parallel(t)
 	chromium := RequireChromium(t)
 	d := StartDaemon(t, Binary(t), "--auto-approve-profiles")
 	profileDir := filepath.Join(t.TempDir(), "chrome-profile")

@@ -324,6 +324,7 @@ func waitProcessGone(t *testing.T, pid int, within time.Duration) {
 // process leaves the daemon and tray working, and Open Tether starts a new
 // one.
 func TestAppWindowProcess(t *testing.T) {
+	parallel(t)
 	s := startSession(t, "")
 	a := s.App
 
@@ -421,6 +422,7 @@ func TestAppWindowProcess(t *testing.T) {
 // writes a rule to policy.json); an answer in the window's Approvals page,
 // or the call's timeout, takes the dialog away.
 func TestAppApprovals(t *testing.T) {
+	parallel(t)
 	const timeout = 10 * time.Second // long enough for a key press, short to wait out
 	s := startSession(t, fmt.Sprintf(`{"approvalTimeoutSeconds": %d}`, int(timeout/time.Second)))
 	a := s.App
@@ -534,6 +536,7 @@ func TestAppApprovals(t *testing.T) {
 // Desktop, and Quit, which ends everything; a bridge then refuses to start
 // Tether again.
 func TestAppTray(t *testing.T) {
+	parallel(t)
 	s := startSession(t, "")
 	a, m, item, sigs := s.App, s.Tray.Menu, s.Tray.Item, s.Tray.Signals
 	for _, title := range []string{native.TitleOpen, native.TitleConnect, native.TitlePause, native.TitleLogin, native.TitleQuit} {
@@ -675,6 +678,7 @@ func latest(t *testing.T, d *Daemon, tool string) timeline.Entry {
 // denied in the native dialog, a call while paused). It runs only when
 // TETHER_SCREENSHOT names the PNG to write (`make screenshot`).
 func TestScreenshot(t *testing.T) {
+	parallel(t)
 	out := os.Getenv("TETHER_SCREENSHOT")
 	if out == "" {
 		t.Skip("set TETHER_SCREENSHOT=path.png (make screenshot) to write the README's screenshot")

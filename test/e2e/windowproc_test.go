@@ -22,6 +22,7 @@ import (
 // the daemon is gone. (The real daemon's side is tested where the local
 // API is served.)
 func TestWindowProcessUnderXvfb(t *testing.T) {
+	parallel(t)
 	requireDesktop(t)
 	desktopBin := filepath.Join(filepath.Dir(Binary(t)), "tether-desktop")
 	f := localclienttest.New(t)

@@ -17,6 +17,7 @@ const readyPage = `<!doctype html><title>Ready</title><button>Press</button><p>R
 // internal "A listener indicated an asynchronous response…": a read may
 // be called again, an action's outcome is unknown.
 func TestServiceWorkerStoppedMidCall(t *testing.T) {
+	parallel(t)
 	RequireChromium(t)
 	d := StartDaemon(t, Binary(t), "--auto-approve-profiles", "--unattended=allow")
 	// /slow answers after 10 s: a navigation there is an action in flight
