@@ -27,7 +27,9 @@ import (
 // or whose huge page must answer within the time after which Tether calls
 // a page stopped (TestBugReportCases, TestLargeSnapshotComesWhole: on a
 // machine this loaded, a 5000-row page's redraw after a click can miss it),
-// calls neither: it runs alone, before the others.
+// or that types into the window without seeing it (TestAppApprovals: the
+// keys may land before the window shows the approval), calls neither: it
+// runs alone, before the others.
 var shortSlots chan struct{}
 
 func TestMain(m *testing.M) {
