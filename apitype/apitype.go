@@ -216,6 +216,11 @@ type State struct {
 	// Apps are the AI apps with a live MCP session, sorted: those a tab
 	// can be given to (PathTabOwner).
 	Apps []string `json:"apps"`
+	// Stopping is true once the daemon is stopping (`tether stop`, a
+	// signal, Quit): it denies the held calls, lets the calls in Running
+	// finish (up to 65 s, daemon.DrainTimeout) and refuses new ones, which
+	// `tether mcp` sends on to the next daemon.
+	Stopping bool `json:"stopping,omitempty"`
 }
 
 // ProfileView is one browser profile in State.

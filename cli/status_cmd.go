@@ -55,8 +55,16 @@ func writeStatus(w io.Writer, dir string, rec config.DaemonRecord, health apityp
 	case rec.UI:
 		mode = "the app, without its window: " + st.NoWindow
 	}
-	fmt.Fprintf(w, "Tether %s is running: pid %d, port %d, up %s, as %s\n", st.Version, rec.PID, rec.Port,
+	state := "is running"
+	if st.Stopping {
+		state = "is stopping"
+	}
+	fmt.Fprintf(w, "Tether %s %s: pid %d, port %d, up %s, as %s\n", st.Version, state, rec.PID, rec.Port,
 		(time.Duration(health.UptimeSeconds) * time.Second).String(), mode)
+	if st.Stopping {
+		fmt.Fprintf(w, "Stopping: it lets the %d tool call(s) running now finish (up to %s) and refuses new ones; `tether mcp` sends them on to the next Tether, which `tether` (or an AI app through `tether mcp`) starts\n",
+			len(st.Running), daemon.DrainTimeout)
+	}
 	fmt.Fprintf(w, "Config dir: %s\n", dir)
 	if st.Paused {
 		fmt.Fprintln(w, "Kill switch: ON, every tool call is refused (`tether resume` lets them run)")

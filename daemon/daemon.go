@@ -424,6 +424,7 @@ func run(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("http server: %w", err)
 	}
 	log.Info("tether daemon stopping")
+	api.Stopping()
 	// A held call has not run: it is denied now, with that outcome, rather
 	// than holding the stop up to its timeout and reaching the agent as
 	// "outcome unknown".

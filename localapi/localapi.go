@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tether-browser/tether/apitype"
@@ -118,6 +119,9 @@ type Server struct {
 	ctx       context.Context
 	closeOnce sync.Once
 	wg        sync.WaitGroup
+
+	// stopping is set once the daemon stops (State.Stopping).
+	stopping atomic.Bool
 }
 
 // New returns a Server for cfg and starts forwarding the daemon's changes
@@ -214,6 +218,17 @@ func (s *Server) Close() {
 		s.stop()
 		s.wg.Wait()
 	})
+}
+
+// Stopping marks the daemon as stopping (State.Stopping) and sends the
+// new State as a KindState event: the daemon calls it before it finishes
+// its in-flight calls, which can take up to daemon.DrainTimeout.
+func (s *Server) Stopping() {
+	if s.stopping.Swap(true) {
+		return
+	}
+	st := s.State()
+	s.hub.publish(apitype.Event{Kind: apitype.KindState, State: &st})
 }
 
 // Notify sends a KindNotice event: kind is "info" or "error", text a line

@@ -457,6 +457,28 @@ func TestStateEventsCoalesce(t *testing.T) {
 	}
 }
 
+// TestStoppingIsInTheState: once the daemon stops, State says so, and
+// the subscribers hear it at once (once).
+func TestStoppingIsInTheState(t *testing.T) {
+	f := newFixture(t, nil)
+	if f.s.State().Stopping {
+		t.Fatal("a new daemon's State says it is stopping")
+	}
+	_, r := f.subscribe(t, 0)
+	f.s.Stopping()
+	f.s.Stopping()
+	if e := r.next(t); e.ev.Kind != apitype.KindState || e.ev.State == nil || !e.ev.State.Stopping {
+		t.Fatalf("%+v; want a State that says stopping", e.ev)
+	}
+	f.s.Notify("info", "marker")
+	if e := r.next(t); e.ev.Kind != apitype.KindNotice {
+		t.Fatalf("a second Stopping sent %+v", e.ev)
+	}
+	if !f.s.State().Stopping {
+		t.Fatal("State does not say stopping")
+	}
+}
+
 func TestIsLoopbackHost(t *testing.T) {
 	for host, want := range map[string]bool{
 		"127.0.0.1:47615": true, "localhost:1": true, "LOCALHOST": true, "[::1]:80": true, "127.8.9.1": true,

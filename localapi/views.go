@@ -30,7 +30,7 @@ func (s *Server) State() apitype.State {
 	st := apitype.State{Version: s.cfg.Version, Paused: s.cfg.Guard.Paused(),
 		Profiles: []apitype.ProfileView{}, Pairing: []apitype.PairingView{}, Refused: []apitype.RefusedView{},
 		Approvals: []apitype.Approval{}, Running: []apitype.RunningCall{},
-		Window: s.cfg.Window != nil, NoWindow: s.cfg.NoWindow, EventsDropped: s.hub.droppedTotal(), Apps: s.cfg.Broker.Apps()}
+		Window: s.cfg.Window != nil, NoWindow: s.cfg.NoWindow, EventsDropped: s.hub.droppedTotal(), Apps: s.cfg.Broker.Apps(), Stopping: s.stopping.Load()}
 	if st.Apps == nil {
 		st.Apps = []string{}
 	}
