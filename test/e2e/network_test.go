@@ -140,7 +140,7 @@ func downloadProfile(t *testing.T, dir string) string {
 func waitFor(t *testing.T, ctx context.Context, c *client.Client, tool string, args map[string]any, wants ...string) string {
 	t.Helper()
 	var text string
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
 		text = mustCall(t, ctx, c, tool, args)
 		ok := true
 		for _, w := range wants {
@@ -179,7 +179,9 @@ func TestNetworkRequests(t *testing.T) {
 
 	snap := mustCall(t, ctx, c, "browser_navigate", map[string]any{"url": srv.URL + "/net.html"})
 	mustCall(t, ctx, c, "browser_click", map[string]any{"ref": ref(t, snap, "button", "Requests")})
-	all := waitFor(t, ctx, c, "browser_network", nil, "/pic.svg", "ERR_CONNECTION_REFUSED")
+	// The image is the page's last request, and the only image: listed
+	// first as pending, then with its status.
+	all := waitFor(t, ctx, c, "browser_network", nil, "GET 200 image", "/pic.svg", "ERR_CONNECTION_REFUSED")
 	for _, want := range []*regexp.Regexp{
 		regexp.MustCompile(`GET 200 main_frame \d+ms .*/net\.html`),
 		regexp.MustCompile(`GET 200 xmlhttprequest \d+ms \S+ .*/ok`),
