@@ -62,7 +62,7 @@ func writeStatus(w io.Writer, dir string, rec config.DaemonRecord, health apityp
 	fmt.Fprintf(w, "Tether %s %s: pid %d, port %d, up %s, as %s\n", st.Version, state, rec.PID, rec.Port,
 		(time.Duration(health.UptimeSeconds) * time.Second).String(), mode)
 	if st.Stopping {
-		fmt.Fprintf(w, "Stopping: it lets the %d tool call(s) running now finish (up to %s) and refuses new ones; `tether mcp` sends them on to the next Tether, which `tether` (or an AI app through `tether mcp`) starts\n",
+		fmt.Fprintf(w, "Stopping: it lets the %d tool call(s) running now finish (up to %s) and refuses new ones; `tether` starts it again once it is gone\n",
 			len(st.Running), daemon.DrainTimeout)
 	}
 	fmt.Fprintf(w, "Config dir: %s\n", dir)
