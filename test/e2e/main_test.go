@@ -12,8 +12,9 @@ import (
 )
 
 // The tests run side by side: each has its own daemon, config dir, port,
-// browser and (for the window) Xvfb display, and most of their time is
-// spent waiting on a browser or a daemon, not on the CPU. Two kinds:
+// browser and (for the window) Xvfb display. Alone, a test spends most of
+// its time waiting on a browser or a daemon; the long runs beside it keep
+// the CPUs busy meanwhile. Two kinds:
 //
 //   - parallel(t): at most shortSlots of them run at once (-parallel N
 //     sets it; default: half the CPUs, at least 1). The tests are

@@ -2,9 +2,9 @@
 import type { ConsoleResult, FindMatch, FindResult, PageResult, ReadResult } from '../../protocol.gen';
 import { TetherError } from '../../shared/errors';
 import type { ContentReply } from '../../shared/messages';
+import { setActingUntil } from '../acting';
 import { callContent, isRestrictedUrl } from '../content-bridge';
 import { documentsIssued } from '../documents';
-import { setActingUntil } from '../acting';
 import { NavigationWatcher } from '../navigation';
 import { consoleOf } from '../page-records';
 import { forgetTab, requireTab, share, touch, type SharedTab } from '../shared-tabs';
