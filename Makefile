@@ -84,13 +84,13 @@ test-ext: $(EXT)/node_modules/.package-lock.json
 test-fe: $(FE)/node_modules/.package-lock.json
 	cd $(FE) && npm run typecheck && npm test
 
+# go test's -timeout: the end-to-end package takes 8-9 minutes on two cores
+# here (test/e2e/main_test.go); the last CI run on record, before its tests
+# ran side by side, ran past 15 minutes in it.
 test-go: $(BIN) $(DESKTOP)
 	@bad=$$(gofmt -l $(GOFILES)); if [ -n "$$bad" ]; then echo "not gofmt-clean (run gofmt -w):"; echo "$$bad"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags $(TAGS) .
-	# -timeout: the end-to-end package takes 8-9 minutes on two cores here
-	# (test/e2e/main_test.go); the last CI run on record, before it ran
-	# side by side, passed 15 minutes in it.
 	TETHER_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 20m ./...
 
 # The README's picture of the window (docs/window.png): the real app under
