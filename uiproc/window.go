@@ -132,11 +132,12 @@ func (w *Window) Open() error {
 // one, and logs how it ended.
 func (w *Window) reap(p *process) {
 	err := p.cmd.Wait()
+	// Logged and forgotten under one lock: whoever sees it gone (the next
+	// Open, a test) finds the reason already in the log, and an Open that
+	// follows the log line (the tray's Open Tether as the linger ends)
+	// starts a new process instead of asking the dead one to show itself.
 	w.mu.Lock()
 	stopping := p.stopping
-	w.mu.Unlock()
-	// Logged before the process counts as gone: whoever sees it gone (the
-	// next Open, a test) finds the reason already in the log.
 	pid := p.cmd.Process.Pid
 	switch {
 	case err == nil:
@@ -147,7 +148,6 @@ func (w *Window) reap(p *process) {
 		w.log.Warn("window process crashed; the next Open starts a new one", "pid", pid,
 			"status", err.Error(), "stderr", p.stderr.lastLines(10))
 	}
-	w.mu.Lock()
 	if w.proc == p {
 		w.proc = nil
 	}

@@ -1,7 +1,9 @@
 package uiproc
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -23,7 +25,7 @@ const envMode = "UIPROC_TEST_WINDOW"
 // TestWindowProcess is the fake window process. It appends a line with its
 // pid and TETHER_CONFIG_DIR to the file named by UIPROC_TEST_STARTS, then:
 // "stay" runs until SIGTERM; "deaf" ignores SIGTERM; "crash" writes to
-// stderr and exits 3.
+// stderr and exits 3; "exit" exits 0 at once (a window whose linger ended).
 func TestWindowProcess(t *testing.T) {
 	mode := os.Getenv(envMode)
 	if mode == "" {
@@ -53,6 +55,8 @@ func TestWindowProcess(t *testing.T) {
 	case "crash":
 		fmt.Fprintln(os.Stderr, "line one\nwebkit: could not open display")
 		os.Exit(3)
+	case "exit":
+		os.Exit(0)
 	}
 	os.Exit(11)
 }
@@ -94,7 +98,11 @@ func (f fakeWindow) lines(t *testing.T, n int) []string {
 			return lines
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the window process started %d times, want %d", len(b), n)
+			started := 0
+			if len(b) > 0 {
+				started = len(lines)
+			}
+			t.Fatalf("the window process started %d times, want %d", started, n)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -202,6 +210,53 @@ func TestCrashIsLoggedAndTheNextOpenStartsAgain(t *testing.T) {
 	f.lines(t, 2)
 	if f.shows.Load() != 0 {
 		t.Error("Show was called for a process that had crashed")
+	}
+}
+
+// onExit is a slog handler that runs hook, in its own goroutine, when
+// "window process exited" is logged, and only returns 100 ms later: what
+// the daemon does while a tray click reads the log line races it.
+type onExit struct {
+	slog.Handler
+	hook func()
+}
+
+func (h onExit) Handle(ctx context.Context, r slog.Record) error {
+	if r.Message == "window process exited" {
+		go h.hook()
+		time.Sleep(100 * time.Millisecond)
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+// An Open that comes once the exit is logged (Open Tether as the linger
+// ends) starts a new process; it used to ask the dead one to show itself,
+// and no window came.
+func TestOpenAsTheProcessExitsStartsANewOne(t *testing.T) {
+	starts := filepath.Join(t.TempDir(), "starts")
+	t.Setenv(envMode, "exit")
+	t.Setenv("UIPROC_TEST_STARTS", starts)
+	var shows atomic.Int32
+	opened := make(chan error, 1)
+	var w *Window
+	h := onExit{Handler: slog.NewTextHandler(io.Discard, nil)}
+	var once sync.Once
+	h.hook = func() { once.Do(func() { opened <- w.Open() }) }
+	w = NewWindow(WindowConfig{
+		Path: os.Args[0], Args: []string{"-test.run=^TestWindowProcess$"},
+		Show: func() { shows.Add(1) }, StopWait: 500 * time.Millisecond, Logger: slog.New(h),
+	})
+	t.Cleanup(func() { w.Close() })
+	if err := w.Open(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-opened; err != nil {
+		t.Fatal(err)
+	}
+	f := fakeWindow{w: w, starts: starts, shows: &shows}
+	f.lines(t, 2)
+	if n := shows.Load(); n != 0 {
+		t.Errorf("Show was called %d times for a process that had exited", n)
 	}
 }
 
