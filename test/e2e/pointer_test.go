@@ -214,6 +214,21 @@ func screenshotOf(t *testing.T, ctx context.Context, c *client.Client, args map[
 // match: left, top, right, bottom.
 func (s shotImage) box(t *testing.T, what string, match func(r, g, b uint8) bool) [4]float64 {
 	t.Helper()
+	box, ok := s.bounds(match)
+	if !ok {
+		t.Fatalf("no %s in the screenshot", what)
+	}
+	return box
+}
+
+// has reports whether any pixel of the screenshot matches.
+func (s shotImage) has(match func(r, g, b uint8) bool) bool {
+	_, ok := s.bounds(match)
+	return ok
+}
+
+// bounds is box without the failure: false when no pixel matches.
+func (s shotImage) bounds(match func(r, g, b uint8) bool) ([4]float64, bool) {
 	b := s.img.Bounds()
 	minX, minY, maxX, maxY := b.Max.X, b.Max.Y, -1, -1
 	for y := b.Min.Y; y < b.Max.Y; y++ {
@@ -225,26 +240,12 @@ func (s shotImage) box(t *testing.T, what string, match func(r, g, b uint8) bool
 		}
 	}
 	if maxX < 0 {
-		t.Fatalf("no %s in the screenshot", what)
+		return [4]float64{}, false
 	}
-	return [4]float64{float64(minX) / s.scale, float64(minY) / s.scale, float64(maxX+1) / s.scale, float64(maxY+1) / s.scale}
+	return [4]float64{float64(minX) / s.scale, float64(minY) / s.scale, float64(maxX+1) / s.scale, float64(maxY+1) / s.scale}, true
 }
 
 // center is the middle of box, in viewport CSS pixels.
-// has reports whether any pixel of the screenshot matches.
-func (s shotImage) has(match func(r, g, b uint8) bool) bool {
-	b := s.img.Bounds()
-	for y := b.Min.Y; y < b.Max.Y; y++ {
-		for x := b.Min.X; x < b.Max.X; x++ {
-			r, g, bl, _ := s.img.At(x, y).RGBA()
-			if match(uint8(r>>8), uint8(g>>8), uint8(bl>>8)) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 func (s shotImage) center(t *testing.T, what string, match func(r, g, b uint8) bool) (float64, float64) {
 	t.Helper()
 	b := s.box(t, what, match)
