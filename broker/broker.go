@@ -317,14 +317,14 @@ func (b *Broker) Call(ctx context.Context, profile string, method protocol.Metho
 			s.profile, s.tab = rec.stored.ID, tab
 		}
 	}
-	slug := rec.stored.Slug
+	reached := Resolved{ID: rec.stored.ID, Slug: rec.stored.Slug, Tab: tab}
 	b.mu.Unlock()
 	if end != nil {
 		defer end()
 	}
-	report, _ := ctx.Value(resolvedKey{}).(func(string, int))
+	report, _ := ctx.Value(resolvedKey{}).(func(Resolved))
 	if report != nil && !open {
-		report(slug, tab)
+		report(reached)
 	}
 	if scoped && method.Mutates() {
 		b.mu.Lock()
@@ -366,7 +366,8 @@ func (b *Broker) Call(ctx context.Context, profile string, method protocol.Metho
 		opened := open || nav && np.NewTab || method == protocol.MethodTabNew || method == protocol.MethodReadURL
 		if ok && r.ResultTab() > 0 && opened {
 			if report != nil && open {
-				report(slug, r.ResultTab())
+				reached.Tab = r.ResultTab()
+				report(reached)
 			}
 			b.mu.Lock()
 			if s := b.sessions[caller.Session]; s != nil && caller.Session != "" {
@@ -398,12 +399,21 @@ func setResult(result, decoded any) error {
 	return json.Unmarshal(raw, result)
 }
 
+// Resolved is what a Call addressed once resolved (WithResolved).
+type Resolved struct {
+	// ID and Slug name the profile: the named one, or the one picked when
+	// the call named none (the only connected profile, else the most
+	// recently used).
+	ID, Slug string
+	// Tab is the tab's number: the named one, the caller's current one, or
+	// the one the call opened; 0 for calls that address no tab.
+	Tab int
+}
+
 // WithResolved returns a context whose Call reports, through report, the
-// profile (slug) and tab it addresses once resolved: the named one, or the
-// one picked when the call named none (the only connected profile, else
-// the most recently used; its current tab). Tab is 0 for calls that
-// address no tab.
-func WithResolved(ctx context.Context, report func(profile string, tab int)) context.Context {
+// profile and tab it addresses once resolved, before it sends anything (a
+// call that opens a tab: once the tab is open).
+func WithResolved(ctx context.Context, report func(Resolved)) context.Context {
 	return context.WithValue(ctx, resolvedKey{}, report)
 }
 

@@ -14,14 +14,22 @@ import (
 type browserAdapter struct{ b *broker.Broker }
 
 func (a browserAdapter) Call(ctx context.Context, profile string, method protocol.Method, params, result any, timeout time.Duration) error {
-	// The timeline records what the call really addressed: the broker's
-	// choice when the call named no profile (or several were candidates).
+	var n *note
 	if v, ok := tmcp.VerdictFrom(ctx); ok {
-		if n, ok := v.Note.(*note); ok {
-			ctx = broker.WithResolved(ctx, n.resolved)
+		if n, _ = v.Note.(*note); n != nil {
 			profile = n.pin(profile, params)
 		}
 	}
+	// The timeline records what the call really addressed (the broker's
+	// choice when the call named no profile, or several were candidates),
+	// and the tool learns which profile its call reached.
+	toolCtx := ctx
+	ctx = broker.WithResolved(ctx, func(r broker.Resolved) {
+		if n != nil {
+			n.resolved(r.Slug, r.Tab)
+		}
+		tmcp.ReportProfile(toolCtx, r.ID)
+	})
 	return a.b.Call(callerCtx(ctx), profile, method, params, result, timeout)
 }
 

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"container/list"
 	"context"
 	"fmt"
 	"strings"
@@ -34,33 +35,38 @@ const (
 // baseline is the last whole snapshot a session was sent of a tab.
 type baseline struct {
 	url, title, snapshot string
-	doc                  int    // the top frame's document (PageResult.Doc)
-	seq                  uint64 // age, for eviction
+	doc                  int // the top frame's document (PageResult.Doc)
 	// n numbers the trees a session got of a tab (1, 2, …): a result says
 	// which tree it is, and changes say which tree they turn into which,
 	// so that an agent can tell when it does not hold the tree they change
 	// (a subagent on its parent's session, a conversation cleared or
 	// compacted, an answer lost).
-	n int
+	n   int
+	use *list.Element // its key's place in baselines.order
 }
 
-// baselines are the sessions' baselines, by baselineKey.
+// baselines are the sessions' baselines, by baselineKey, the least
+// recently put first in order (each put and each eviction O(1)).
 type baselines struct {
 	mu    sync.Mutex
 	m     map[baselineKey]*baseline
+	order list.List // of baselineKey
 	bytes int
-	seq   uint64
 }
 
 func newBaselines() *baselines { return &baselines{m: map[baselineKey]*baseline{}} }
 
 // baselineKey names a session's view of one tab: the calling session, the
-// profile as the call named it ("" : the session's own) and the tab.
+// profile the call reached (its id, see ReportProfile) and the tab's
+// number, so a tab named with or without its profile, by slug or by id,
+// is the one tab the agent reads as "Tab N".
 type baselineKey struct {
 	session, profile string
 	tab              int
 }
 
+// keyOf is the baseline key of a tab a call of ctx reached in profile
+// (the profile's id; else its name as the call gave it).
 func keyOf(ctx context.Context, profile string, tab int) baselineKey {
 	return baselineKey{session: CallerOf(ctx).Session, profile: profile, tab: tab}
 }
@@ -72,69 +78,22 @@ func (b baseline) same(p protocol.PageResult) bool {
 		strings.TrimRight(b.snapshot, "\n") == strings.TrimRight(p.Snapshot, "\n")
 }
 
-// put records p as key's baseline. The agent reads "Tab N" whatever name
-// the call gave the profile, so a whole tree under one name replaces the
-// baselines of the same tab number under the others ("", a slug, an id,
-// a prefix), unless distinct says the two names are surely two profiles.
-func (b *baselines) put(key baselineKey, p protocol.PageResult, n int, distinct func(a, b string) bool) {
+// put records p, the session's tree number n of key's tab, as key's
+// baseline, then drops the least recently put ones over the bounds.
+func (b *baselines) put(key baselineKey, p protocol.PageResult, n int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for k, v := range b.m {
-		if k.session == key.session && k.tab == key.tab && k.profile != key.profile && !distinct(k.profile, key.profile) {
-			b.bytes -= len(v.snapshot)
-			delete(b.m, k)
-		}
-	}
 	if old := b.m[key]; old != nil {
 		b.bytes -= len(old.snapshot)
+		b.order.Remove(old.use)
 	}
-	b.seq++
-	b.m[key] = &baseline{url: p.URL, title: p.Title, snapshot: p.Snapshot, doc: p.Doc, seq: b.seq, n: n}
+	b.m[key] = &baseline{url: p.URL, title: p.Title, snapshot: p.Snapshot, doc: p.Doc, n: n, use: b.order.PushBack(key)}
 	b.bytes += len(p.Snapshot)
 	for len(b.m) > maxBaselines || b.bytes > maxBaselineBytes {
-		var oldest baselineKey
-		first := true
-		for k, v := range b.m {
-			if first || v.seq < b.m[oldest].seq {
-				oldest, first = k, false
-			}
-		}
+		oldest := b.order.Remove(b.order.Front()).(baselineKey)
 		b.bytes -= len(b.m[oldest].snapshot)
 		delete(b.m, oldest)
 	}
-}
-
-// last is the number of the last tree key's session got of key's tab,
-// under any name of its profile that distinct does not set apart (0: none
-// kept): the next one is last+1, never a number the agent already holds
-// for another tree of the tab.
-func (b *baselines) last(key baselineKey, distinct func(a, b string) bool) int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	n := 0
-	for k, v := range b.m {
-		if k.session == key.session && k.tab == key.tab && (k.profile == key.profile || !distinct(k.profile, key.profile)) {
-			n = max(n, v.n)
-		}
-	}
-	return n
-}
-
-// distinctProfiles says whether two profile names surely name two
-// profiles: each is a profile's exact id or slug, and not the same one's.
-// "" (the session's own profile, which may be either) and a name matched
-// only in part are never surely distinct.
-func distinctProfiles(profiles []Profile, a, b string) bool {
-	which := func(name string) string {
-		for _, p := range profiles {
-			if name != "" && (name == p.ID || name == p.Slug) {
-				return p.ID
-			}
-		}
-		return ""
-	}
-	pa, pb := which(a), which(b)
-	return pa != "" && pb != "" && pa != pb
 }
 
 // get returns key's baseline.

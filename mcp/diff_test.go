@@ -158,41 +158,38 @@ func TestSnapshotDiff(t *testing.T) {
 }
 
 // TestBaselineAcrossProfileNames: a tab named with and without its profile
-// (or by slug and by id) is one tab to the agent, which sees "Tab 2" either
-// way: the changes are always against the last whole tree it got of it,
-// whatever name the call used.
+// (or by slug, by id or by a prefix) is one tab to the agent, which sees
+// "Tab 2" either way: the changes are always against the last whole tree
+// it got of it, whatever name the call used, and its trees are numbered
+// as one tab's.
 func TestBaselineAcrossProfileNames(t *testing.T) {
 	b := &fakeBrowser{
 		results:  map[protocol.Method]any{protocol.MethodSnapshot: page("https://a.example/", false)},
 		profiles: []Profile{{ID: "p-1234", Slug: "work", Connected: true}},
 	}
 	c := newClient(t, b)
-	callTool(t, c, "browser_snapshot", nil) // the baseline without a profile: Save
-	// By slug: no baseline under that name, so the whole tree (Saved).
+	callTool(t, c, "browser_snapshot", nil) // tree 1, without a profile: Save
+	// By slug: the same tab, so the changes since tree 1 (Save → Saved).
 	b.results[protocol.MethodClick] = page("https://a.example/", true)
-	if text, _ := callTool(t, c, "browser_click", map[string]any{"profile": "work", "ref": "e20"}); strings.Contains(text, "CHANGES ONLY") || !strings.Contains(text, "Tree 2 of this tab.") {
-		t.Fatalf("the first result under a profile's name is a diff, or not the tab's next tree (2):\n%s", text)
+	if text, _ := callTool(t, c, "browser_click", map[string]any{"profile": "work", "ref": "e20"}); !strings.Contains(text, "CHANGES ONLY, turning tree 1 into tree 2") {
+		t.Fatalf("a click naming the profile by slug did not get the changes since the snapshot without it, as tree 2:\n%s", text)
 	}
-	// Without the profile again, nothing changed since that whole tree.
-	if text, _ := callTool(t, c, "browser_click", map[string]any{"ref": "e20"}); strings.Contains(text, "CHANGES ONLY") || !strings.Contains(text, "Tree 3 of this tab.") {
-		t.Errorf("the changes are against an older tree than the last whole one the agent got (the one under the profile's name), or the tree is not the tab's next (3):\n%s", text)
-	}
-	// By id, after a whole tree by slug: the same profile, so no diff
-	// against the older tree the id had.
-	b.results[protocol.MethodSnapshot] = page("https://a.example/", false)
-	callTool(t, c, "browser_snapshot", map[string]any{"profile": "p-1234"})
-	b.results[protocol.MethodSnapshot] = page("https://a.example/", true)
-	callTool(t, c, "browser_snapshot", map[string]any{"profile": "work"})
-	if text, _ := callTool(t, c, "browser_click", map[string]any{"profile": "p-1234", "ref": "e20"}); strings.Contains(text, "CHANGES ONLY") {
-		t.Errorf("a profile named by id diffed against an older tree than the one by slug:\n%s", text)
+	// By a prefix, then by id: nothing changed since tree 2.
+	for _, name := range []string{"wo", "p-1234"} {
+		text, _ := callTool(t, c, "browser_click", map[string]any{"profile": name, "ref": "e20"})
+		if !strings.Contains(text, "the page has not changed since tree 2") {
+			t.Errorf("profile %q: not the same tab's tree 2, unchanged:\n%s", name, text)
+		}
 	}
 
-	// Two profiles surely distinct (exact slugs) keep a baseline each.
+	// Two profiles keep a baseline each for their tabs of the same number.
 	b.profiles = append(b.profiles, Profile{ID: "p-5678", Slug: "home", Connected: true})
 	b.results[protocol.MethodSnapshot] = page("https://a.example/", false)
 	callTool(t, c, "browser_snapshot", map[string]any{"profile": "work"})
 	b.results[protocol.MethodSnapshot] = page("https://b.example/", false)
-	callTool(t, c, "browser_snapshot", map[string]any{"profile": "home"})
+	if text, _ := callTool(t, c, "browser_snapshot", map[string]any{"profile": "home"}); !strings.Contains(text, "Tree 1 of this tab") {
+		t.Errorf("another profile's tab of the same number is not its own tab, tree 1:\n%s", text)
+	}
 	b.results[protocol.MethodClick] = page("https://a.example/", true)
 	if text, _ := callTool(t, c, "browser_click", map[string]any{"profile": "work", "ref": "e20"}); !strings.Contains(text, "CHANGES ONLY") {
 		t.Errorf("another profile's tab of the same number dropped this one's baseline:\n%s", text)
@@ -255,5 +252,27 @@ func TestRepeatKeepsItsTree(t *testing.T) {
 	b.results[protocol.MethodSnapshot] = page("https://a.example/", true)
 	if text, _ := callTool(t, c, "browser_snapshot", nil); !strings.Contains(text, "Tree 2 of this tab.") {
 		t.Errorf("the next whole tree is not tree 2:\n%s", text)
+	}
+}
+
+// TestBaselinesKeepTheMostRecent: over maxBaselines, the least recently
+// put baseline goes first; putting one again makes it the most recent.
+func TestBaselinesKeepTheMostRecent(t *testing.T) {
+	b := newBaselines()
+	key := func(i int) baselineKey { return baselineKey{session: "s", profile: "p", tab: i} }
+	p := protocol.PageResult{URL: "https://a.example/", Snapshot: "- button \"Save\" [ref=e1]"}
+	for i := range maxBaselines {
+		b.put(key(i), p, 1)
+	}
+	b.put(key(0), p, 2) // tab 0 is now the most recent; tab 1 the least
+	b.put(key(maxBaselines), p, 1)
+	if _, ok := b.get(key(1)); ok {
+		t.Error("the least recently put baseline was kept over the bound")
+	}
+	if got, ok := b.get(key(0)); !ok || got.n != 2 {
+		t.Errorf("the baseline put again was dropped or not replaced: %+v %v", got, ok)
+	}
+	if len(b.m) != maxBaselines || b.order.Len() != maxBaselines || b.bytes != maxBaselines*len(p.Snapshot) {
+		t.Errorf("kept %d baselines (%d in order, %d bytes), want %d (%d bytes)", len(b.m), b.order.Len(), b.bytes, maxBaselines, maxBaselines*len(p.Snapshot))
 	}
 }

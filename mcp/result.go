@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
@@ -25,6 +26,7 @@ func (h *handlers) snapshotOptions() protocol.SnapshotOptions {
 // pageCall runs a method that answers with a PageResult and renders it.
 func (h *handlers) pageCall(ctx context.Context, tool, profile string, method protocol.Method, params any, timeout time.Duration, lead string) (*mcpgo.CallToolResult, error) {
 	var res protocol.PageResult
+	ctx = withReached(ctx)
 	if err := h.browser.Call(ctx, profile, method, params, &res, timeout); err != nil {
 		return browserError(tool, err), nil
 	}
@@ -41,15 +43,8 @@ func (h *handlers) resultText(ctx context.Context, profile string, method protoc
 	if h.seen == nil {
 		return h.pageText(lead, res, 0)
 	}
-	key := keyOf(ctx, profile, res.Tab)
-	var profiles []Profile
-	listed := false
-	distinct := func(a, b string) bool {
-		if !listed {
-			profiles, listed = h.browser.Profiles(ctx), true
-		}
-		return distinctProfiles(profiles, a, b)
-	}
+	key := keyOf(ctx, reachedProfile(ctx, profile), res.Tab)
+	base, hasBase := h.seen.get(key)
 	whole := true
 	if sp, ok := params.(*protocol.SnapshotParams); ok {
 		whole = sp.Ref == "" && sp.Depth == 0 && !sp.URLs
@@ -58,13 +53,12 @@ func (h *handlers) resultText(ctx context.Context, profile string, method protoc
 	// the next one, or, for changes that changed nothing, the same.
 	fresh := 0
 	if whole && res.Omitted == 0 && !res.Partial {
-		fresh = h.seen.last(key, distinct) + 1
+		fresh = base.n + 1
 	}
 	// A repeat of a call whose answer never arrived gets the whole page;
 	// the same tree as the first answer's keeps its number, so the repeat
 	// reads as that answer did.
 	repeat := protocol.IdempotentCallFrom(ctx).Repeat
-	base, hasBase := h.seen.get(key)
 	if hasBase && repeat && fresh > 0 && base.same(res) {
 		fresh = base.n
 	}
@@ -84,9 +78,42 @@ func (h *handlers) resultText(ctx context.Context, profile string, method protoc
 		}
 	}
 	if tree > 0 {
-		h.seen.put(key, res, tree, distinct)
+		h.seen.put(key, res, tree)
 	}
 	return text
+}
+
+// reachedKey carries, through a tool call's Browser.Call, the profile
+// the call reached (ReportProfile).
+type reachedKey struct{}
+
+// ReportProfile tells the tool call of ctx which profile its Browser.Call
+// reached: the profile's id, once the Browser has resolved the name the
+// call gave ("", a slug, an id or a prefix of one). A Browser should call
+// it; without it a tool keys what it keeps of a tab (the baseline its
+// changes are against) by the name as given, so a tab named two ways gets
+// whole trees where changes would do.
+func ReportProfile(ctx context.Context, id string) {
+	if p, ok := ctx.Value(reachedKey{}).(*atomic.Pointer[string]); ok {
+		p.Store(&id)
+	}
+}
+
+// withReached returns ctx for a Browser.Call whose ReportProfile
+// reachedProfile then reads.
+func withReached(ctx context.Context) context.Context {
+	return context.WithValue(ctx, reachedKey{}, new(atomic.Pointer[string]))
+}
+
+// reachedProfile is the id of the profile a Browser.Call of ctx reached,
+// else name (the profile as the call named it).
+func reachedProfile(ctx context.Context, name string) string {
+	if p, ok := ctx.Value(reachedKey{}).(*atomic.Pointer[string]); ok {
+		if id := p.Load(); id != nil && *id != "" {
+			return *id
+		}
+	}
+	return name
 }
 
 // trustedRefused explains why trusted input was not used, or "" when allowed.

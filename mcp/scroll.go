@@ -48,6 +48,7 @@ func (h *handlers) scroll(ctx context.Context, _ mcpgo.CallToolRequest, args Scr
 	params := &protocol.ScrollParams{TabParams: protocol.TabParams{Tab: args.Tab}, SnapshotOptions: h.snapshotOptions(),
 		Ref: args.Ref, To: args.To, DX: args.DX, DY: args.DY}
 	var res protocol.PageResult
+	ctx = withReached(ctx)
 	if err := h.browser.Call(ctx, args.Profile, protocol.MethodScroll, params, &res, h.cfg.ActionTimeout); err != nil {
 		return browserError("browser_scroll", err), nil
 	}

@@ -30,6 +30,25 @@ type fakeBrowser struct {
 
 func (f *fakeBrowser) Profiles(context.Context) []Profile { return f.profiles }
 
+// resolve is the id of the profile a call naming name reaches, as the
+// broker picks it: "" the first profile, else an exact id or slug, else a
+// slug's prefix; "" when none of f.profiles matches.
+func (f *fakeBrowser) resolve(name string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, p := range f.profiles {
+		if name == "" || name == p.ID || name == p.Slug {
+			return p.ID
+		}
+	}
+	for _, p := range f.profiles {
+		if strings.HasPrefix(p.Slug, name) {
+			return p.ID
+		}
+	}
+	return ""
+}
+
 type fakeCall struct {
 	profile string
 	method  protocol.Method
@@ -46,6 +65,9 @@ func (f *fakeBrowser) Call(ctx context.Context, profile string, method protocol.
 	f.mu.Unlock()
 	if f.err != nil {
 		return f.err
+	}
+	if id := f.resolve(profile); id != "" {
+		ReportProfile(ctx, id)
 	}
 	raw, _ := json.Marshal(f.results[method])
 	return json.Unmarshal(raw, result)

@@ -63,6 +63,7 @@ func (h *handlers) tabs(ctx context.Context, _ mcpgo.CallToolRequest, args TabsA
 			return mcpgo.NewToolResultError(msg), nil
 		}
 		var res protocol.PageResult
+		ctx = withReached(ctx)
 		if err := h.browser.Call(ctx, args.Profile, protocol.MethodTabNew, &protocol.TabNewParams{URL: u.String()}, &res, h.cfg.NavigateTimeout); err != nil {
 			return browserError("browser_tabs new", err), nil
 		}

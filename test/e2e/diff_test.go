@@ -312,6 +312,18 @@ func TestChangesOnlyKeepTheAgentsView(t *testing.T) {
 	act("insert among identical lines", "browser_click", map[string]any{"ref": refOf("button", "Insert")})
 	act("insert again", "browser_click", map[string]any{"ref": refOf("button", "Insert")})
 	act("check a box", "browser_click", map[string]any{"ref": refOf("checkbox", "Agree")})
+	// The same tab named by its profile's slug, then by a prefix of its id:
+	// still the tab the agent holds, so changes against its last tree.
+	prof := regexp.MustCompile(`profile "([^"]+)" \(([0-9a-f]{4})`).FindStringSubmatch(mustCall(t, ctx, agent, "browser_tabs", map[string]any{}))
+	if prof == nil {
+		t.Fatal("browser_tabs names no profile")
+	}
+	if v := act("named by slug", "browser_click", map[string]any{"profile": prof[1], "ref": refOf("checkbox", "Agree")}); v.kind != "changes" {
+		t.Errorf("the tab named by its profile's slug gave %s, want changes against the tree the agent holds", v.kind)
+	}
+	if v := act("named by an id prefix", "browser_click", map[string]any{"profile": prof[2], "ref": refOf("checkbox", "Agree")}); v.kind != "changes" {
+		t.Errorf("the tab named by a prefix of its profile's id gave %s, want changes", v.kind)
+	}
 	act("type", "browser_type", map[string]any{"ref": refOf("textbox", "Name"), "text": "+ ünïcode -"})
 	act("select", "browser_select_option", map[string]any{"ref": refOf("combobox", "Size"), "values": []string{"Large"}})
 	act("reverse", "browser_click", map[string]any{"ref": refOf("button", "Reverse")})
