@@ -108,7 +108,7 @@ func appName(app string) string {
 // lease.
 func (b *Broker) mayUseLocked(rec *record, c Caller, info protocol.TabInfo, mutates bool) error {
 	if o := info.Owner; o != nil && o.App != c.App {
-		return fmt.Errorf("%w: tab %d of profile %q belongs to %s, which opened it (or the user gave it to). "+
+		return fmt.Errorf("%w: tab %d of profile %q belongs to %s: that app opened it, or the user gave it to that app. "+
 			"Open your own tab with browser_tabs {action: \"new\", url: \"…\"}, or ask the user to give you that tab (in Tether's window, Profiles & tabs)",
 			ErrNotYourTab, info.Tab, rec.stored.Slug, appName(o.App))
 	}

@@ -93,6 +93,6 @@ func writeStatus(w io.Writer, dir string, rec config.DaemonRecord, health apityp
 	if len(st.Apps) == 0 {
 		fmt.Fprintln(w, "AI apps connected: none (`tether connect --list` shows the apps Tether can be added to)")
 	} else {
-		fmt.Fprintf(w, "AI apps connected: %s\n", strings.Join(st.Apps, ", "))
+		fmt.Fprintf(w, "AI apps connected: %s; `tether timeline --client NAME` shows an app's calls\n", strings.Join(st.Apps, ", "))
 	}
 }

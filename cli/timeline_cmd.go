@@ -41,7 +41,7 @@ func runTimeline(ctx context.Context, args []string) error {
 	fs.Usage = func() { fmt.Fprint(fs.Output(), timelineUsage) }
 	var f apitype.TimelineFilter
 	fs.StringVar(&f.Client, "client", "", "only this MCP client (its clientInfo name)")
-	fs.StringVar(&f.Profile, "profile", "", "only this browser profile (slug)")
+	fs.StringVar(&f.Profile, "profile", "", "only this browser profile (its slug or id, or a unique prefix of either, as in a tool call)")
 	fs.StringVar(&f.Outcome, "outcome", "", "only this outcome: ok, error, refused, denied, paused, interrupted, ignored or unrecorded")
 	fs.IntVar(&f.Limit, "limit", 0, "at most N calls (list: 50 by default; export: all)")
 	out := ""

@@ -257,7 +257,8 @@ func (g *toolGuard) resolve(call tmcp.ToolCall) (t target, refusal string) {
 	res, err := g.address(broker.Caller{Session: call.Session, App: call.Client}, name, tab, mutates, loads)
 	switch {
 	case errors.Is(err, broker.ErrNotYourTab), errors.Is(err, broker.ErrTabInUse):
-		return t, err.Error()
+		// The timeline names the tab refused (its profile is resolved).
+		return target{profile: res.Profile.Slug, tab: tab}, err.Error()
 	case err != nil:
 		// The call fails in the broker with the same message (no profile,
 		// no tab of its own), or the profile is unknown.

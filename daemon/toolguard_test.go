@@ -33,6 +33,7 @@ type fakeBrowser struct {
 	mu       sync.Mutex
 	calls    []protocol.Method
 	profiles []broker.Profile // what the broker's registry lists
+	others   map[int]bool     // tabs of another app's: refused
 }
 
 func newFakeBrowser() *fakeBrowser {
@@ -78,6 +79,9 @@ func (f *fakeBrowser) resolve(_ broker.Caller, profile string, tab int, _, opens
 	}
 	if tab == 0 && opens {
 		return broker.Resolution{Profile: p, Opens: true}, nil
+	}
+	if f.others[tab] {
+		return broker.Resolution{Profile: p}, fmt.Errorf("%w: tab %d belongs to another app", broker.ErrNotYourTab, tab)
 	}
 	info, _ := p.Tab(tab)
 	return broker.Resolution{Profile: p, Tab: info}, nil
@@ -604,5 +608,22 @@ func TestUnknownRefIsNotHeldForApproval(t *testing.T) {
 	d.answers <- policy.AllowOnce
 	if isErr := <-done; isErr || r.browser.count() != 1 {
 		t.Fatalf("an approved upload into a known ref: error %v, browser calls %d", isErr, r.browser.count())
+	}
+}
+
+// TestRefusedCallNamesItsTab: a call refused because the tab is another
+// app's is on the timeline with the profile and tab it named, so a filter
+// by profile finds it.
+func TestRefusedCallNamesItsTab(t *testing.T) {
+	r := newRig(t, policy.Config{})
+	r.browser.others = map[int]bool{2: true}
+	if text, isErr := r.call(t, "browser_click", map[string]any{"profile": "wo", "tab": 2, "ref": "e1"}, nil); !isErr || !strings.Contains(text, "refused") {
+		t.Fatalf("a click on another app's tab was not refused: %q", text)
+	}
+	if e := r.last(t); e.Outcome != timeline.Refused || e.Profile != "work" || e.Tab != 2 {
+		t.Errorf("the refused call is on the timeline as %s on profile %q tab %d, want refused on work tab 2", e.Outcome, e.Profile, e.Tab)
+	}
+	if r.browser.count() != 0 {
+		t.Error("the refused call reached the browser")
 	}
 }

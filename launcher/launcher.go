@@ -21,6 +21,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"syscall"
 	"time"
 
@@ -228,7 +229,7 @@ func Args(opts Options) []string {
 	if opts.Headless {
 		args = append(args, "--headless=new", "--disable-gpu")
 	}
-	if runtime.GOOS == "linux" && os.Geteuid() == 0 {
+	if runtime.GOOS == "linux" && os.Geteuid() == 0 && !slices.Contains(opts.ExtraArgs, "--no-sandbox") {
 		// Chromium refuses to start as root with its sandbox on.
 		args = append(args, "--no-sandbox")
 	}

@@ -1,6 +1,7 @@
 package localapi
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -296,12 +298,31 @@ func timelineFilter(q url.Values, export bool) (timeline.Filter, error) {
 	return f, nil
 }
 
+// timelineProfile is the slug the timeline's rows carry for a profile
+// named as a tool call names one (exact id or slug, or a unique prefix of
+// either: broker.FindProfile): a slug some row carries is taken as it is
+// (its profile may be forgotten since, its slug another's prefix), else
+// the known profile's slug, else name as it is.
+func (s *Server) timelineProfile(ctx context.Context, name string) string {
+	if name == "" {
+		return ""
+	}
+	if f, err := s.cfg.Timeline.Facets(ctx); err == nil && slices.Contains(f.Profiles, name) {
+		return name
+	}
+	if p, ok := broker.FindProfile(s.cfg.Broker.Profiles(), name); ok {
+		return p.Slug
+	}
+	return name
+}
+
 func (s *Server) getTimeline(w http.ResponseWriter, r *http.Request) {
 	f, err := timelineFilter(r.URL.Query(), false)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
+	f.Profile = s.timelineProfile(r.Context(), f.Profile)
 	rows, err := s.cfg.Timeline.Query(r.Context(), f)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, err.Error())
@@ -332,6 +353,7 @@ func (s *Server) exportTimeline(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
+	f.Profile = s.timelineProfile(r.Context(), f.Profile)
 	w.Header().Set("Content-Type", "application/jsonl")
 	n, err := s.cfg.Timeline.Export(r.Context(), w, f)
 	if err != nil {

@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -503,6 +505,40 @@ func TestPings(t *testing.T) {
 		}
 		if line == ": ping\n" {
 			pings++
+		}
+	}
+}
+
+// TestTimelineByProfileName: the timeline's profile filter takes a profile
+// as a tool call names it (id, slug or a unique prefix of either) and
+// finds its rows, which carry its slug; a slug that rows carry is taken as
+// it is, though it is a known profile's prefix (its profile forgotten).
+func TestTimelineByProfileName(t *testing.T) {
+	dir := t.TempDir()
+	store := filepath.Join(dir, "profiles.json")
+	if err := os.WriteFile(store, []byte(`{"version": 1, "profiles": [{"id": "d5136b41-0000-4000-8000-000000000000", "label": "Work 2", "slug": "work-2", "secretHash": "00", "lastSeen": "`+time.Now().UTC().Format(time.RFC3339)+`"}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b, err := broker.New(broker.Config{ExtensionIDs: []string{broker.DefaultExtensionID}, StorePath: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	f := newFixture(t, func(c *Config) { c.Broker = b })
+	for i, slug := range []string{"work-2", "work"} { // "work": a profile forgotten since
+		if _, err := f.tl.Record(context.Background(), timeline.Entry{CallID: fmt.Sprintf("c%d", i), Client: "claude-ai", Tool: "browser_snapshot", Profile: slug, Tab: 1, Outcome: timeline.OK}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, want := range map[string]string{"work-2": "c0", "work-": "c0", "d5136b41-0000-4000-8000-000000000000": "c0", "d513": "c0", "work": "c1"} {
+		var rows []apitype.TimelineEntry
+		code, body := f.do(t, "GET", apitype.PathTimeline+"?profile="+url.QueryEscape(name), "", nil)
+		if code != http.StatusOK || json.Unmarshal([]byte(body), &rows) != nil || len(rows) != 1 || rows[0].CallID != want {
+			t.Errorf("profile %q: %d %s; want the one row %s", name, code, body, want)
+		}
+		code, body = f.do(t, "GET", apitype.PathTimelineExport+"?profile="+url.QueryEscape(name), "", nil)
+		if got, err := timeline.ReadJSONL(strings.NewReader(body)); code != http.StatusOK || err != nil || len(got) != 1 || got[0].CallID != want {
+			t.Errorf("export, profile %q: %d %v %+v; want the one row %s", name, code, err, got, want)
 		}
 	}
 }
