@@ -1,12 +1,12 @@
 package mcp
 
 import (
-	"container/list"
 	"context"
 	"fmt"
 	"strings"
 	"sync"
 
+	"github.com/hashicorp/golang-lru/v2/simplelru"
 	"github.com/pmezard/go-difflib/difflib"
 
 	"github.com/tether-browser/tether/protocol"
@@ -26,35 +26,43 @@ import (
 const diffShare = 0.5
 
 // maxBaselines and maxBaselineBytes bound what the baselines keep (the
-// oldest goes first): 256 tabs, 16 MiB of snapshot text.
+// least recently used goes first): 256 tabs, 16 MiB of snapshot text.
+// maxTreeCounters bounds the tree numbers kept, far more of them (a
+// session's tab number and an int each), so that a tab's numbering goes
+// on after its baseline is dropped.
 const (
 	maxBaselines     = 256
 	maxBaselineBytes = 16 << 20
+	maxTreeCounters  = 16384
 )
 
 // baseline is the last whole snapshot a session was sent of a tab.
 type baseline struct {
 	url, title, snapshot string
 	doc                  int // the top frame's document (PageResult.Doc)
-	// n numbers the trees a session got of a tab (1, 2, …): a result says
-	// which tree it is, and changes say which tree they turn into which,
-	// so that an agent can tell when it does not hold the tree they change
-	// (a subagent on its parent's session, a conversation cleared or
-	// compacted, an answer lost).
-	n   int
-	use *list.Element // its key's place in baselines.order
+	// n numbers the trees a session got of a tab number (1, 2, …): a
+	// result says which tree it is, and changes say which tree they turn
+	// into which, so that an agent can tell when it does not hold the tree
+	// they change (a subagent on its parent's session, a conversation
+	// cleared or compacted, an answer lost, two calls at once).
+	n int
 }
 
-// baselines are the sessions' baselines, by baselineKey, the least
-// recently put first in order (each put and each eviction O(1)).
+// baselines are the sessions' baselines, by baselineKey, and the last
+// tree number given for each session's tab number (treeKey).
 type baselines struct {
 	mu    sync.Mutex
-	m     map[baselineKey]*baseline
-	order list.List // of baselineKey
-	bytes int
+	m     *simplelru.LRU[baselineKey, *baseline]
+	trees *simplelru.LRU[treeKey, int]
+	bytes int // of the snapshots m holds
 }
 
-func newBaselines() *baselines { return &baselines{m: map[baselineKey]*baseline{}} }
+func newBaselines() *baselines {
+	b := &baselines{}
+	b.m, _ = simplelru.NewLRU(maxBaselines, func(_ baselineKey, v *baseline) { b.bytes -= len(v.snapshot) })
+	b.trees, _ = simplelru.NewLRU[treeKey, int](maxTreeCounters, nil)
+	return b
+}
 
 // baselineKey names a session's view of one tab: the calling session, the
 // profile the call reached (its id, see ReportProfile) and the tab's
@@ -63,6 +71,13 @@ func newBaselines() *baselines { return &baselines{m: map[baselineKey]*baseline{
 type baselineKey struct {
 	session, profile string
 	tab              int
+}
+
+// treeKey is what a result names: a session's "Tab N", whatever profile
+// it is in (a call without a profile can reach another one than the last).
+type treeKey struct {
+	session string
+	tab     int
 }
 
 // keyOf is the baseline key of a tab a call of ctx reached in profile
@@ -78,21 +93,38 @@ func (b baseline) same(p protocol.PageResult) bool {
 		strings.TrimRight(b.snapshot, "\n") == strings.TrimRight(p.Snapshot, "\n")
 }
 
+// next takes a new tree number for key's session and tab number: one more
+// than any it gave them, in any profile, so that no two trees an agent got
+// of "Tab N" share a number, calls at once on the tab included.
+func (b *baselines) next(key baselineKey) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	tk := treeKey{key.session, key.tab}
+	n, _ := b.trees.Get(tk)
+	if v, ok := b.m.Peek(key); ok {
+		n = max(n, v.n) // its counter dropped, the baseline kept
+	}
+	b.trees.Add(tk, n+1)
+	return n + 1
+}
+
 // put records p, the session's tree number n of key's tab, as key's
-// baseline, then drops the least recently put ones over the bounds.
+// baseline, unless a newer tree (a higher number: a call at once on the
+// tab) is already there; then drops the least recently used ones over
+// the bounds.
 func (b *baselines) put(key baselineKey, p protocol.PageResult, n int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if old := b.m[key]; old != nil {
+	if old, ok := b.m.Peek(key); ok {
+		if old.n > n {
+			return
+		}
 		b.bytes -= len(old.snapshot)
-		b.order.Remove(old.use)
 	}
-	b.m[key] = &baseline{url: p.URL, title: p.Title, snapshot: p.Snapshot, doc: p.Doc, n: n, use: b.order.PushBack(key)}
+	b.m.Add(key, &baseline{url: p.URL, title: p.Title, snapshot: p.Snapshot, doc: p.Doc, n: n})
 	b.bytes += len(p.Snapshot)
-	for len(b.m) > maxBaselines || b.bytes > maxBaselineBytes {
-		oldest := b.order.Remove(b.order.Front()).(baselineKey)
-		b.bytes -= len(b.m[oldest].snapshot)
-		delete(b.m, oldest)
+	for b.bytes > maxBaselineBytes {
+		b.m.RemoveOldest()
 	}
 }
 
@@ -100,7 +132,7 @@ func (b *baselines) put(key baselineKey, p protocol.PageResult, n int) {
 func (b *baselines) get(key baselineKey) (baseline, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	v, ok := b.m[key]
+	v, ok := b.m.Get(key)
 	if !ok {
 		return baseline{}, false
 	}

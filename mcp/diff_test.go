@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
@@ -182,17 +185,94 @@ func TestBaselineAcrossProfileNames(t *testing.T) {
 		}
 	}
 
-	// Two profiles keep a baseline each for their tabs of the same number.
+	// Two profiles keep a baseline each for their tabs of the same number;
+	// the agent reads both as "Tab 2", so their trees are numbered as one
+	// tab's: a number names one tree.
 	b.profiles = append(b.profiles, Profile{ID: "p-5678", Slug: "home", Connected: true})
 	b.results[protocol.MethodSnapshot] = page("https://a.example/", false)
-	callTool(t, c, "browser_snapshot", map[string]any{"profile": "work"})
+	text, _ := callTool(t, c, "browser_snapshot", map[string]any{"profile": "work"})
+	work := treeOf(t, text)
 	b.results[protocol.MethodSnapshot] = page("https://b.example/", false)
-	if text, _ := callTool(t, c, "browser_snapshot", map[string]any{"profile": "home"}); !strings.Contains(text, "Tree 1 of this tab") {
-		t.Errorf("another profile's tab of the same number is not its own tab, tree 1:\n%s", text)
+	text, _ = callTool(t, c, "browser_snapshot", map[string]any{"profile": "home"})
+	home := treeOf(t, text)
+	if home <= work {
+		t.Errorf("home's tab 2 got tree %d after work's tab 2 got tree %d: one number for two trees of \"Tab 2\"", home, work)
 	}
 	b.results[protocol.MethodClick] = page("https://a.example/", true)
-	if text, _ := callTool(t, c, "browser_click", map[string]any{"profile": "work", "ref": "e20"}); !strings.Contains(text, "CHANGES ONLY") {
-		t.Errorf("another profile's tab of the same number dropped this one's baseline:\n%s", text)
+	text, _ = callTool(t, c, "browser_click", map[string]any{"ref": "e20"}) // reaches work
+	if want := fmt.Sprintf("turning tree %d into tree %d", work, home+1); !strings.Contains(text, want) {
+		t.Errorf("another profile's tab of the same number dropped this one's baseline, or the tree is not the next (%s):\n%s", want, text)
+	}
+	// The session's call without a profile now reaches home (work went
+	// away): its changes are against home's tree, by home's number.
+	b.profiles[0], b.profiles[1] = b.profiles[1], b.profiles[0]
+	b.results[protocol.MethodClick] = page("https://b.example/", true)
+	text, _ = callTool(t, c, "browser_click", map[string]any{"ref": "e20"})
+	if want := fmt.Sprintf("turning tree %d into tree %d", home, home+2); !strings.Contains(text, want) {
+		t.Errorf("a call that reached the other profile's tab 2: want %q:\n%s", want, text)
+	}
+}
+
+// treeOf is the tree number a result names ("Tree N of this tab", or the
+// one changes turn into).
+func treeOf(t *testing.T, text string) int {
+	t.Helper()
+	m := regexp.MustCompile(`Tree (\d+) of this tab|into tree (\d+)`).FindStringSubmatch(text)
+	if m == nil {
+		t.Fatalf("the result names no tree:\n%s", text)
+	}
+	n, _ := strconv.Atoi(m[1] + m[2])
+	return n
+}
+
+// TestTreeNumbersNeverRepeat: calls at once on one tab, and a tab whose
+// baseline another session pushed out, never give two trees one number.
+func TestTreeNumbersNeverRepeat(t *testing.T) {
+	b := &fakeBrowser{results: map[protocol.Method]any{protocol.MethodSnapshot: page("https://a.example/", false)}}
+	srv := NewServer(b, Config{Version: "test", Fence: "FENCE"})
+	c := newClientOf(t, srv)
+	callTool(t, c, "browser_snapshot", nil)
+	b.results[protocol.MethodClick] = page("https://a.example/", true)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	given := map[int]int{}
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			text, _, _ := mcpclient.Call(context.Background(), c, "browser_click", map[string]any{"ref": "e20"}, nil)
+			if m := regexp.MustCompile(`into tree (\d+)|Tree (\d+) of this tab`).FindStringSubmatch(text); m != nil {
+				n, _ := strconv.Atoi(m[1] + m[2])
+				mu.Lock()
+				given[n]++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	for n, k := range given {
+		if k > 1 {
+			t.Errorf("%d clicks at once were each given tree %d", k, n)
+		}
+	}
+
+	// Another session fills the baselines; this one's tab 2 goes on
+	// from its last number.
+	last := 0
+	for n := range given {
+		last = max(last, n)
+	}
+	other := newClientOf(t, srv)
+	for i := range maxBaselines + 1 {
+		p := page("https://a.example/", false)
+		p.Tab = 100 + i
+		b.results[protocol.MethodSnapshot] = p
+		callTool(t, other, "browser_snapshot", map[string]any{"tab": 100 + i})
+	}
+	b.results[protocol.MethodSnapshot] = page("https://c.example/", false)
+	text, _ := callTool(t, c, "browser_snapshot", nil)
+	if got := treeOf(t, text); got <= last {
+		t.Errorf("after its baseline was pushed out, the tab's next tree is %d; it already got trees up to %d", got, last)
 	}
 }
 
@@ -272,7 +352,14 @@ func TestBaselinesKeepTheMostRecent(t *testing.T) {
 	if got, ok := b.get(key(0)); !ok || got.n != 2 {
 		t.Errorf("the baseline put again was dropped or not replaced: %+v %v", got, ok)
 	}
-	if len(b.m) != maxBaselines || b.order.Len() != maxBaselines || b.bytes != maxBaselines*len(p.Snapshot) {
-		t.Errorf("kept %d baselines (%d in order, %d bytes), want %d (%d bytes)", len(b.m), b.order.Len(), b.bytes, maxBaselines, maxBaselines*len(p.Snapshot))
+	if b.m.Len() != maxBaselines || b.bytes != maxBaselines*len(p.Snapshot) {
+		t.Errorf("kept %d baselines (%d bytes), want %d (%d bytes)", b.m.Len(), b.bytes, maxBaselines, maxBaselines*len(p.Snapshot))
+	}
+	// Over the bytes bound, the oldest go until it holds.
+	big := p
+	big.Snapshot = strings.Repeat("x", maxBaselineBytes-100)
+	b.put(key(maxBaselines+1), big, 1)
+	if _, ok := b.get(key(maxBaselines + 1)); b.bytes > maxBaselineBytes || !ok || b.m.Len() >= maxBaselines {
+		t.Errorf("over the bytes bound: %d baselines, %d bytes", b.m.Len(), b.bytes)
 	}
 }

@@ -37,8 +37,8 @@ func (h *handlers) pageCall(ctx context.Context, tool, profile string, method pr
 // the same document, the changes since the last whole snapshot it got of
 // the tab when they are clearly smaller (changesText); else the whole page.
 // A whole tree sent becomes the tab's baseline, and so does the tree
-// behind changes sent; each gets the next number of the session's trees of
-// the tab (baseline.n), which the result names.
+// behind changes sent; each new one gets the next number of the session's
+// trees of the tab number (baselines.next), which the result names.
 func (h *handlers) resultText(ctx context.Context, profile string, method protocol.Method, params any, lead string, res protocol.PageResult) string {
 	if h.seen == nil {
 		return h.pageText(lead, res, 0)
@@ -49,32 +49,29 @@ func (h *handlers) resultText(ctx context.Context, profile string, method protoc
 	if sp, ok := params.(*protocol.SnapshotParams); ok {
 		whole = sp.Ref == "" && sp.Depth == 0 && !sp.URLs
 	}
-	// Only a whole tree, not cut, becomes a baseline and gets a number:
-	// the next one, or, for changes that changed nothing, the same.
-	fresh := 0
-	if whole && res.Omitted == 0 && !res.Partial {
-		fresh = base.n + 1
-	}
-	// A repeat of a call whose answer never arrived gets the whole page;
-	// the same tree as the first answer's keeps its number, so the repeat
-	// reads as that answer did.
+	// A repeat of a call whose answer never arrived gets the whole page.
 	repeat := protocol.IdempotentCallFrom(ctx).Repeat
-	if hasBase && repeat && fresh > 0 && base.same(res) {
-		fresh = base.n
-	}
-	text, tree := h.pageText(lead, res, fresh), fresh
 	// An action's result may carry changes; a wait is no action (the agent
 	// asked to see the page once it holds the text), nor is a navigation.
 	action := method.Mutates() && method != protocol.MethodNavigate && method != protocol.MethodHistory && method != protocol.MethodTabNew && method != protocol.MethodWaitFor
-	if hasBase && !repeat && action && fresh > 0 {
-		next := fresh
-		if base.same(res) {
-			next = base.n // nothing changed: still that tree
-		}
+	// Only a whole tree, not cut, becomes a baseline and gets a number: the
+	// tree the agent holds keeps its number when a repeat or an action
+	// finds the page as it was (the repeat then reads as its first answer
+	// did); else a new one.
+	tree := 0
+	switch {
+	case !whole || res.Omitted > 0 || res.Partial:
+	case hasBase && (repeat || action) && base.same(res):
+		tree = base.n
+	default:
+		tree = h.seen.next(key)
+	}
+	text := h.pageText(lead, res, tree)
+	if hasBase && !repeat && action && tree > 0 {
 		// The changes never take more room than the page itself: on a
 		// small page their explanation alone can outweigh the whole tree.
-		if changes := h.changesText(lead, base, res, next); changes != "" && len(changes) < len(text) {
-			text, tree = changes, next
+		if changes := h.changesText(lead, base, res, tree); changes != "" && len(changes) < len(text) {
+			text = changes
 		}
 	}
 	if tree > 0 {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/tether-browser/tether/protocol"
 	"github.com/tether-browser/tether/test/mcpclient"
@@ -80,7 +81,14 @@ func newClient(t *testing.T, b Browser) *client.Client {
 
 func newClientWith(t *testing.T, b Browser, cfg Config) *client.Client {
 	t.Helper()
-	c, err := client.NewInProcessClient(NewServer(b, cfg))
+	return newClientOf(t, NewServer(b, cfg))
+}
+
+// newClientOf is a new MCP session of srv's, over mcp-go's in-process
+// client.
+func newClientOf(t *testing.T, srv *server.MCPServer) *client.Client {
+	t.Helper()
+	c, err := client.NewInProcessClient(srv)
 	if err != nil {
 		t.Fatal(err)
 	}
