@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -334,6 +335,7 @@ func unpackSnapshot(r *PageResult) error {
 		return errors.New("snapshotGzip is not gzip")
 	}
 	var sb strings.Builder
+	sb.Grow(unpackedSizeHint(packed))
 	n, err := io.Copy(&sb, io.LimitReader(zr, MaxUnpackedSnapshot+1))
 	switch {
 	case err != nil:
@@ -343,4 +345,28 @@ func unpackSnapshot(r *PageResult) error {
 	}
 	r.Snapshot, r.SnapshotGzip = strings.ToValidUTF8(sb.String(), "\uFFFD"), ""
 	return nil
+}
+
+// maxPackRatio is the most deflate (RFC 1951) can shrink its input: a
+// 258-byte match per code of about 2 bits, some 1032 to 1. A trailer claiming
+// more than this many times its member's length is not believed.
+const maxPackRatio = 1032
+
+// unpackedSizeHint is the size a gzip member says it unpacks to (ISIZE, its
+// last four bytes: RFC 1952, section 2.3.1), so that the text is unpacked
+// into one buffer of that size instead of one grown by doubling, which
+// copied a large snapshot's megabytes several times over. 0 (no hint) when
+// the claim is more than maxPackRatio times packed's length or more than
+// MaxUnpackedSnapshot: the claim is only a hint (gzip checks it at the end),
+// and a frame cannot make the daemon set aside more memory than a true member
+// of its length could unpack to.
+func unpackedSizeHint(packed []byte) int {
+	if len(packed) < 4 {
+		return 0
+	}
+	size := int64(binary.LittleEndian.Uint32(packed[len(packed)-4:]))
+	if size > MaxUnpackedSnapshot || size > int64(len(packed))*maxPackRatio {
+		return 0
+	}
+	return int(size)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -395,5 +396,40 @@ func TestDecodeResultUnpacksSnapshot(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err %v, want it to say %q", c.name, err, c.want)
 		}
+	}
+}
+
+// The gzip trailer's size sizes the unpacking buffer only when it is
+// believable: a frame that claims more is unpacked as if it claimed nothing,
+// and a wrong claim changes only the buffer, never the text.
+func TestUnpackedSizeHint(t *testing.T) {
+	text := []byte(strings.Repeat("- row \"Open row ✓\" [ref=e12]\n", 2000))
+	gz, _ := base64.StdEncoding.DecodeString(packed(t, text))
+	if got := unpackedSizeHint(gz); got != len(text) {
+		t.Errorf("hint %d, want the text's %d bytes", got, len(text))
+	}
+	claim := func(size uint32) []byte {
+		b := bytes.Clone(gz)
+		binary.LittleEndian.PutUint32(b[len(b)-4:], size)
+		return b
+	}
+	for _, c := range []struct {
+		name   string
+		packed []byte
+		want   int
+	}{
+		{"shorter than a trailer", []byte{1, 2, 3}, 0},
+		{"over the ratio", claim(uint32(len(gz)*maxPackRatio + 1)), 0},
+		{"over the cap", claim(MaxUnpackedSnapshot + 1), 0},
+		{"the most a frame may claim", claim(uint32(len(gz) * maxPackRatio)), len(gz) * maxPackRatio},
+	} {
+		if got := unpackedSizeHint(c.packed); got != c.want {
+			t.Errorf("%s: hint %d, want %d", c.name, got, c.want)
+		}
+	}
+	// A trailer that claims too little: gzip's own check refuses the member.
+	raw, _ := json.Marshal(map[string]any{"tab": 1, "snapshotGzip": base64.StdEncoding.EncodeToString(claim(10))})
+	if _, err := DecodeResult(MethodSnapshot, raw); err == nil || !strings.Contains(err.Error(), "does not unpack") {
+		t.Errorf("a trailer claiming 10 bytes: err %v, want it not to unpack", err)
 	}
 }
