@@ -296,6 +296,20 @@ func (b *Broker) sessionLocked(c Caller) *session {
 	return s
 }
 
+// SessionOpened records c's session when its client initializes (MCP
+// initialize), so that Apps lists the app before its first call. It is
+// forgotten as a session that called is (SessionEnded), and like a call it
+// cancels the closing of the app's tabs: the app is back. A Caller
+// without a session (Tether itself) is ignored.
+func (b *Broker) SessionOpened(c Caller) {
+	if c.Session == "" {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.sessionLocked(c)
+}
+
 // beginLocked takes the lease of tab for c's action; the returned func
 // ends it.
 func (b *Broker) beginLocked(rec *record, c Caller, tab int) func() {
@@ -399,9 +413,9 @@ func (b *Broker) closeAppTabs(app string) {
 	}
 }
 
-// Apps lists the AI apps with a live MCP session that has made a call,
-// sorted: the apps the user may give a tab to (an app that sent no name
-// cannot be given one).
+// Apps lists the AI apps with a live MCP session (one that initialized or
+// made a call), sorted: the apps the user may give a tab to (an app that
+// sent no name cannot be given one).
 func (b *Broker) Apps() []string {
 	b.mu.Lock()
 	defer b.mu.Unlock()

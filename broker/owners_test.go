@@ -376,3 +376,36 @@ func TestUnreportedTabRefused(t *testing.T) {
 	serveOne(t, f, 6)
 	mustOK(t, done)
 }
+
+// TestSessionOpenedListsTheApp: an app that only initialized is listed
+// among the apps (tether status, the window), until its MCP session ends;
+// a client without a name is not, and Tether itself (no session) is
+// ignored. Coming back cancels the closing of the app's tabs, as a call does.
+func TestSessionOpenedListsTheApp(t *testing.T) {
+	b, url := newTestBroker(t, Config{AutoApprove: true, CloseAgentTabsAfter: time.Hour})
+	connect(t, b, url, "11111111-aaaa", "Work", protocol.TabInfo{Tab: 1, Active: true})
+	b.SessionOpened(Caller{})
+	b.SessionOpened(Caller{Session: "s-anon", MCPSession: "mcp-0"})
+	if apps := b.Apps(); len(apps) != 0 {
+		t.Fatalf("apps %v, want none (Tether itself and a nameless client are not apps)", apps)
+	}
+	b.SessionOpened(Caller{Session: "s-cursor", MCPSession: "mcp-1", App: "cursor"})
+	b.SessionOpened(Caller{Session: "s-claude", MCPSession: "mcp-2", App: "claude-code"})
+	if apps := strings.Join(b.Apps(), ","); apps != "claude-code,cursor" {
+		t.Fatalf("apps after two initialized: %s", apps)
+	}
+	b.SessionEnded("mcp-1")
+	if apps := strings.Join(b.Apps(), ","); apps != "claude-code" {
+		t.Fatalf("apps after cursor's MCP session ended: %s", apps)
+	}
+	b.mu.Lock()
+	b.closeTimers["claude-code"] = time.AfterFunc(time.Hour, func() {})
+	b.mu.Unlock()
+	b.SessionOpened(Caller{Session: "s-claude-2", MCPSession: "mcp-3", App: "claude-code"})
+	b.mu.Lock()
+	pending := b.closeTimers["claude-code"]
+	b.mu.Unlock()
+	if pending != nil {
+		t.Fatal("claude-code's tabs are still to be closed after it initialized again")
+	}
+}

@@ -337,6 +337,7 @@ func run(ctx context.Context, cfg Config) error {
 		Guard:            tg,
 		Recorder:         tg,
 		AllowFileURLs:    settings.AllowFileURLs,
+		SessionOpened:    func(c tmcp.Caller) { b.SessionOpened(brokerCaller(c)) },
 	})
 	sessions := newMCPSessions(cfg.MCPSessionIdle, cfg.MaxMCPSessions, log)
 	streamable := server.NewStreamableHTTPServer(mcpServer,

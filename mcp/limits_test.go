@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/client"
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/tether-browser/tether/test/mcpclient"
 )
@@ -112,4 +113,36 @@ func FuzzCleanClientName(f *testing.F) {
 			t.Fatalf("not idempotent: %q → %q → %q", in, out, again)
 		}
 	})
+}
+
+// SessionOpened hears of a client when it initializes, before any tool
+// call, by its cleaned name; a failed initialize is not heard of.
+func TestSessionOpenedOnInitialize(t *testing.T) {
+	var mu sync.Mutex
+	var opened []Caller
+	srv := NewServer(&fakeBrowser{}, Config{Version: "test", Fence: "FENCE", SessionOpened: func(c Caller) {
+		mu.Lock()
+		opened = append(opened, c)
+		mu.Unlock()
+	}})
+	// Both handshakes: initialize (MCP 2025-11-25) and server/discover (2026-07-28).
+	for i, version := range []string{mcpgo.ProtocolVersion20251125, mcpgo.LATEST_PROTOCOL_VERSION} {
+		c, err := client.NewInProcessClient(srv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		if err := c.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if _, err := mcpclient.InitializeVersion(ctx, c, "Cursor\u202e", version); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		if len(opened) != i+1 || opened[i].App != "Cursor" || opened[i].Session == "" {
+			t.Errorf("%s: opened %+v, want a session of Cursor", version, opened)
+		}
+		mu.Unlock()
+	}
 }

@@ -84,6 +84,11 @@ type Config struct {
 	Guard Guard
 	// Recorder, if set, records every tool call (the timeline).
 	Recorder Recorder
+	// SessionOpened, if set, is told who opened a session, once its
+	// handshake succeeded (initialize, or server/discover in MCP
+	// 2026-07-28): an AI app counts as connected before its first tool
+	// call.
+	SessionOpened func(Caller)
 }
 
 // tools is the one list of tools, each with all its facts (Tool): it feeds
@@ -205,6 +210,16 @@ func NewServer(b Browser, cfg Config) *server.MCPServer {
 	}
 	hooks := &server.Hooks{}
 	hooks.AddBeforeInitialize(cleanInitialize)
+	if cfg.SessionOpened != nil {
+		// The handshake: initialize up to MCP 2025-11-25, server/discover
+		// from 2026-07-28 (SEP-2575), which has no initialize.
+		hooks.AddAfterInitialize(func(ctx context.Context, _ any, _ *mcpgo.InitializeRequest, _ *mcpgo.InitializeResult) {
+			cfg.SessionOpened(CallerOf(ctx))
+		})
+		hooks.AddAfterDiscover(func(ctx context.Context, _ any, _ *mcpgo.DiscoverRequest, _ *mcpgo.DiscoverResult) {
+			cfg.SessionOpened(CallerOf(ctx))
+		})
+	}
 	opts := []server.ServerOption{
 		server.WithHooks(hooks),
 		server.WithToolCapabilities(false),

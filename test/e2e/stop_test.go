@@ -32,9 +32,10 @@ func TestStopCommand(t *testing.T) {
 	}
 }
 
-// `tether status` says whether Tether runs and how, and what waits for
-// the user, each with its command; with none running it says so and
-// exits 3, so that a script can tell "not running" from an error.
+// `tether status` says whether Tether runs and how, what waits for the
+// user and which AI apps are connected, each with its command; with none
+// running it says so and exits 3, so that a script can tell "not running"
+// from an error.
 func TestStatusCommand(t *testing.T) {
 	parallel(t)
 	d := StartDaemon(t, Binary(t))
@@ -46,6 +47,13 @@ func TestStatusCommand(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Fatalf("tether status lacks %q:\n%s", want, out)
 		}
+	}
+	// An AI app counts as connected once its handshake is done, before any
+	// tool call: here `tether mcp`, as an AI app starts it.
+	ctx := Context(t, time.Minute)
+	stdioClient(t, ctx, d)
+	if out := tetherCLI(t, d, "status"); !strings.Contains(out, "AI apps connected: tether-e2e;") {
+		t.Fatalf("tether status after an AI app's handshake:\n%s", out)
 	}
 	StartBrowser(t, d, BrowserOptions{Label: "Waiting", WaitFor: "new browser profile waiting for approval"})
 	tetherCLI(t, d, "pause")
