@@ -338,6 +338,10 @@ func (b *Broker) beginLocked(rec *record, c Caller, tab int) func() {
 // CloseAgentTabsAfter is set, the tabs the app owns are closed that long
 // after, unless a session of the app calls again first.
 func (b *Broker) SessionEnded(mcpSession string) {
+	// "" names no session: a session without an MCP session has mcp "".
+	if mcpSession == "" {
+		return
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	id := ""

@@ -14,9 +14,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/tether-browser/tether/config"
+	"github.com/tether-browser/tether/localclient"
+	"github.com/tether-browser/tether/test/mcpclient"
 )
 
 func TestMCPSessionsExpireAndEvictOldestIdle(t *testing.T) {
@@ -250,5 +255,56 @@ func TestEvictedSessionsStateIsDropped(t *testing.T) {
 	defer mu.Unlock()
 	if len(ended) != 3 {
 		t.Fatalf("ended sessions reported: %v, want the 3 evicted", ended)
+	}
+}
+
+// A DELETE without an MCP session id ends no session: a client of MCP
+// 2026-07-28 has none, and such a DELETE used to end one of theirs.
+func TestDeleteWithoutASessionEndsNone(t *testing.T) {
+	p, addr := startDaemonWith(t, func(*Config) {})
+	tok, err := p.ReadToken()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := client.NewStreamableHttpClient("http://"+addr+PathMCP,
+		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + tok}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := mcpclient.InitializeVersion(ctx, c, "cursor", mcp.LATEST_PROTOCOL_VERSION); err != nil {
+		t.Fatal(err)
+	}
+	if v := c.ProtocolVersion(); !mcp.IsModernProtocol(v) {
+		t.Fatalf("the client speaks %s; the test needs MCP 2026-07-28", v)
+	}
+	lc := localclient.New(p)
+	apps := func() string {
+		st, err := lc.State(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(st.Apps, ",")
+	}
+	if got := apps(); got != "cursor" {
+		t.Fatalf("apps after cursor's handshake: %q", got)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, "http://"+addr+PathMCP, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+tok)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if got := apps(); got != "cursor" {
+		t.Fatalf("apps after a DELETE naming no session: %q", got)
 	}
 }

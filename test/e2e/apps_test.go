@@ -318,7 +318,8 @@ func groupsText(gs []tabGroup) string {
 }
 
 // TestCloseAgentTabs: with closeAgentTabs on, the tabs an app opened are
-// closed once its last session has ended (here after 1 s), and only them.
+// closed once its last session has ended (here after 1 s), and only them:
+// an HTTP client's DELETE, and a `tether mcp` bridge's leaving.
 func TestCloseAgentTabs(t *testing.T) {
 	parallel(t)
 	RequireChromium(t)
@@ -364,6 +365,16 @@ func TestCloseAgentTabs(t *testing.T) {
 	list := mustCall(t, ctx, claude, "browser_tabs", nil)
 	if strings.Contains(list, fmt.Sprintf("[%d]", closed)) || !strings.Contains(list, fmt.Sprintf("[%d]", kept)) {
 		t.Fatalf("after cursor's last session ended, want its tab %d closed and claude-code's %d kept:\n%s", closed, kept, list)
+	}
+
+	// claude-code leaves: its `tether mcp` ends its MCP session as it exits
+	// (DELETE); its tab is closed too.
+	from = d.Log.Len()
+	if err := claude.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := d.Log.WaitFor(from, 20*time.Second, "closed an app's tab", "app=claude-code", fmt.Sprintf("tab=%d", kept)); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -51,9 +51,16 @@ func TestStatusCommand(t *testing.T) {
 	// An AI app counts as connected once its handshake is done, before any
 	// tool call: here `tether mcp`, as an AI app starts it.
 	ctx := Context(t, time.Minute)
-	stdioClient(t, ctx, d)
+	app := stdioClient(t, ctx, d)
 	if out := tetherCLI(t, d, "status"); !strings.Contains(out, "AI apps connected: tether-e2e;") {
 		t.Fatalf("tether status after an AI app's handshake:\n%s", out)
+	}
+	// And no longer once it has left (its bridge says so as it exits).
+	if err := app.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if out := tetherCLI(t, d, "status"); !strings.Contains(out, "AI apps connected: none") {
+		t.Fatalf("tether status after the AI app left:\n%s", out)
 	}
 	StartBrowser(t, d, BrowserOptions{Label: "Waiting", WaitFor: "new browser profile waiting for approval"})
 	tetherCLI(t, d, "pause")
