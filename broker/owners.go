@@ -296,8 +296,9 @@ func (b *Broker) sessionLocked(c Caller) *session {
 	return s
 }
 
-// SessionOpened records c's session when its client initializes (MCP
-// initialize), so that Apps lists the app before its first call. It is
+// SessionOpened records c's session once its client's handshake is done
+// (MCP initialize, or server/discover from MCP 2026-07-28), so that Apps
+// lists the app before its first call. It is
 // forgotten as a session that called is (SessionEnded), and like a call it
 // cancels the closing of the app's tabs: the app is back. A Caller
 // without a session (Tether itself) is ignored.
