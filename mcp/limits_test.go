@@ -115,8 +115,8 @@ func FuzzCleanClientName(f *testing.F) {
 	})
 }
 
-// SessionOpened hears of a client when it initializes, before any tool
-// call, by its cleaned name; a failed initialize is not heard of.
+// SessionOpened hears of a client once its handshake is done, before any
+// tool call, by its cleaned name.
 func TestSessionOpenedOnInitialize(t *testing.T) {
 	var mu sync.Mutex
 	var opened []Caller
@@ -127,18 +127,7 @@ func TestSessionOpenedOnInitialize(t *testing.T) {
 	}})
 	// Both handshakes: initialize (MCP 2025-11-25) and server/discover (2026-07-28).
 	for i, version := range []string{mcpgo.ProtocolVersion20251125, mcpgo.LATEST_PROTOCOL_VERSION} {
-		c, err := client.NewInProcessClient(srv)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx := context.Background()
-		if err := c.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		if _, err := mcpclient.InitializeVersion(ctx, c, "Cursor\u202e", version); err != nil {
-			t.Fatal(err)
-		}
+		newClientAs(t, srv, "Cursor\u202e", version)
 		mu.Lock()
 		if len(opened) != i+1 || opened[i].App != "Cursor" || opened[i].Session == "" {
 			t.Errorf("%s: opened %+v, want a session of Cursor", version, opened)

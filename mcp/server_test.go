@@ -88,6 +88,13 @@ func newClientWith(t *testing.T, b Browser, cfg Config) *client.Client {
 // client.
 func newClientOf(t *testing.T, srv *server.MCPServer) *client.Client {
 	t.Helper()
+	return newClientAs(t, srv, "test", mcpgo.LATEST_PROTOCOL_VERSION)
+}
+
+// newClientAs is newClientOf for a client named app (clientInfo.name)
+// asking for protocol version.
+func newClientAs(t *testing.T, srv *server.MCPServer, app, version string) *client.Client {
+	t.Helper()
 	c, err := client.NewInProcessClient(srv)
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +103,7 @@ func newClientOf(t *testing.T, srv *server.MCPServer) *client.Client {
 	if err := c.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := mcpclient.Initialize(ctx, c, "test"); err != nil {
+	if _, err := mcpclient.InitializeVersion(ctx, c, app, version); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
