@@ -112,14 +112,13 @@ func TestRemoteModeAttacks(t *testing.T) {
 
 // Attack: a named token over its calls-per-minute limit reads the page
 // through resources/read instead of tool calls. Resource reads count
-// against the same limit and are refused with its message. (The limit is
-// 2: the handshake takes one call, the tool call the other.)
+// against the same limit and are refused with its message.
 func TestResourceReadsCountAgainstTheRateLimit(t *testing.T) {
 	p, addr := startDaemonWith(t, func(c *Config) {
 		if err := os.MkdirAll(c.Paths.Dir, 0o700); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(c.Paths.SettingsFile(), []byte(`{"remote": {"hosts": ["tether.example.org"], "callsPerMinute": 2}}`), 0o600); err != nil {
+		if err := os.WriteFile(c.Paths.SettingsFile(), []byte(`{"remote": {"hosts": ["tether.example.org"], "callsPerMinute": 1}}`), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -146,7 +145,7 @@ func TestResourceReadsCountAgainstTheRateLimit(t *testing.T) {
 	req := mcpgo.ReadResourceRequest{}
 	req.Params.URI = tmcp.ResourceSnapshot
 	_, err = c.ReadResource(ctx, req)
-	if err == nil || !strings.Contains(err.Error(), "token agent is over its limit of 2 calls per minute") {
+	if err == nil || !strings.Contains(err.Error(), "token agent is over its limit of 1 calls per minute") {
 		t.Fatalf("a resource read past the limit: %v; want the limit's refusal", err)
 	}
 }
