@@ -22,12 +22,9 @@ import (
 //     (remote.callsPerMinute): each one starts an MCP session, and the
 //     daemon keeps at most DefaultMaxSessions, ending the one idle longest,
 //     so a token holder initializing in a loop would end everyone else's
-//     sessions. So does server/discover, MCP 2026-07-28's handshake: the
-//     broker keeps a session for each one (an AI app counts as connected
-//     from its handshake). Over the limit it gets a JSON-RPC error naming
-//     the wait, with HTTP 200 and Retry-After: MCP clients (mcp-go's among
-//     them) take a 4xx answer to initialize for an old SSE server and drop
-//     its text.
+//     sessions. Over the limit it gets a JSON-RPC error naming the wait,
+//     with HTTP 200 and Retry-After: MCP clients (mcp-go's among them) take
+//     a 4xx answer to initialize for an old SSE server and drop its text.
 //   - subscriptions/listen (MCP 2026-07-28's event stream, a POST that stays
 //     open) ends when the token is revoked, as a GET stream does (apiGuard).
 //
@@ -56,7 +53,7 @@ func namedTokenMessages(log *slog.Logger, limits *mcptoken.Limiter, revoked revo
 			return
 		}
 		switch mcpgo.MCPMethod(msg.Method) {
-		case mcpgo.MethodInitialize, mcpgo.MethodServerDiscover:
+		case mcpgo.MethodInitialize:
 			if limits == nil {
 				break
 			}
@@ -65,8 +62,8 @@ func namedTokenMessages(log *slog.Logger, limits *mcptoken.Limiter, revoked revo
 				if errors.As(err, &over) {
 					w.Header().Set("Retry-After", retryAfter(over))
 				}
-				log.Warn("MCP handshake refused: the token is over its rate limit", "token", name, "method", msg.Method)
-				writeRPCError(w, http.StatusOK, msg.ID, mcpgo.INVALID_REQUEST, msg.Method+" refused: "+err.Error())
+				log.Warn("MCP initialize refused: the token is over its rate limit", "token", name)
+				writeRPCError(w, http.StatusOK, msg.ID, mcpgo.INVALID_REQUEST, "initialize refused: "+err.Error())
 				return
 			}
 		case mcpgo.MethodSubscriptionsListen:
