@@ -296,12 +296,11 @@ func (b *Broker) sessionLocked(c Caller) *session {
 	return s
 }
 
-// SessionOpened records c's session once its client's handshake is done
-// (MCP initialize, or server/discover from MCP 2026-07-28), so that Apps
-// lists the app before its first call. It is
-// forgotten as a session that called is (SessionEnded), and like a call it
-// cancels the closing of the app's tabs: the app is back. A Caller
-// without a session (Tether itself) is ignored.
+// SessionOpened records c's session once its client's MCP initialize is
+// done, so that Apps lists the app before its first call. It is forgotten
+// as a session that called is (SessionEnded), and like a call it cancels
+// the closing of the app's tabs: the app is back. A Caller without a
+// session (Tether itself) is ignored.
 func (b *Broker) SessionOpened(c Caller) {
 	if c.Session == "" {
 		return
@@ -346,8 +345,11 @@ func (b *Broker) SessionEnded(mcpSession string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	id := ""
+	// By the MCP session's id only: a session's key may be guessable (a
+	// client of MCP 2026-07-28 is "app:" and its name), and a DELETE naming
+	// it must not end another app's session.
 	for key, s := range b.sessions {
-		if s.mcp == mcpSession || key == mcpSession {
+		if s.mcp == mcpSession {
 			id = key
 		}
 	}

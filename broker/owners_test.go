@@ -31,9 +31,9 @@ func (c *clock) advance(d time.Duration) {
 }
 
 var (
-	claude  = Caller{Session: "s-claude", App: "claude-code"}
-	claude2 = Caller{Session: "s-claude-2", App: "claude-code"}
-	cursor  = Caller{Session: "s-cursor", App: "cursor"}
+	claude  = Caller{Session: "s-claude", MCPSession: "mcp-claude", App: "claude-code"}
+	claude2 = Caller{Session: "s-claude-2", MCPSession: "mcp-claude-2", App: "claude-code"}
+	cursor  = Caller{Session: "s-cursor", MCPSession: "mcp-cursor", App: "cursor"}
 )
 
 // callAsync makes a call of caller in the background; the result arrives
@@ -276,8 +276,8 @@ func TestCloseAgentTabs(t *testing.T) {
 		serveOne(t, f, 2)
 		mustOK(t, done)
 	}
-	b.SessionEnded(claude.Session) // claude-2 is still there: nothing happens
-	b.SessionEnded(claude2.Session)
+	b.SessionEnded(claude.MCPSession) // claude-2 is still there: nothing happens
+	b.SessionEnded(claude2.MCPSession)
 	var closed []int
 	for range 2 {
 		r := f.readRequest()
@@ -297,7 +297,7 @@ func TestCloseAgentTabs(t *testing.T) {
 	done := callAsync(b, cursor, protocol.MethodSnapshot, &protocol.TabParams{Tab: 3})
 	serveOne(t, f, 3)
 	mustOK(t, done)
-	b.SessionEnded(cursor.Session)
+	b.SessionEnded(cursor.MCPSession)
 	done = callAsync(b, Caller{Session: "s-cursor-2", App: "cursor"}, protocol.MethodSnapshot, &protocol.TabParams{Tab: 3})
 	serveOne(t, f, 3)
 	mustOK(t, done)
@@ -407,5 +407,23 @@ func TestSessionOpenedListsTheApp(t *testing.T) {
 	b.mu.Unlock()
 	if pending != nil {
 		t.Fatal("claude-code's tabs are still to be closed after it initialized again")
+	}
+}
+
+// A session without an MCP session (a client of MCP 2026-07-28: its key is
+// "app:" and its name, or `tether mcp`'s key) is not ended by an MCP
+// session's end naming "" or its key: a DELETE of another client must not
+// end it (and start the closing of its app's tabs).
+func TestSessionWithoutMCPSessionNotEndedByName(t *testing.T) {
+	b, url := newTestBroker(t, Config{AutoApprove: true})
+	f, _ := connect(t, b, url, "11111111-aaaa", "Work", protocol.TabInfo{Tab: 1, Active: true})
+	modern := Caller{Session: "app:cursor", App: "cursor"}
+	done := callAsync(b, modern, protocol.MethodSnapshot, &protocol.TabParams{Tab: 1})
+	serveOne(t, f, 1)
+	mustOK(t, done)
+	b.SessionEnded("")
+	b.SessionEnded("app:cursor")
+	if apps := strings.Join(b.Apps(), ","); apps != "cursor" {
+		t.Fatalf("apps after DELETEs naming \"\" and cursor's key: %q, want cursor still", apps)
 	}
 }

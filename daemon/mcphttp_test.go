@@ -258,9 +258,10 @@ func TestEvictedSessionsStateIsDropped(t *testing.T) {
 	}
 }
 
-// A DELETE without an MCP session id ends no session: a client of MCP
-// 2026-07-28 has none, and such a DELETE used to end one of theirs.
-func TestDeleteWithoutASessionEndsNone(t *testing.T) {
+// An AI app counts as connected from its initialize, before any tool call,
+// until its MCP session ends (here its DELETE); a DELETE naming no session
+// ends nothing.
+func TestAppListedFromInitializeToDelete(t *testing.T) {
 	p, addr := startDaemonWith(t, func(*Config) {})
 	tok, err := p.ReadToken()
 	if err != nil {
@@ -277,11 +278,8 @@ func TestDeleteWithoutASessionEndsNone(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if _, err := mcpclient.InitializeVersion(ctx, c, "cursor", mcp.LATEST_PROTOCOL_VERSION); err != nil {
+	if _, err := mcpclient.InitializeVersion(ctx, c, "cursor", mcp.ProtocolVersion20251125); err != nil {
 		t.Fatal(err)
-	}
-	if v := c.ProtocolVersion(); !mcp.IsModernProtocol(v) {
-		t.Fatalf("the client speaks %s; the test needs MCP 2026-07-28", v)
 	}
 	lc := localclient.New(p)
 	apps := func() string {
@@ -292,19 +290,17 @@ func TestDeleteWithoutASessionEndsNone(t *testing.T) {
 		return strings.Join(st.Apps, ",")
 	}
 	if got := apps(); got != "cursor" {
-		t.Fatalf("apps after cursor's handshake: %q", got)
+		t.Fatalf("apps after cursor's initialize: %q", got)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, "http://"+addr+PathMCP, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+tok)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	rawMCP(t, addr, tok, "DELETE", "", "")
 	if got := apps(); got != "cursor" {
 		t.Fatalf("apps after a DELETE naming no session: %q", got)
+	}
+	sid := c.GetTransport().(*transport.StreamableHTTP).GetSessionId()
+	if code, _, body := rawMCP(t, addr, tok, "DELETE", sid, ""); code != http.StatusOK {
+		t.Fatalf("DELETE of cursor's session: %d %s", code, body)
+	}
+	if got := apps(); got != "" {
+		t.Fatalf("apps after cursor's session ended: %q", got)
 	}
 }

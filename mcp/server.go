@@ -84,10 +84,10 @@ type Config struct {
 	Guard Guard
 	// Recorder, if set, records every tool call (the timeline).
 	Recorder Recorder
-	// SessionOpened, if set, is told who opened a session, once its
-	// handshake succeeded (initialize, or server/discover in MCP
-	// 2026-07-28): an AI app counts as connected before its first tool
-	// call.
+	// SessionOpened, if set, is told who opened an MCP session, once its
+	// initialize succeeded: an AI app counts as connected before its first
+	// tool call. (A client of MCP 2026-07-28 opens none: it counts from
+	// its first call.)
 	SessionOpened func(Caller)
 }
 
@@ -211,12 +211,11 @@ func NewServer(b Browser, cfg Config) *server.MCPServer {
 	hooks := &server.Hooks{}
 	hooks.AddBeforeInitialize(cleanInitialize)
 	if cfg.SessionOpened != nil {
-		// The handshake: initialize up to MCP 2025-11-25, server/discover
-		// from 2026-07-28 (SEP-2575), which has no initialize.
+		// Only initialize: it opens an MCP session, which ends (DELETE,
+		// idle expiry, eviction). MCP 2026-07-28's server/discover opens
+		// none, so nothing would ever end what it recorded: such a client
+		// counts from its first call.
 		hooks.AddAfterInitialize(func(ctx context.Context, _ any, _ *mcpgo.InitializeRequest, _ *mcpgo.InitializeResult) {
-			cfg.SessionOpened(CallerOf(ctx))
-		})
-		hooks.AddAfterDiscover(func(ctx context.Context, _ any, _ *mcpgo.DiscoverRequest, _ *mcpgo.DiscoverResult) {
 			cfg.SessionOpened(CallerOf(ctx))
 		})
 	}
