@@ -382,8 +382,7 @@ func TestUnreportedTabRefused(t *testing.T) {
 // a client without a name is not, and Tether itself (no session) is
 // ignored. Coming back cancels the closing of the app's tabs, as a call does.
 func TestSessionOpenedListsTheApp(t *testing.T) {
-	b, url := newTestBroker(t, Config{AutoApprove: true, CloseAgentTabsAfter: time.Hour})
-	connect(t, b, url, "11111111-aaaa", "Work", protocol.TabInfo{Tab: 1, Active: true})
+	b, _ := newTestBroker(t, Config{AutoApprove: true, CloseAgentTabsAfter: time.Hour})
 	b.SessionOpened(Caller{})
 	b.SessionOpened(Caller{Session: "s-anon", MCPSession: "mcp-0"})
 	if apps := b.Apps(); len(apps) != 0 {

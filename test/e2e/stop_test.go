@@ -48,12 +48,12 @@ func TestStatusCommand(t *testing.T) {
 			t.Fatalf("tether status lacks %q:\n%s", want, out)
 		}
 	}
-	// An AI app counts as connected once its handshake is done, before any
+	// An AI app counts as connected once its initialize is done, before any
 	// tool call: here `tether mcp`, as an AI app starts it.
 	ctx := Context(t, time.Minute)
 	app := stdioClient(t, ctx, d)
 	if out := tetherCLI(t, d, "status"); !strings.Contains(out, "AI apps connected: tether-e2e;") {
-		t.Fatalf("tether status after an AI app's handshake:\n%s", out)
+		t.Fatalf("tether status after an AI app's initialize:\n%s", out)
 	}
 	// And no longer once it has left (its bridge says so as it exits).
 	if err := app.Close(); err != nil {
