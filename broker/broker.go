@@ -102,6 +102,9 @@ type Config struct {
 	// after its last MCP session ended (the closeAgentTabs setting: 10
 	// min); 0 leaves them open.
 	CloseAgentTabsAfter time.Duration
+	// MaxStatelessSessions caps the sessions without an MCP session
+	// (DefaultMaxStatelessSessions); see EndIdleSessions.
+	MaxStatelessSessions int
 	// CheckExtension, when set, is called (on its own goroutine) with each
 	// accepted hello: a non-nil frame is sent to that extension (it has
 	// just been rewritten: extupdate), and note, when not empty, says the
@@ -136,6 +139,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.LeaseWindow == 0 {
 		c.LeaseWindow = DefaultLeaseWindow
+	}
+	if c.MaxStatelessSessions <= 0 {
+		c.MaxStatelessSessions = DefaultMaxStatelessSessions
 	}
 	if c.Now == nil {
 		c.Now = time.Now
@@ -316,6 +322,8 @@ func (b *Broker) Call(ctx context.Context, profile string, method protocol.Metho
 		if tab > 0 {
 			s.profile, s.tab = rec.stored.ID, tab
 		}
+		s.calls++
+		defer b.callEnded(s)
 	}
 	reached := Resolved{ID: rec.stored.ID, Slug: rec.stored.Slug, Tab: tab}
 	b.mu.Unlock()

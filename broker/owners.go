@@ -70,6 +70,12 @@ var (
 type session struct {
 	app string
 	mcp string // the MCP session it called in last
+	// last is when it last started or ended a call (or initialized);
+	// calls counts its calls running now. A session without an MCP
+	// session ends once idle (EndIdleSessions) or pushed out
+	// (MaxStatelessSessions), as nothing else would end it.
+	last  time.Time
+	calls int
 	// profile and tab are its current tab: the last one it used or opened
 	// (profile is the record's id; tab 0: none yet).
 	profile string
@@ -282,6 +288,9 @@ func (b *Broker) defaultForLocked(c Caller) *record {
 func (b *Broker) sessionLocked(c Caller) *session {
 	s := b.sessions[c.Session]
 	if s == nil {
+		if c.MCPSession == "" {
+			b.makeRoomLocked()
+		}
 		s = &session{app: c.App}
 		b.sessions[c.Session] = s
 		b.notifyLocked() // Apps may have changed
@@ -289,6 +298,7 @@ func (b *Broker) sessionLocked(c Caller) *session {
 	if c.MCPSession != "" {
 		s.mcp = c.MCPSession
 	}
+	s.last = b.cfg.Now()
 	if t := b.closeTimers[c.App]; t != nil {
 		t.Stop()
 		delete(b.closeTimers, c.App)
@@ -344,23 +354,96 @@ func (b *Broker) SessionEnded(mcpSession string) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	id := ""
 	// By the MCP session's id only: a session's key may be guessable (a
 	// client of MCP 2026-07-28 is "app:" and its name), and a DELETE naming
 	// it must not end another app's session.
 	for key, s := range b.sessions {
 		if s.mcp == mcpSession {
-			id = key
+			b.endSessionLocked(key)
+			return
 		}
 	}
-	s := b.sessions[id]
+}
+
+// EndIdleSessions ends, as SessionEnded does, each session without an
+// MCP session (a client of the stateless MCP 2026-07-28, which opens
+// none and so never ends one) that has run no call for longer than idle;
+// it returns how many ended. The daemon calls it as it sweeps idle MCP
+// sessions, with the same idle time (an hour), so such an app leaves the
+// list of apps connected, and its tabs close (closeAgentTabs), as one
+// whose MCP session expired does.
+func (b *Broker) EndIdleSessions(idle time.Duration) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.cfg.Now()
+	n := 0
+	for key, s := range b.sessions {
+		if s.mcp == "" && s.calls == 0 && now.Sub(s.last) > idle {
+			b.endSessionLocked(key)
+			n++
+		}
+	}
+	return n
+}
+
+// DefaultMaxStatelessSessions is the most sessions without an MCP
+// session kept at once (1 000, as for MCP sessions); one more ends the
+// one idle longest.
+const DefaultMaxStatelessSessions = 1000
+
+// makeRoomLocked ends, before a session without an MCP session is added
+// at MaxStatelessSessions, the one of those idle longest (a running one
+// only if all run): any client can claim any name or session key, and
+// each new one is a new session.
+func (b *Broker) makeRoomLocked() {
+	n, victim := 0, ""
+	var vs *session
+	for key, s := range b.sessions {
+		if s.mcp != "" {
+			continue
+		}
+		n++
+		if vs == nil || goesBefore(s, vs) {
+			victim, vs = key, s
+		}
+	}
+	if n < b.cfg.MaxStatelessSessions {
+		return
+	}
+	b.log.Warn("an AI app's session ended: too many sessions without an MCP session; the one idle longest goes",
+		"app", vs.app, "max", b.cfg.MaxStatelessSessions)
+	b.endSessionLocked(victim)
+}
+
+// goesBefore: s is pushed out before o, being idle where o runs a call,
+// or idle longer.
+func goesBefore(s, o *session) bool {
+	if (s.calls == 0) != (o.calls == 0) {
+		return s.calls == 0
+	}
+	return s.last.Before(o.last)
+}
+
+// callEnded marks the end of a call of s (Call).
+func (b *Broker) callEnded(s *session) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s.calls--
+	s.last = b.cfg.Now()
+}
+
+// endSessionLocked forgets the session of key and its idle leases, and
+// starts the closing of its app's tabs when it was the app's last session
+// (SessionEnded).
+func (b *Broker) endSessionLocked(key string) {
+	s := b.sessions[key]
 	if s == nil {
 		return
 	}
-	delete(b.sessions, id)
+	delete(b.sessions, key)
 	b.notifyLocked() // Apps may have changed
 	for k, l := range b.leases {
-		if l.session == id && l.running == 0 {
+		if l.session == key && l.running == 0 {
 			delete(b.leases, k)
 		}
 	}

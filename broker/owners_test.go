@@ -426,3 +426,77 @@ func TestSessionWithoutMCPSessionNotEndedByName(t *testing.T) {
 		t.Fatalf("apps after DELETEs naming \"\" and cursor's key: %q, want cursor still", apps)
 	}
 }
+
+// TestIdleStatelessSessionEnds: a session without an MCP session (nothing
+// else would ever end it) ends once it has run no call for longer than the
+// idle time: its app leaves Apps and its tabs are closed as after an MCP
+// session's end; a call running all that while keeps it, and so does an
+// MCP session's idleness (mcpSessions expires those).
+func TestIdleStatelessSessionEnds(t *testing.T) {
+	clk := &clock{now: time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)}
+	b, url := newTestBroker(t, Config{AutoApprove: true, Now: clk.Now, CloseAgentTabsAfter: 20 * time.Millisecond})
+	f, _ := connect(t, b, url, "11111111-aaaa", "Work",
+		protocol.TabInfo{Tab: 1, Active: true},
+		protocol.TabInfo{Tab: 2, Owner: &protocol.TabOwner{App: "cursor", Session: "app:cursor"}})
+	modern := Caller{Session: "app:cursor", App: "cursor"}
+	done := callAsync(b, modern, protocol.MethodSnapshot, &protocol.TabParams{Tab: 2})
+	serveOne(t, f, 2)
+	mustOK(t, done)
+	b.SessionOpened(claude)
+
+	// A call that runs for two hours keeps its session.
+	done = callAsync(b, modern, protocol.MethodSnapshot, &protocol.TabParams{Tab: 2})
+	r := f.readRequest()
+	clk.advance(2 * time.Hour)
+	if n := b.EndIdleSessions(time.Hour); n != 0 {
+		t.Fatalf("%d sessions ended while a call of cursor was running", n)
+	}
+	f.answer(r.ID, protocol.PageResult{Tab: 2})
+	mustOK(t, done)
+
+	clk.advance(59 * time.Minute)
+	if n := b.EndIdleSessions(time.Hour); n != 0 {
+		t.Fatalf("%d sessions ended 59 min after cursor's last call", n)
+	}
+	clk.advance(2 * time.Minute)
+	if n := b.EndIdleSessions(time.Hour); n != 1 {
+		t.Fatalf("%d sessions ended 61 min after cursor's last call, want 1", n)
+	}
+	if apps := strings.Join(b.Apps(), ","); apps != "claude-code" {
+		t.Fatalf("apps after cursor idled out: %q, want claude-code (its MCP session is mcpSessions' to expire)", apps)
+	}
+	r = f.readRequest()
+	var p protocol.TabParams
+	_ = json.Unmarshal(r.Params, &p)
+	if r.Method != protocol.MethodTabClose || p.Tab != 2 {
+		t.Fatalf("got %s of tab %d, want cursor's tab 2 closed", r.Method, p.Tab)
+	}
+	f.answer(r.ID, protocol.TabsListResult{Tabs: []protocol.TabInfo{}})
+}
+
+// TestStatelessSessionsBounded: any client can claim any name or session
+// key, each a new session without an MCP session; past
+// MaxStatelessSessions the one idle longest ends, and sessions with an MCP
+// session (capped by mcpSessions) neither count nor go.
+func TestStatelessSessionsBounded(t *testing.T) {
+	clk := &clock{now: time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)}
+	b, _ := newTestBroker(t, Config{AutoApprove: true, Now: clk.Now, MaxStatelessSessions: 3})
+	b.SessionOpened(claude)
+	for _, app := range []string{"a", "b", "c"} {
+		clk.advance(time.Second)
+		b.SessionOpened(Caller{Session: "app:" + app, App: app})
+	}
+	clk.advance(time.Second)
+	b.SessionOpened(Caller{Session: "app:a", App: "a"}) // a is active again: b is now idle longest
+	clk.advance(time.Second)
+	b.SessionOpened(Caller{Session: "app:d", App: "d"})
+	if apps := strings.Join(b.Apps(), ","); apps != "a,c,claude-code,d" {
+		t.Fatalf("apps %q, want a,c,claude-code,d (b idle longest goes)", apps)
+	}
+	b.mu.Lock()
+	n := len(b.sessions)
+	b.mu.Unlock()
+	if n != 4 {
+		t.Fatalf("%d sessions kept, want 4", n)
+	}
+}

@@ -125,10 +125,13 @@ type Config struct {
 	// lock, before it logs anything: the daemon's log file, which allows a
 	// single writer, is opened then.
 	Locked func()
-	// MCPSessionIdle ends MCP sessions idle this long (0: an hour);
-	// MaxMCPSessions caps them (0: 1 000). See mcpSessions.
+	// MCPSessionIdle ends MCP sessions idle this long (0: an hour), and
+	// the sessions of clients that open none (broker.EndIdleSessions);
+	// MaxMCPSessions caps MCP sessions (0: 1 000). See mcpSessions.
 	MCPSessionIdle time.Duration
 	MaxMCPSessions int
+	// SessionSweep is how often idle sessions are looked for (0: a minute).
+	SessionSweep time.Duration
 	// Ready, if set, is called once the daemon is listening.
 	Ready func(addr string)
 }
@@ -363,7 +366,15 @@ func run(ctx context.Context, cfg Config) error {
 	started := time.Now()
 	mux := http.NewServeMux()
 	mux.Handle(PathExtension, remoteExtension(b))
-	go sessions.sweep(ctx, time.Minute)
+	sweepEvery := cfg.SessionSweep
+	if sweepEvery <= 0 {
+		sweepEvery = time.Minute
+	}
+	go sessions.sweep(ctx, sweepEvery, func(idle time.Duration) {
+		if n := b.EndIdleSessions(idle); n > 0 {
+			log.Info("AI app sessions without an MCP session ended: idle too long", "sessions", n, "idle", idle)
+		}
+	})
 	go flushTokens(ctx, tokens, log)
 	// The drainer stands before the token check so that a bridge which has
 	// already read a rotated token is told "restarting" (503), not 401.

@@ -192,8 +192,10 @@ func (m *mcpSessions) oldestLocked() string {
 	return best
 }
 
-// sweep ends idle sessions every interval until ctx ends.
-func (m *mcpSessions) sweep(ctx context.Context, interval time.Duration) {
+// sweep ends idle sessions every interval until ctx ends, and calls
+// also (when not nil) each time: the broker's sessions without an MCP
+// session expire on the same beat (broker.EndIdleSessions).
+func (m *mcpSessions) sweep(ctx context.Context, interval time.Duration, also func(idle time.Duration)) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -210,6 +212,9 @@ func (m *mcpSessions) sweep(ctx context.Context, interval time.Duration) {
 			}
 			if len(ended) > 0 {
 				m.log.Info("MCP sessions ended after an hour idle", "sessions", len(ended))
+			}
+			if also != nil {
+				also(m.idle)
 			}
 		}
 	}

@@ -21,6 +21,8 @@ import (
 
 	"github.com/tether-browser/tether/config"
 	"github.com/tether-browser/tether/localclient"
+	"github.com/tether-browser/tether/protocol"
+	"github.com/tether-browser/tether/test/fakeext"
 	"github.com/tether-browser/tether/test/mcpclient"
 )
 
@@ -302,5 +304,47 @@ func TestAppListedFromInitializeToDelete(t *testing.T) {
 	}
 	if got := apps(); got != "" {
 		t.Fatalf("apps after cursor's session ended: %q", got)
+	}
+}
+
+// TestIdleStatelessAppLeaves: a client of MCP 2026-07-28 opens no MCP
+// session, so none ends; once it has made no call for the idle time, the
+// daemon's sweep ends its session all the same and it is no longer listed.
+func TestIdleStatelessAppLeaves(t *testing.T) {
+	p, addr := startDaemonWith(t, func(c *Config) {
+		c.AutoApproveProfiles = true
+		c.MCPSessionIdle = 300 * time.Millisecond
+		c.SessionSweep = 50 * time.Millisecond
+	})
+	e, err := fakeext.Dial("ws://"+addr+PathExtension, protocol.Hello{ProfileID: "11111111-0000-4000-8000-000000000001", Label: "Work",
+		Tabs: []protocol.TabInfo{{Tab: 1, Title: "t", URL: "https://example.com/", Current: true, Active: true}}}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	go e.Serve(echo(e.ProfileID))
+	c := mcpClient(t, p, addr) // MCP 2026-07-28: no MCP session
+	if text, isErr := toolText(t, c, "browser_snapshot", map[string]any{"tab": 1}); isErr {
+		t.Fatal(text)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	lc := localclient.New(p)
+	st, err := lc.State(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(st.Apps, ","); got != "integration" {
+		t.Fatalf("apps after the call: %q, want integration", got)
+	}
+	for {
+		st, err := lc.State(ctx)
+		if err != nil {
+			t.Fatalf("integration still listed as connected long after its idle time: %v", err)
+		}
+		if len(st.Apps) == 0 {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
