@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -93,6 +94,20 @@ func writeStatus(w io.Writer, dir string, rec config.DaemonRecord, health apityp
 	if len(st.Apps) == 0 {
 		fmt.Fprintln(w, "AI apps connected: none (`tether connect --list` shows the apps Tether can be added to)")
 	} else {
-		fmt.Fprintf(w, "AI apps connected: %s; `tether timeline --client NAME` shows an app's calls\n", strings.Join(st.Apps, ", "))
+		fmt.Fprintf(w, "AI apps connected: %s; `tether timeline --client NAME` shows an app's calls\n", appList(st.Apps))
 	}
+}
+
+// appList joins app names with ", ", quoting (Go syntax) a name that holds
+// a separator or a quote: any client can claim any name, and "cursor,
+// claude-code" must not read as two apps.
+func appList(apps []string) string {
+	out := make([]string, len(apps))
+	for i, a := range apps {
+		out[i] = a
+		if strings.ContainsAny(a, ",;\"'`") {
+			out[i] = strconv.Quote(a)
+		}
+	}
+	return strings.Join(out, ", ")
 }
