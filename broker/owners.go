@@ -359,7 +359,7 @@ func (b *Broker) SessionEnded(mcpSession string) {
 	// it must not end another app's session.
 	for key, s := range b.sessions {
 		if s.mcp == mcpSession {
-			b.endSessionLocked(key)
+			b.endSessionLocked(key, true)
 			return
 		}
 	}
@@ -379,7 +379,7 @@ func (b *Broker) EndIdleSessions(idle time.Duration) int {
 	n := 0
 	for key, s := range b.sessions {
 		if s.mcp == "" && s.calls == 0 && now.Sub(s.last) > idle {
-			b.endSessionLocked(key)
+			b.endSessionLocked(key, true)
 			n++
 		}
 	}
@@ -394,7 +394,8 @@ const DefaultMaxStatelessSessions = 1000
 // makeRoomLocked ends, before a session without an MCP session is added
 // at MaxStatelessSessions, the one of those idle longest (a running one
 // only if all run): any client can claim any name or session key, and
-// each new one is a new session.
+// each new one is a new session. The app pushed out has not left, so its
+// tabs are not closed: a flood of names must not close another app's tabs.
 func (b *Broker) makeRoomLocked() {
 	n, victim := 0, ""
 	var vs *session
@@ -412,7 +413,7 @@ func (b *Broker) makeRoomLocked() {
 	}
 	b.log.Warn("an AI app's session ended: too many sessions without an MCP session; the one idle longest goes",
 		"app", vs.app, "max", b.cfg.MaxStatelessSessions)
-	b.endSessionLocked(victim)
+	b.endSessionLocked(victim, false)
 }
 
 // goesBefore: s is pushed out before o, being idle where o runs a call,
@@ -433,9 +434,9 @@ func (b *Broker) callEnded(s *session) {
 }
 
 // endSessionLocked forgets the session of key and its idle leases, and
-// starts the closing of its app's tabs when it was the app's last session
-// (SessionEnded).
-func (b *Broker) endSessionLocked(key string) {
+// (closeTabs) starts the closing of its app's tabs when it was the app's
+// last session (SessionEnded).
+func (b *Broker) endSessionLocked(key string, closeTabs bool) {
 	s := b.sessions[key]
 	if s == nil {
 		return
@@ -446,6 +447,9 @@ func (b *Broker) endSessionLocked(key string) {
 		if l.session == key && l.running == 0 {
 			delete(b.leases, k)
 		}
+	}
+	if !closeTabs {
+		return
 	}
 	for _, other := range b.sessions {
 		if other.app == s.app {

@@ -476,11 +476,12 @@ func TestIdleStatelessSessionEnds(t *testing.T) {
 
 // TestStatelessSessionsBounded: any client can claim any name or session
 // key, each a new session without an MCP session; past
-// MaxStatelessSessions the one idle longest ends, and sessions with an MCP
-// session (capped by mcpSessions) neither count nor go.
+// MaxStatelessSessions the one idle longest ends, without closing its
+// app's tabs (it has not left), and sessions with an MCP session (capped
+// by mcpSessions) neither count nor go.
 func TestStatelessSessionsBounded(t *testing.T) {
 	clk := &clock{now: time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)}
-	b, _ := newTestBroker(t, Config{AutoApprove: true, Now: clk.Now, MaxStatelessSessions: 3})
+	b, _ := newTestBroker(t, Config{AutoApprove: true, Now: clk.Now, MaxStatelessSessions: 3, CloseAgentTabsAfter: time.Hour})
 	b.SessionOpened(claude)
 	for _, app := range []string{"a", "b", "c"} {
 		clk.advance(time.Second)
@@ -494,9 +495,12 @@ func TestStatelessSessionsBounded(t *testing.T) {
 		t.Fatalf("apps %q, want a,c,claude-code,d (b idle longest goes)", apps)
 	}
 	b.mu.Lock()
-	n := len(b.sessions)
+	n, closing := len(b.sessions), len(b.closeTimers)
 	b.mu.Unlock()
 	if n != 4 {
 		t.Fatalf("%d sessions kept, want 4", n)
+	}
+	if closing != 0 {
+		t.Fatalf("%d closings of tabs started by pushing b out, want none", closing)
 	}
 }
