@@ -1,13 +1,21 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
+	"os/exec"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/tether-browser/tether/bridge"
 )
 
 // The no-op floor (issue 16's no-op target is a ratio to Chrome DevTools
@@ -25,14 +33,56 @@ const floorServerArg = "mcp-floor-server"
 // MCP's list_pages answer for one page.
 const floorAnswer = "## Pages\n1: about:blank [selected]"
 
-// runFloorServer serves the floor on stdin and stdout until stdin ends.
-func runFloorServer() int {
+// The bridged floor is the same server in the shape an AI app reaches
+// Tether in: the client starts a stdio relay (Tether's own, package bridge,
+// as `tether mcp` runs it), which posts each message over loopback HTTP to
+// the server's streamable HTTP endpoint in a third process. It is what the
+// shape costs with mcp-go on both ends and none of the daemon's own work
+// (no token, Host or Origin check, guard, broker or timeline).
+const (
+	// floorHTTPArg serves the floor over streamable HTTP on a loopback
+	// port, printing its URL as the first line of stdout.
+	floorHTTPArg = "mcp-floor-http"
+	// floorBridgeArg relays stdio to the URL that follows it.
+	floorBridgeArg = "mcp-floor-bridge"
+)
+
+// floorServer is mcp-go's server with the floor's one tool.
+func floorServer() *mcpserver.MCPServer {
 	s := mcpserver.NewMCPServer("tether-bench-floor", "1")
 	s.AddTool(mcp.NewTool("list", mcp.WithDescription("Lists the pages (a fixed answer)."), mcp.WithReadOnlyHintAnnotation(true)),
 		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return mcp.NewToolResultText(floorAnswer), nil
 		})
-	if err := mcpserver.ServeStdio(s); err != nil {
+	return s
+}
+
+// runFloorHTTP serves the floor over streamable HTTP until it is killed.
+func runFloorHTTP() int {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench: floor HTTP server:", err)
+		return 1
+	}
+	fmt.Printf("http://%s/mcp\n", ln.Addr())
+	err = http.Serve(ln, mcpserver.NewStreamableHTTPServer(floorServer()))
+	fmt.Fprintln(os.Stderr, "bench: floor HTTP server:", err)
+	return 1
+}
+
+// runFloorBridge relays stdio to url with Tether's bridge until stdin ends.
+func runFloorBridge(url string) int {
+	b := bridge.New(bridge.Config{Endpoint: func(context.Context) (string, string, error) { return url, "floor", nil }})
+	if err := b.Run(context.Background(), os.Stdin, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "bench: floor bridge:", err)
+		return 1
+	}
+	return 0
+}
+
+// runFloorServer serves the floor on stdin and stdout until stdin ends.
+func runFloorServer() int {
+	if err := mcpserver.ServeStdio(floorServer()); err != nil {
 		fmt.Fprintln(os.Stderr, "bench: floor server:", err)
 		return 1
 	}
@@ -55,4 +105,37 @@ func noopFloor(ctx context.Context, dir string, n int) ([]time.Duration, error) 
 	}
 	defer s.Close()
 	return noops(ctx, &server{name: "mcp-go floor", s: s, noop: call{"list", map[string]any{}}}, n)
+}
+
+// noopFloorBridged times n calls of the bridged floor's tool, after 5 to
+// warm up, as noopFloor does.
+func noopFloorBridged(ctx context.Context, dir string, n int) ([]time.Duration, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	srv := exec.CommandContext(ctx, exe, floorHTTPArg)
+	srv.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	srv.Stderr = os.Stderr
+	out, err := srv.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := srv.Start(); err != nil {
+		return nil, err
+	}
+	defer func() { _ = srv.Process.Kill(); _ = srv.Wait() }()
+	url, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		return nil, fmt.Errorf("floor HTTP server: no URL: %w", err)
+	}
+	s, err := startSession(ctx, "mcp-go floor, bridged", dir, nil, exe, floorBridgeArg, strings.TrimSpace(url))
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	return noops(ctx, &server{name: "mcp-go floor, bridged", s: s, noop: call{"list", map[string]any{}}}, n)
 }

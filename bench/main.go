@@ -63,6 +63,13 @@ func main() {
 		os.Exit(runDesktopCmd(os.Args[2:]))
 	case floorServerArg:
 		os.Exit(runFloorServer())
+	case floorHTTPArg:
+		os.Exit(runFloorHTTP())
+	case floorBridgeArg:
+		if len(os.Args) < 3 {
+			usage()
+		}
+		os.Exit(runFloorBridge(os.Args[2]))
 	default:
 		usage()
 	}

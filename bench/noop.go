@@ -50,7 +50,7 @@ func runNoop(args []string) int {
 	}
 	binList := strings.Split(*bins, ",")
 	runs := make([][]noopRun, len(binList))
-	var devtools, floor [][]time.Duration
+	var devtools, floor, bridged [][]time.Duration
 	for r := range *rounds {
 		for i, bin := range binList {
 			logf("round %d: %s", r+1, bin)
@@ -78,8 +78,15 @@ func runNoop(args []string) int {
 			return 1
 		}
 		floor = append(floor, f)
+		logf("round %d: mcp-go floor, bridged", r+1)
+		fb, err := noopFloorBridged(ctx, filepath.Join(tmp, fmt.Sprintf("r%d-floor-bridged", r)), *calls)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench: mcp-go floor, bridged:", err)
+			return 1
+		}
+		bridged = append(bridged, fb)
 	}
-	writeNoop(os.Stdout, binList, runs, devtools, floor, *calls)
+	writeNoop(os.Stdout, binList, runs, devtools, floor, bridged, *calls)
 	for _, rs := range runs {
 		for _, r := range rs {
 			if r.Err != "" {
@@ -149,20 +156,23 @@ func noopTether(ctx context.Context, bin, tmp string, n int) noopRun {
 	return r
 }
 
-func writeNoop(w io.Writer, bins []string, runs [][]noopRun, devtools, floor [][]time.Duration, calls int) {
+func writeNoop(w io.Writer, bins []string, runs [][]noopRun, devtools, floor, bridged [][]time.Duration, calls int) {
 	us := func(d time.Duration) string { return fmt.Sprintf("%.0f µs", float64(d)/float64(time.Microsecond)) }
 	fmt.Fprintf(w, "### No-op call (browser_tabs list): %d calls per round\n\n", calls)
-	fmt.Fprintln(w, "| binary | round | bridge p50 | bridge p95 | HTTP p50 | HTTP p95 | daemon CPU / call | bridge CPU / call | Chrome DevTools MCP p50 | bridge p50 ÷ DevTools p50 | mcp-go floor p50 | floor ÷ DevTools |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| binary | round | bridge p50 | bridge p95 | HTTP p50 | HTTP p95 | daemon CPU / call | bridge CPU / call | Chrome DevTools MCP p50 | bridge p50 ÷ DevTools p50 | mcp-go floor p50 | floor ÷ DevTools | floor bridged p50 | bridged ÷ DevTools |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for i, bin := range bins {
 		for r, run := range runs[i] {
 			if run.Err != "" {
 				fmt.Fprintf(w, "| %s | %d | failed: %s |\n", bin, r+1, clip(run.Err, 200))
 				continue
 			}
-			peer, ratio, low, lowRatio := "", "", "", ""
+			peer, ratio, low, lowRatio, mid, midRatio := "", "", "", "", "", ""
 			if r < len(floor) {
 				low = us(quantile(floor[r], 0.5))
+			}
+			if r < len(bridged) {
+				mid = us(quantile(bridged[r], 0.5))
 			}
 			if r < len(devtools) {
 				p := quantile(devtools[r], 0.5)
@@ -170,13 +180,16 @@ func writeNoop(w io.Writer, bins []string, runs [][]noopRun, devtools, floor [][
 				if r < len(floor) {
 					lowRatio = fmt.Sprintf("%.2f×", float64(quantile(floor[r], 0.5))/float64(p))
 				}
+				if r < len(bridged) {
+					midRatio = fmt.Sprintf("%.2f×", float64(quantile(bridged[r], 0.5))/float64(p))
+				}
 			}
-			fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", bin, r+1,
+			fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", bin, r+1,
 				us(quantile(run.Bridge, 0.5)), us(quantile(run.Bridge, 0.95)), us(quantile(run.HTTP, 0.5)), us(quantile(run.HTTP, 0.95)),
-				us(run.DaemonCPU), us(run.BridgeCPU), peer, ratio, low, lowRatio)
+				us(run.DaemonCPU), us(run.BridgeCPU), peer, ratio, low, lowRatio, mid, midRatio)
 		}
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "mcp-go floor: mcp-go's own stdio server with one tool answering a fixed line from memory, one process, no daemon or browser (bench/floor.go), timed with the same client.")
+	fmt.Fprintln(w, "mcp-go floor: mcp-go's own stdio server with one tool answering a fixed line from memory, one process, no daemon or browser (bench/floor.go), timed with the same client. Floor bridged: the same server over streamable HTTP in its own process, reached through Tether's bridge (package bridge, as `tether mcp` runs it): the shape of Tether's path with none of the daemon's work.")
 	fmt.Fprintln(w)
 }

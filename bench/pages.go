@@ -133,6 +133,11 @@ type benchResult struct {
 	// why it is missing.
 	NoopFloor    []time.Duration
 	NoopFloorErr string
+	// NoopFloorBridged is the same floor reached as Tether is, through
+	// Tether's bridge and loopback HTTP (floor.go); the Err says why it
+	// is missing.
+	NoopFloorBridged    []time.Duration
+	NoopFloorBridgedErr string
 }
 
 // smokeIdle is a smoke run's idle window (`tether serve`, `tether --hidden`).
@@ -287,6 +292,11 @@ func runBench(ctx context.Context, o options) (*benchResult, error) {
 		if r.NoopFloor, err = noopFloor(ctx, filepath.Join(tmp, "floor"), o.noops); err != nil {
 			r.NoopFloorErr = err.Error()
 			logf("mcp-go floor: %v", err)
+		}
+		logf("mcp-go floor, bridged: %d no-op calls", o.noops)
+		if r.NoopFloorBridged, err = noopFloorBridged(ctx, filepath.Join(tmp, "floor-bridged"), o.noops); err != nil {
+			r.NoopFloorBridgedErr = err.Error()
+			logf("mcp-go floor, bridged: %v", err)
 		}
 		r.Idle = <-idleDone
 	}
