@@ -102,9 +102,9 @@ type Config struct {
 	// after its last MCP session ended (the closeAgentTabs setting: 10
 	// min); 0 leaves them open.
 	CloseAgentTabsAfter time.Duration
-	// MaxStatelessSessions caps the sessions without an MCP session
-	// (DefaultMaxStatelessSessions); see EndIdleSessions.
-	MaxStatelessSessions int
+	// MaxSessions caps the AI app sessions kept (DefaultMaxSessions); see
+	// makeRoomLocked and EndIdleSessions.
+	MaxSessions int
 	// CheckExtension, when set, is called (on its own goroutine) with each
 	// accepted hello: a non-nil frame is sent to that extension (it has
 	// just been rewritten: extupdate), and note, when not empty, says the
@@ -140,8 +140,8 @@ func (c *Config) setDefaults() {
 	if c.LeaseWindow == 0 {
 		c.LeaseWindow = DefaultLeaseWindow
 	}
-	if c.MaxStatelessSessions <= 0 {
-		c.MaxStatelessSessions = DefaultMaxStatelessSessions
+	if c.MaxSessions <= 0 {
+		c.MaxSessions = DefaultMaxSessions
 	}
 	if c.Now == nil {
 		c.Now = time.Now

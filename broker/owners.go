@@ -72,8 +72,8 @@ type session struct {
 	mcp string // the MCP session it called in last
 	// last is when it last started or ended a call (or initialized);
 	// calls counts its calls running now. A session without an MCP
-	// session ends once idle (EndIdleSessions) or pushed out
-	// (MaxStatelessSessions), as nothing else would end it.
+	// session ends once idle (EndIdleSessions), as nothing else would end
+	// it; any session may be pushed out past MaxSessions.
 	last  time.Time
 	calls int
 	// profile and tab are its current tab: the last one it used or opened
@@ -288,9 +288,7 @@ func (b *Broker) defaultForLocked(c Caller) *record {
 func (b *Broker) sessionLocked(c Caller) *session {
 	s := b.sessions[c.Session]
 	if s == nil {
-		if c.MCPSession == "" {
-			b.makeRoomLocked()
-		}
+		b.makeRoomLocked()
 		s = &session{app: c.App}
 		b.sessions[c.Session] = s
 		b.notifyLocked() // Apps may have changed
@@ -357,28 +355,39 @@ func (b *Broker) SessionEnded(mcpSession string) {
 	// By the MCP session's id only: a session's key may be guessable (a
 	// client of MCP 2026-07-28 is "app:" and its name), and a DELETE naming
 	// it must not end another app's session.
+	// Every session that called in it: a client may send a session key
+	// of its choice (protocol.HeaderSession) with each request.
 	for key, s := range b.sessions {
 		if s.mcp == mcpSession {
 			b.endSessionLocked(key, true)
-			return
 		}
 	}
 }
 
-// EndIdleSessions ends, as SessionEnded does, each session without an
-// MCP session (a client of the stateless MCP 2026-07-28, which opens
-// none and so never ends one) that has run no call for longer than idle;
-// it returns how many ended. The daemon calls it as it sweeps idle MCP
-// sessions, with the same idle time (an hour), so such an app leaves the
-// list of apps connected, and its tabs close (closeAgentTabs), as one
-// whose MCP session expired does.
-func (b *Broker) EndIdleSessions(idle time.Duration) int {
+// EndIdleSessions ends, as SessionEnded does, the sessions nothing else
+// would end, and returns how many ended:
+//   - a session without an MCP session (a client of the stateless MCP
+//     2026-07-28 opens none) that has run no call for longer than idle;
+//   - a session whose MCP session is no longer live (live reports it; nil:
+//     all are), running no call: its first call began after that MCP
+//     session had ended (it waited for a profile to connect), so
+//     SessionEnded did not see it.
+//
+// The daemon calls it as it sweeps idle MCP sessions (every minute), with
+// their idle time (an hour), so such an app leaves the list of apps
+// connected, and its tabs close (closeAgentTabs), as one whose MCP session
+// ended does. live is called with the broker's lock held: it must not call
+// the broker.
+func (b *Broker) EndIdleSessions(idle time.Duration, live func(mcpSession string) bool) int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now := b.cfg.Now()
 	n := 0
 	for key, s := range b.sessions {
-		if s.mcp == "" && s.calls == 0 && now.Sub(s.last) > idle {
+		if s.calls > 0 {
+			continue
+		}
+		if s.mcp == "" && now.Sub(s.last) > idle || s.mcp != "" && live != nil && !live(s.mcp) {
 			b.endSessionLocked(key, true)
 			n++
 		}
@@ -386,33 +395,30 @@ func (b *Broker) EndIdleSessions(idle time.Duration) int {
 	return n
 }
 
-// DefaultMaxStatelessSessions is the most sessions without an MCP
-// session kept at once (1 000, as for MCP sessions); one more ends the
-// one idle longest.
-const DefaultMaxStatelessSessions = 1000
+// DefaultMaxSessions is the most sessions the broker keeps at once
+// (2 000: the daemon's 1 000 MCP sessions, and as many again for clients
+// that open none or send session keys of their choice); one more ends
+// the one idle longest.
+const DefaultMaxSessions = 2000
 
-// makeRoomLocked ends, before a session without an MCP session is added
-// at MaxStatelessSessions, the one of those idle longest (a running one
-// only if all run): any client can claim any name or session key, and
-// each new one is a new session. The app pushed out has not left, so its
-// tabs are not closed: a flood of names must not close another app's tabs.
+// makeRoomLocked ends, before a session is added at MaxSessions, the one
+// idle longest (a running one only if all run): any client can claim any
+// name or session key, and each new one is a new session. The app pushed
+// out has not left (its next call makes it a session again), so its tabs
+// are not closed: a flood of names must not close another app's tabs.
 func (b *Broker) makeRoomLocked() {
-	n, victim := 0, ""
+	if len(b.sessions) < b.cfg.MaxSessions {
+		return
+	}
+	victim := ""
 	var vs *session
 	for key, s := range b.sessions {
-		if s.mcp != "" {
-			continue
-		}
-		n++
 		if vs == nil || goesBefore(s, vs) {
 			victim, vs = key, s
 		}
 	}
-	if n < b.cfg.MaxStatelessSessions {
-		return
-	}
-	b.log.Warn("an AI app's session ended: too many sessions without an MCP session; the one idle longest goes",
-		"app", vs.app, "max", b.cfg.MaxStatelessSessions)
+	b.log.Warn("an AI app's session ended: too many sessions; the one idle longest goes (its tabs stay, its next call makes it a session again)",
+		"app", vs.app, "max", b.cfg.MaxSessions)
 	b.endSessionLocked(victim, false)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -448,18 +449,18 @@ func TestIdleStatelessSessionEnds(t *testing.T) {
 	done = callAsync(b, modern, protocol.MethodSnapshot, &protocol.TabParams{Tab: 2})
 	r := f.readRequest()
 	clk.advance(2 * time.Hour)
-	if n := b.EndIdleSessions(time.Hour); n != 0 {
+	if n := b.EndIdleSessions(time.Hour, nil); n != 0 {
 		t.Fatalf("%d sessions ended while a call of cursor was running", n)
 	}
 	f.answer(r.ID, protocol.PageResult{Tab: 2})
 	mustOK(t, done)
 
 	clk.advance(59 * time.Minute)
-	if n := b.EndIdleSessions(time.Hour); n != 0 {
+	if n := b.EndIdleSessions(time.Hour, nil); n != 0 {
 		t.Fatalf("%d sessions ended 59 min after cursor's last call", n)
 	}
 	clk.advance(2 * time.Minute)
-	if n := b.EndIdleSessions(time.Hour); n != 1 {
+	if n := b.EndIdleSessions(time.Hour, nil); n != 1 {
 		t.Fatalf("%d sessions ended 61 min after cursor's last call, want 1", n)
 	}
 	if apps := strings.Join(b.Apps(), ","); apps != "claude-code" {
@@ -474,21 +475,20 @@ func TestIdleStatelessSessionEnds(t *testing.T) {
 	f.answer(r.ID, protocol.TabsListResult{Tabs: []protocol.TabInfo{}})
 }
 
-// TestStatelessSessionsBounded: any client can claim any name or session
-// key, each a new session without an MCP session; past
-// MaxStatelessSessions the one idle longest ends, without closing its
-// app's tabs (it has not left), and sessions with an MCP session (capped
-// by mcpSessions) neither count nor go.
-func TestStatelessSessionsBounded(t *testing.T) {
+// TestSessionsBounded: any client can claim any name or session key,
+// each a new session; past MaxSessions the one idle longest ends, without
+// closing its app's tabs (it has not left).
+func TestSessionsBounded(t *testing.T) {
 	clk := &clock{now: time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)}
-	b, _ := newTestBroker(t, Config{AutoApprove: true, Now: clk.Now, MaxStatelessSessions: 3, CloseAgentTabsAfter: time.Hour})
+	b, _ := newTestBroker(t, Config{AutoApprove: true, Now: clk.Now, MaxSessions: 4, CloseAgentTabsAfter: time.Hour})
 	b.SessionOpened(claude)
 	for _, app := range []string{"a", "b", "c"} {
 		clk.advance(time.Second)
 		b.SessionOpened(Caller{Session: "app:" + app, App: app})
 	}
 	clk.advance(time.Second)
-	b.SessionOpened(Caller{Session: "app:a", App: "a"}) // a is active again: b is now idle longest
+	b.SessionOpened(Caller{Session: "app:a", App: "a"}) // active again
+	b.SessionOpened(claude)                             // so b is now idle longest
 	clk.advance(time.Second)
 	b.SessionOpened(Caller{Session: "app:d", App: "d"})
 	if apps := strings.Join(b.Apps(), ","); apps != "a,c,claude-code,d" {
@@ -502,5 +502,43 @@ func TestStatelessSessionsBounded(t *testing.T) {
 	}
 	if closing != 0 {
 		t.Fatalf("%d closings of tabs started by pushing b out, want none", closing)
+	}
+}
+
+// TestSessionKeysOfOneMCPSession: a client may send a session key of its
+// choice with each request of one MCP session; the sessions it makes so
+// stay within MaxSessions, and all of them end with that MCP session.
+func TestSessionKeysOfOneMCPSession(t *testing.T) {
+	b, _ := newTestBroker(t, Config{AutoApprove: true, MaxSessions: 10})
+	for i := range 50 {
+		b.SessionOpened(Caller{Session: fmt.Sprintf("key-%03d", i), MCPSession: "mcp-x", App: "flood"})
+	}
+	b.mu.Lock()
+	n := len(b.sessions)
+	b.mu.Unlock()
+	if n > 10 {
+		t.Fatalf("%d sessions kept, want at most 10", n)
+	}
+	b.SessionEnded("mcp-x")
+	if apps := b.Apps(); len(apps) != 0 {
+		t.Fatalf("apps %v after the only MCP session ended, want none", apps)
+	}
+}
+
+// TestSessionOfEndedMCPSessionEnds: a call whose MCP session ended while
+// it waited (for a profile to connect) makes a session after
+// SessionEnded; the sweep ends it once that MCP session is not live, and
+// leaves the sessions of live ones.
+func TestSessionOfEndedMCPSessionEnds(t *testing.T) {
+	b, _ := newTestBroker(t, Config{AutoApprove: true})
+	b.SessionEnded("mcp-late")
+	b.SessionOpened(Caller{Session: "s-late", MCPSession: "mcp-late", App: "late"}) // as the late call's sessionLocked does
+	b.SessionOpened(claude)
+	live := func(id string) bool { return id == claude.MCPSession }
+	if n := b.EndIdleSessions(time.Hour, live); n != 1 {
+		t.Fatalf("%d sessions ended, want late's 1", n)
+	}
+	if apps := strings.Join(b.Apps(), ","); apps != "claude-code" {
+		t.Fatalf("apps %q, want claude-code", apps)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/tether-browser/tether/apitype"
 	"github.com/tether-browser/tether/config"
@@ -98,14 +99,17 @@ func writeStatus(w io.Writer, dir string, rec config.DaemonRecord, health apityp
 	}
 }
 
-// appList joins app names with ", ", quoting (Go syntax) a name that holds
-// a separator or a quote: any client can claim any name, and "cursor,
-// claude-code" must not read as two apps.
+// appList joins app names with ", ", quoting (Go syntax) a name that
+// holds anything but letters, digits, spaces and ._-/()+@: (a comma, a
+// quote, or a look-alike of one), and the name "none": any client can
+// claim any name, and "cursor, claude-code" must not read as two apps.
 func appList(apps []string) string {
 	out := make([]string, len(apps))
 	for i, a := range apps {
 		out[i] = a
-		if strings.ContainsAny(a, ",;\"'`") {
+		if a == "none" || strings.ContainsFunc(a, func(r rune) bool {
+			return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !strings.ContainsRune(" ._-/()+@:", r)
+		}) {
 			out[i] = strconv.Quote(a)
 		}
 	}

@@ -371,8 +371,8 @@ func run(ctx context.Context, cfg Config) error {
 		sweepEvery = time.Minute
 	}
 	go sessions.sweep(ctx, sweepEvery, func(idle time.Duration) {
-		if n := b.EndIdleSessions(idle); n > 0 {
-			log.Info("AI app sessions without an MCP session ended: idle too long", "sessions", n, "idle", idle)
+		if n := b.EndIdleSessions(idle, sessions.isLive); n > 0 {
+			log.Info("AI app sessions ended: idle without an MCP session, or theirs had ended", "sessions", n, "idle", idle)
 		}
 	})
 	go flushTokens(ctx, tokens, log)

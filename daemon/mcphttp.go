@@ -159,6 +159,14 @@ func (m *mcpSessions) finish(id string) {
 	}
 }
 
+// isLive reports whether id names a session not yet ended.
+func (m *mcpSessions) isLive(id string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.live[id]
+	return ok
+}
+
 // count is the number of live sessions.
 func (m *mcpSessions) count() int {
 	m.mu.Lock()
@@ -193,8 +201,8 @@ func (m *mcpSessions) oldestLocked() string {
 }
 
 // sweep ends idle sessions every interval until ctx ends, and calls
-// also (when not nil) each time: the broker's sessions without an MCP
-// session expire on the same beat (broker.EndIdleSessions).
+// also (when not nil) each time: the broker's sessions that no MCP
+// session's end ends expire on the same beat (broker.EndIdleSessions).
 func (m *mcpSessions) sweep(ctx context.Context, interval time.Duration, also func(idle time.Duration)) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
