@@ -14,6 +14,9 @@ var (
 	ErrNoProfile = errors.New("no browser is connected to Tether: open Chrome with the Tether extension loaded (or run `tether browser`), then retry")
 	// ErrUnknownProfile: the named profile matches no connected profile.
 	ErrUnknownProfile = errors.New("unknown browser profile")
+	// ErrAlreadyPaired: the pairing code or id to approve is of a profile
+	// already paired (approved twice, or an old listing).
+	ErrAlreadyPaired = errors.New("browser profile already paired")
 	// ErrAmbiguousProfile: the name matches more than one profile.
 	ErrAmbiguousProfile = errors.New("ambiguous browser profile")
 	// ErrProfileDisconnected: the named profile is known but not connected.

@@ -382,7 +382,7 @@ func (b *Broker) Pending() []PendingProfile {
 // pairing code (any case, dashes and spaces ignored) or its full id. Never
 // a prefix or a label: another process may claim the same label, or an id
 // that is a prefix of the real one. live says whether it is waiting (else
-// remembered: pushed out or reconnecting). Errors: ErrUnknownProfile,
+// remembered: pushed out or reconnecting). Errors: ErrUnknownProfile, ErrAlreadyPaired,
 // ErrAmbiguousProfile (wrapped).
 func (b *Broker) findPendingLocked(name string) (id string, live bool, err error) {
 	b.pruneLocked(b.cfg.Now())
@@ -414,8 +414,8 @@ func (b *Broker) findPendingLocked(name string) (id string, live bool, err error
 		// than to wait and try again.
 		for rid, r := range b.records {
 			if rid == name || code != "" && b.codeFor(rid) == code {
-				return "", false, fmt.Errorf("%w: %q is of %q, which is already paired (its slug is %q): nothing waits for approval; "+
-					"`tether profiles forget %s` removes it", ErrUnknownProfile, name, r.stored.Label, r.stored.Slug, r.stored.Slug)
+				return "", false, fmt.Errorf("%w: %q is of %q (its slug is %q): nothing waits for approval; "+
+					"`tether profiles forget %s` removes it", ErrAlreadyPaired, name, r.stored.Label, r.stored.Slug, r.stored.Slug)
 			}
 		}
 		hint := "give the code the Tether extension's popup shows in that browser (or the full profile id); " +

@@ -165,7 +165,7 @@ func TestCodeMismatchCannotBeApproved(t *testing.T) {
 		t.Fatalf("pending codes after approval %v", codes)
 	}
 	// Approving it again says it is paired already, not to try again later.
-	if _, err := b.Approve(realCode); !errors.Is(err, ErrUnknownProfile) || !strings.Contains(err.Error(), `is of "Work", which is already paired (its slug is "work")`) {
+	if _, err := b.Approve(realCode); !errors.Is(err, ErrAlreadyPaired) || !strings.HasPrefix(err.Error(), "browser profile already paired: ") || !strings.Contains(err.Error(), `is of "Work" (its slug is "work")`) {
 		t.Fatalf("second approval of the same code: %v", err)
 	}
 	if _, err := b.Deny(forgedCode); err != nil {

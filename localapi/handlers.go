@@ -122,12 +122,12 @@ func profileName(w http.ResponseWriter, r *http.Request, what string) (string, b
 }
 
 // profileError answers a broker error: 404 for an unknown profile, 409 for
-// an ambiguous name, 500 otherwise.
+// an ambiguous name or one already paired, 500 otherwise.
 func profileError(w http.ResponseWriter, err error) {
 	code := http.StatusInternalServerError
 	if errors.Is(err, broker.ErrUnknownProfile) {
 		code = http.StatusNotFound
-	} else if errors.Is(err, broker.ErrAmbiguousProfile) {
+	} else if errors.Is(err, broker.ErrAmbiguousProfile) || errors.Is(err, broker.ErrAlreadyPaired) {
 		code = http.StatusConflict
 	}
 	writeError(w, code, err.Error())
