@@ -227,7 +227,8 @@ func (c *Client) Profiles(ctx context.Context) (apitype.ProfileList, error) {
 }
 
 // ApproveProfile pairs a waiting profile, named by its pairing code or
-// full id. A 404 *Error: none waits under that name.
+// full id. A 404 *Error: none waits under that name; 409: that name is of
+// a profile already paired (or matches several).
 func (c *Client) ApproveProfile(ctx context.Context, name string) (apitype.Profile, error) {
 	var p apitype.Profile
 	return p, c.do(ctx, http.MethodPost, apitype.PathProfileApprove, nil, apitype.NameRequest{Name: name}, &p)
