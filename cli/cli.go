@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -401,6 +402,10 @@ func runBrowser(ctx context.Context, args []string) error {
 		return err
 	}
 	opts.ExtraArgs = fs.Args()
+	// Before anything is written: a browser with a window needs a display.
+	if err := launcher.NeedsDisplay(runtime.GOOS, opts.Headless, os.Getenv); err != nil {
+		return err
+	}
 	paths, log, _, closeLog, err := openConfig(logStderrOnly)
 	if err != nil {
 		return err
