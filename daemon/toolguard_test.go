@@ -611,33 +611,6 @@ func TestUnknownRefIsNotHeldForApproval(t *testing.T) {
 	}
 }
 
-// With no window to ask, a call a confirm rule would hold whose ref the
-// page does not know says so (a stale ref is the model's to fix), not that
-// the user must write a policy rule (found by a new-user trial).
-func TestUnknownRefWithNoOneToAsk(t *testing.T) {
-	r := newRig(t, policy.Config{})
-	r.tg.checkRef = func(context.Context, broker.Caller, string, int, string) error {
-		return &broker.RemoteError{Code: protocol.CodeStaleRef, Message: "Element ref e3 is from an older page."}
-	}
-	file := filepath.Join(t.TempDir(), "cv.pdf")
-	if err := os.WriteFile(file, []byte("%PDF"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	text, isErr := r.call(t, "browser_file_upload", map[string]any{"ref": "e3", "paths": []any{file}, "tab": 2}, nil)
-	if !isErr || !strings.Contains(text, "older page") || !strings.Contains(text, "browser_snapshot") || strings.Contains(text, "policy.json") {
-		t.Fatalf("upload into a stale ref with no one to ask: %q (error %v)", text, isErr)
-	}
-	if e := r.last(t); e.Outcome != timeline.Error || !strings.Contains(e.Decision, "not asked") {
-		t.Fatalf("timeline: %+v", e)
-	}
-	// A ref the page knows: denied for want of anyone to ask, as before.
-	r.tg.checkRef = func(context.Context, broker.Caller, string, int, string) error { return nil }
-	text, isErr = r.call(t, "browser_file_upload", map[string]any{"ref": "e1", "paths": []any{file}, "tab": 2}, nil)
-	if !isErr || !strings.Contains(text, "policy.json") || r.browser.count() != 0 {
-		t.Fatalf("upload into a known ref with no one to ask: %q (error %v), browser calls %d", text, isErr, r.browser.count())
-	}
-}
-
 // TestRefusedCallNamesItsTab: a call refused because the tab is another
 // app's is on the timeline with the profile and tab it named, so a filter
 // by profile finds it.

@@ -145,8 +145,7 @@ type Call struct {
 	// approval, with the Request the queue shows, before anyone is asked.
 	Held func(Request)
 	// CheckFirst, when set, is called before the user is asked about the
-	// call, or before it is denied for want of anyone to ask (a confirm
-	// rule matched; not with --unattended=allow): a non-empty
+	// call (a confirm rule matched and someone can be asked): a non-empty
 	// answer is why the call cannot run (a tool error for the model), and
 	// the call fails (Failed) without being held. It must not block long.
 	CheckFirst func(ctx context.Context) string
@@ -453,20 +452,18 @@ func (g *Guard) Check(ctx context.Context, c Call) Verdict {
 			Message: fmt.Sprintf("The user's Tether policy does not allow %s (a %s action) on %s. Do not retry; ask the user if it is needed.", c.Tool, class, where)}
 	}
 	prefix := "confirm (" + reason + "): "
-	if approver == nil && g.cfg.Unattended == Allow {
-		return Verdict{Allow: true, Class: class, Decision: prefix + "allowed without asking (--unattended=allow)"}
+	if approver == nil {
+		if g.cfg.Unattended == Allow {
+			return Verdict{Allow: true, Class: class, Decision: prefix + "allowed without asking (--unattended=allow)"}
+		}
+		return Verdict{Outcome: Denied, Class: class, Decision: prefix + "denied, no one to ask (no Tether window)",
+			Message: fmt.Sprintf("%s on %s needs the user's approval, and Tether runs without a window to ask (tether serve, or the app without a display). The user can allow it with a rule in Tether's policy.json.", c.Tool, where)}
 	}
 	if c.CheckFirst != nil {
-		// Never ask the user about a call that cannot run; nor, with no
-		// one to ask, send the model to the user's policy file for it:
-		// what it can fix (a stale ref) comes first.
+		// Never ask the user about a call that cannot run.
 		if msg := c.CheckFirst(ctx); msg != "" {
 			return Verdict{Outcome: Failed, Class: class, Decision: prefix + "not asked: the call could not run", Message: msg}
 		}
-	}
-	if approver == nil {
-		return Verdict{Outcome: Denied, Class: class, Decision: prefix + "denied, no one to ask (no Tether window)",
-			Message: fmt.Sprintf("%s on %s needs the user's approval, and Tether runs without a window to ask (tether serve, or the app without a display). The user can allow it with a rule in Tether's policy.json.", c.Tool, where)}
 	}
 	return g.confirm(ctx, c, class, approver, prefix, where)
 }
