@@ -142,7 +142,6 @@ func listProfiles(ctx context.Context, paths config.Paths) error {
 		} else {
 			fmt.Println("\nApprove a waiting browser only if the Tether extension's popup in that browser shows the same code:\n  tether profiles approve CODE")
 		}
-		fmt.Println("(A browser from `tether browser --headless` has no popup: match the label you gave it and when it appeared.)")
 	}
 	for _, r := range list.Refused {
 		fmt.Fprintf(w, "-\t%s\t%s\t-\t%s…\t-\tat %s\n", r.Label, refusedStatus(r.Refusal), prefix(r.ID), r.At.Format(time.TimeOnly))
