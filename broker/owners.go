@@ -402,18 +402,28 @@ func (b *Broker) EndIdleSessions(idle time.Duration, live func(mcpSession string
 const DefaultMaxSessions = 2000
 
 // makeRoomLocked ends, before a session is added at MaxSessions, the one
-// idle longest (a running one only if all run): any client can claim any
-// name or session key, and each new one is a new session. The app pushed
-// out has not left (its next call makes it a session again), so its tabs
-// are not closed: a flood of names must not close another app's tabs.
+// that goes first (goesBefore): any client can claim any name or session
+// key, and each new one is a new session. The app pushed out has not left
+// (its next call makes it a session again), so its tabs are not closed: a
+// flood of names must not close another app's tabs. Nor would they be once
+// it leaves, its session being gone: so a session whose app owns tabs goes
+// last.
 func (b *Broker) makeRoomLocked() {
 	if len(b.sessions) < b.cfg.MaxSessions {
 		return
 	}
+	owners := map[string]bool{}
+	for _, rec := range b.records {
+		for _, t := range rec.tabs {
+			if t.Owner != nil {
+				owners[t.Owner.App] = true
+			}
+		}
+	}
 	victim := ""
 	var vs *session
 	for key, s := range b.sessions {
-		if vs == nil || goesBefore(s, vs) {
+		if vs == nil || goesBefore(s, vs, owners) {
 			victim, vs = key, s
 		}
 	}
@@ -422,11 +432,14 @@ func (b *Broker) makeRoomLocked() {
 	b.endSessionLocked(victim, false)
 }
 
-// goesBefore: s is pushed out before o, being idle where o runs a call,
-// or idle longer.
-func goesBefore(s, o *session) bool {
+// goesBefore: s is pushed out before o: it runs no call where o does; else
+// its app owns no tab where o's does; else it has been idle longer.
+func goesBefore(s, o *session, owners map[string]bool) bool {
 	if (s.calls == 0) != (o.calls == 0) {
 		return s.calls == 0
+	}
+	if owners[s.app] != owners[o.app] {
+		return !owners[s.app]
 	}
 	return s.last.Before(o.last)
 }

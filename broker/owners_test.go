@@ -542,3 +542,22 @@ func TestSessionOfEndedMCPSessionEnds(t *testing.T) {
 		t.Fatalf("apps %q, want claude-code", apps)
 	}
 }
+
+// TestSessionOfAppWithTabsGoesLast: past MaxSessions, the session of an
+// app that owns tabs is kept over newer ones of apps that own none (a flood
+// of names): pushed out, its tabs would never be closed once it left.
+func TestSessionOfAppWithTabsGoesLast(t *testing.T) {
+	clk := &clock{now: time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)}
+	b, url := newTestBroker(t, Config{AutoApprove: true, Now: clk.Now, MaxSessions: 3})
+	connect(t, b, url, "11111111-aaaa", "Work",
+		protocol.TabInfo{Tab: 1, Active: true},
+		protocol.TabInfo{Tab: 2, Owner: &protocol.TabOwner{App: "cursor", Session: "app:cursor"}})
+	b.SessionOpened(Caller{Session: "app:cursor", App: "cursor"})
+	for i := range 5 {
+		clk.advance(time.Second)
+		b.SessionOpened(Caller{Session: fmt.Sprintf("app:flood-%d", i), App: fmt.Sprintf("flood-%d", i)})
+	}
+	if apps := strings.Join(b.Apps(), ","); apps != "cursor,flood-3,flood-4" {
+		t.Fatalf("apps %q, want cursor (it owns a tab) and the two newest", apps)
+	}
+}
