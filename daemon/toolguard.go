@@ -143,7 +143,7 @@ func (g *toolGuard) Check(ctx context.Context, call tmcp.ToolCall) (tmcp.Verdict
 	}
 	if ref, _ := call.Args["ref"].(string); ref != "" && g.checkRef != nil && t.profile != "" && t.tab > 0 {
 		pc.CheckFirst = func(ctx context.Context) string {
-			err := g.checkRef(ctx, broker.Caller{Session: call.Session, App: call.Client}, t.profile, t.tab, ref)
+			err := g.checkRef(ctx, broker.Caller{Session: call.Session, MCPSession: call.MCPSession, App: call.Client}, t.profile, t.tab, ref)
 			var re *broker.RemoteError
 			if errors.As(err, &re) && (re.Code == protocol.CodeUnknownRef || re.Code == protocol.CodeStaleRef) {
 				return fmt.Sprintf("%s was not run, and the user was not asked to approve it: %s. Take a snapshot (browser_snapshot) and use a ref from it.", call.Tool, strings.TrimSuffix(re.Message, "."))

@@ -21,8 +21,10 @@ type ToolCall struct {
 	// Client is the client's name from initialize's clientInfo ("" when
 	// the session has none).
 	Client string
-	// Session is the MCP session's id.
-	Session string
+	// Session names the caller's session for good (Caller.Session);
+	// MCPSession is the id of the MCP session the call came in ("" for a
+	// client of MCP 2026-07-28, which opens none).
+	Session, MCPSession string
 	// Token is the named token the client authenticated with (WithToken;
 	// remote mode), "" for the local MCP token.
 	Token string
@@ -92,8 +94,9 @@ func guardMiddleware(valid *argValidator, disabled func(tool string) string, cla
 	prepare func(tool string, args map[string]any) string, g Guard, r Recorder) server.ToolHandlerMiddleware {
 	return func(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 		return func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+			caller := CallerOf(ctx)
 			call := ToolCall{
-				Tool: req.Params.Name, Args: req.GetArguments(), Client: clientName(ctx), Session: CallerOf(ctx).Session,
+				Tool: req.Params.Name, Args: req.GetArguments(), Client: clientName(ctx), Session: caller.Session, MCPSession: caller.MCPSession,
 				Token: TokenOf(ctx), Started: time.Now(), Progress: progressFunc(ctx, req),
 			}
 			v := Verdict{Allow: true}

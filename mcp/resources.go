@@ -95,7 +95,8 @@ func resourceGuard(disabled func(tool string) string, g Guard, r Recorder) serve
 			if !ok {
 				return nil, fmt.Errorf("read %s refused: Tether does not know this resource (resources/list names them)", req.Params.URI)
 			}
-			call := ToolCall{Tool: tool, Args: map[string]any{}, Client: clientName(ctx), Session: CallerOf(ctx).Session,
+			caller := CallerOf(ctx)
+			call := ToolCall{Tool: tool, Args: map[string]any{}, Client: clientName(ctx), Session: caller.Session, MCPSession: caller.MCPSession,
 				Token: TokenOf(ctx), Started: time.Now()}
 			v := Verdict{Allow: true}
 			finish := func(end CallEnd) {
