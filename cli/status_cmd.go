@@ -100,15 +100,16 @@ func writeStatus(w io.Writer, dir string, rec config.DaemonRecord, health apityp
 }
 
 // appList joins app names with ", ", quoting (Go syntax) a name that
-// holds anything but letters, digits, spaces and ._-/()+@: (a comma, a
-// quote, or a look-alike of one), and the name "none": any client can
-// claim any name, and "cursor, claude-code" must not read as two apps.
+// holds anything but ASCII letters, digits, spaces and ._-/()+@: (a
+// comma, a quote, a look-alike of one in any script), and the name "none"
+// in any case: any client can claim any name, and "cursor, claude-code"
+// must not read as two apps.
 func appList(apps []string) string {
 	out := make([]string, len(apps))
 	for i, a := range apps {
 		out[i] = a
-		if a == "none" || strings.ContainsFunc(a, func(r rune) bool {
-			return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !strings.ContainsRune(" ._-/()+@:", r)
+		if strings.EqualFold(a, "none") || strings.ContainsFunc(a, func(r rune) bool {
+			return r > unicode.MaxASCII || !unicode.IsLetter(r) && !unicode.IsDigit(r) && !strings.ContainsRune(" ._-/()+@:", r)
 		}) {
 			out[i] = strconv.Quote(a)
 		}

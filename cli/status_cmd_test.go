@@ -35,10 +35,10 @@ func TestStatusOfAStoppingDaemon(t *testing.T) {
 // An app's name with a separator or quote in it is quoted: any client can
 // claim any name, and one must not read as two.
 func TestStatusQuotesAppNames(t *testing.T) {
-	st := apitype.State{Version: "1.2.3", Apps: []string{"Visual Studio Code", "claude-code", `cursor, "x"`, "a‚ b", "c， d", "none", "日本語 (β)"}}
+	st := apitype.State{Version: "1.2.3", Apps: []string{"Visual Studio Code", "claude-code", `cursor, "x"`, "a‚ b", "c， d", "none", "NONE", "eꓹ f", "日本語"}}
 	var out strings.Builder
 	writeStatus(&out, "/cfg", config.DaemonRecord{PID: 42, Port: 47615}, apitype.Health{}, st)
-	want := `AI apps connected: Visual Studio Code, claude-code, "cursor, \"x\"", "a‚ b", "c， d", "none", 日本語 (β); `
+	want := `AI apps connected: Visual Studio Code, claude-code, "cursor, \"x\"", "a‚ b", "c， d", "none", "NONE", "eꓹ f", "日本語"; `
 	if !strings.Contains(out.String(), want) {
 		t.Fatalf("status lacks %q:\n%s", want, out.String())
 	}
