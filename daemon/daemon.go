@@ -286,6 +286,7 @@ func run(ctx context.Context, cfg Config) error {
 	defer tl.Close()
 	adapter := browserAdapter{b}
 	tg := newToolGuard(guard, tl, b.Resolve, log)
+	tg.heldFor = b.SessionOpened
 	tg.checkRef = func(ctx context.Context, c broker.Caller, profile string, tab int, ref string) error {
 		// A read of its own: not a step of the agent's call (no key).
 		ctx = broker.WithCaller(protocol.WithIdempotentCall(ctx, protocol.IdempotentCall{}), c)

@@ -41,6 +41,10 @@ type toolGuard struct {
 	// that element), so that a call about to be held for the user's
 	// approval is first checked to be able to run (nil: not checked).
 	checkRef func(ctx context.Context, c broker.Caller, profile string, tab int, ref string) error
+	// heldFor is told whose call is held for the user's approval (the
+	// broker's SessionOpened: a session waiting for an answer is not idle,
+	// and it is the app's, which is back; nil: nobody).
+	heldFor func(c broker.Caller)
 }
 
 // newToolGuard returns the toolGuard of guard (built with tmcp.Classify)
@@ -151,8 +155,11 @@ func (g *toolGuard) Check(ctx context.Context, call tmcp.ToolCall) (tmcp.Verdict
 			return "" // anything else is for the call itself to meet
 		}
 	}
-	if g.timeline != nil {
-		pc.Held = func(r policy.Request) {
+	pc.Held = func(r policy.Request) {
+		if g.heldFor != nil && call.Session != "" {
+			g.heldFor(broker.Caller{Session: call.Session, MCPSession: call.MCPSession, App: call.Client})
+		}
+		if g.timeline != nil {
 			e := g.entryOf(call, n)
 			e.Class = string(r.Class)
 			n.started = true

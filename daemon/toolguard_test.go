@@ -611,6 +611,39 @@ func TestUnknownRefIsNotHeldForApproval(t *testing.T) {
 	}
 }
 
+// A call held for the user's approval tells whose it is (heldFor, the
+// broker's SessionOpened in the daemon) as it is held: a session waiting
+// for an answer is not idle, so a stateless app's session is not ended
+// (nor its tabs closed) while the user makes up their mind.
+func TestHeldCallKeepsItsSession(t *testing.T) {
+	d := &dialog{asked: make(chan policy.Request, 1), answers: make(chan policy.Answer, 1)}
+	r := newRig(t, policy.Config{Approver: d})
+	held := make(chan broker.Caller, 1)
+	r.tg.heldFor = func(c broker.Caller) { held <- c }
+	file := filepath.Join(t.TempDir(), "cv.pdf")
+	if err := os.WriteFile(file, []byte("%PDF"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan bool)
+	go func() {
+		_, isErr := r.call(t, "browser_file_upload", map[string]any{"ref": "e1", "paths": []any{file}, "tab": 2}, nil)
+		done <- isErr
+	}()
+	<-d.asked
+	select {
+	case c := <-held:
+		if c.App != "claude-ai" || c.Session == "" {
+			t.Fatalf("held for %+v, want claude-ai's session", c)
+		}
+	default:
+		t.Fatal("the user was asked, and the session was not told its call is held")
+	}
+	d.answers <- policy.AllowOnce
+	if isErr := <-done; isErr {
+		t.Fatal("the approved upload failed")
+	}
+}
+
 // TestRefusedCallNamesItsTab: a call refused because the tab is another
 // app's is on the timeline with the profile and tab it named, so a filter
 // by profile finds it.
