@@ -92,29 +92,14 @@ func runFloorServer() int {
 // noopFloor times n calls of the floor's tool, after 5 to warm up, as
 // noops times a server's no-op.
 func noopFloor(ctx context.Context, dir string, n int) ([]time.Duration, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	s, err := startSession(ctx, "mcp-go floor", dir, nil, exe, floorServerArg)
-	if err != nil {
-		return nil, err
-	}
-	defer s.Close()
-	return noops(ctx, &server{name: "mcp-go floor", s: s, noop: call{"list", map[string]any{}}}, n)
+	return timeFloor(ctx, "mcp-go floor", dir, n, floorServerArg)
 }
 
 // noopFloorBridged times n calls of the bridged floor's tool, after 5 to
-// warm up, as noopFloor does.
+// warm up, as noopFloor does: its HTTP server runs while they do.
 func noopFloorBridged(ctx context.Context, dir string, n int) ([]time.Duration, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
 	srv := exec.CommandContext(ctx, exe, floorHTTPArg)
@@ -132,10 +117,23 @@ func noopFloorBridged(ctx context.Context, dir string, n int) ([]time.Duration, 
 	if err != nil {
 		return nil, fmt.Errorf("floor HTTP server: no URL: %w", err)
 	}
-	s, err := startSession(ctx, "mcp-go floor, bridged", dir, nil, exe, floorBridgeArg, strings.TrimSpace(url))
+	return timeFloor(ctx, "mcp-go floor, bridged", dir, n, floorBridgeArg, strings.TrimSpace(url))
+}
+
+// timeFloor starts the bench itself with args as a stdio MCP server in dir
+// and times n calls of its tool, after 5 to warm up.
+func timeFloor(ctx context.Context, name, dir string, n int, args ...string) ([]time.Duration, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	s, err := startSession(ctx, name, dir, nil, exe, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer s.Close()
-	return noops(ctx, &server{name: "mcp-go floor, bridged", s: s, noop: call{"list", map[string]any{}}}, n)
+	return noops(ctx, &server{name: name, s: s, noop: call{"list", map[string]any{}}}, n)
 }

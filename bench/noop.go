@@ -71,20 +71,19 @@ func runNoop(args []string) int {
 			}
 			devtools = append(devtools, d)
 		}
-		logf("round %d: mcp-go floor", r+1)
-		f, err := noopFloor(ctx, filepath.Join(tmp, fmt.Sprintf("r%d-floor", r)), *calls)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "bench: mcp-go floor:", err)
-			return 1
+		for _, fl := range []struct {
+			name, dir string
+			time      func(context.Context, string, int) ([]time.Duration, error)
+			into      *[][]time.Duration
+		}{{"mcp-go floor", "floor", noopFloor, &floor}, {"mcp-go floor, bridged", "floor-bridged", noopFloorBridged, &bridged}} {
+			logf("round %d: %s", r+1, fl.name)
+			d, err := fl.time(ctx, filepath.Join(tmp, fmt.Sprintf("r%d-%s", r, fl.dir)), *calls)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "bench: %s: %v\n", fl.name, err)
+				return 1
+			}
+			*fl.into = append(*fl.into, d)
 		}
-		floor = append(floor, f)
-		logf("round %d: mcp-go floor, bridged", r+1)
-		fb, err := noopFloorBridged(ctx, filepath.Join(tmp, fmt.Sprintf("r%d-floor-bridged", r)), *calls)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "bench: mcp-go floor, bridged:", err)
-			return 1
-		}
-		bridged = append(bridged, fb)
 	}
 	writeNoop(os.Stdout, binList, runs, devtools, floor, bridged, *calls)
 	for _, rs := range runs {
