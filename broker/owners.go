@@ -307,10 +307,10 @@ func (b *Broker) sessionLocked(c Caller) *session {
 // SessionOpened records c's session once its client's MCP initialize is
 // done, so that Apps lists the app before its first call, and marks it
 // active when a call of it is held for the user's approval (not idle
-// while it waits). It is forgotten
-// as a session that called is (SessionEnded), and like a call it cancels
-// the closing of the app's tabs: the app is back. A Caller without a
-// session (Tether itself) is ignored.
+// while it waits). It ends as a session that called does (SessionEnded,
+// EndIdleSessions), and like a call it cancels the closing of the app's
+// tabs: the app is back. A Caller without a session (Tether itself) is
+// ignored.
 func (b *Broker) SessionOpened(c Caller) {
 	if c.Session == "" {
 		return
