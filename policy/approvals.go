@@ -145,7 +145,8 @@ type Call struct {
 	// approval, with the Request the queue shows, before anyone is asked.
 	Held func(Request)
 	// CheckFirst, when set, is called before the user is asked about the
-	// call (a confirm rule matched and someone can be asked): a non-empty
+	// call (a confirm rule matched and someone can be asked), unless the
+	// user's rules deny reads on its sites (it reads the page): a non-empty
 	// answer is why the call cannot run (a tool error for the model), and
 	// the call fails (Failed) without being held. It must not block long.
 	CheckFirst func(ctx context.Context) string
@@ -437,6 +438,8 @@ func (g *Guard) Check(ctx context.Context, c Call) Verdict {
 	g.mu.Lock()
 	paused := g.file.Paused
 	d := Evaluate(g.file.Rules, class, c.Sites, c.Client)
+	// CheckFirst reads the page: not where the user denied reads.
+	readDenied := Evaluate(g.file.Rules, Read, c.Sites, c.Client).Action == Deny
 	approver := g.approver
 	g.mu.Unlock()
 	where := describeSites(c.Sites)
@@ -459,7 +462,7 @@ func (g *Guard) Check(ctx context.Context, c Call) Verdict {
 		return Verdict{Outcome: Denied, Class: class, Decision: prefix + "denied, no one to ask (no Tether window)",
 			Message: fmt.Sprintf("%s on %s needs the user's approval, and Tether runs without a window to ask (tether serve, or the app without a display). The user can allow it with a rule in Tether's policy.json.", c.Tool, where)}
 	}
-	if c.CheckFirst != nil {
+	if c.CheckFirst != nil && !readDenied {
 		// Never ask the user about a call that cannot run.
 		if msg := c.CheckFirst(ctx); msg != "" {
 			return Verdict{Outcome: Failed, Class: class, Decision: prefix + "not asked: the call could not run", Message: msg}

@@ -486,3 +486,34 @@ func TestDownloadClass(t *testing.T) {
 		t.Fatal("class downloads validated")
 	}
 }
+
+// CheckFirst reads the page (the element a ref names): it runs before the
+// user is asked, except on a site whose reads the user denied, where the
+// user is asked without it (it would tell the caller, ref by ref, what is
+// on a page it may not read).
+func TestCheckFirstNotWhereReadsAreDenied(t *testing.T) {
+	ctx := context.Background()
+	a := newAnswerer()
+	g, _ := Open(Config{Path: filepath.Join(t.TempDir(), "p.json"), Approver: a})
+	if err := g.AddRule(Rule{Class: Read, Site: "bank.example", Action: Deny}); err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	c := upload
+	c.CheckFirst = func(context.Context) string { checked++; return "ref e3 is stale" }
+	if v := g.Check(ctx, c); v.Outcome != Failed || checked != 1 {
+		t.Fatalf("on a.com: %+v after %d checks; want it failed by the check", v, checked)
+	}
+	c.Sites = []string{"https://bank.example"}
+	done := make(chan Verdict)
+	go func() { done <- g.Check(ctx, c) }()
+	select {
+	case <-a.asked:
+	case v := <-done:
+		t.Fatalf("on bank.example: %+v after %d checks; want the user asked, no check", v, checked)
+	}
+	a.reply <- DenyOnce
+	if v := <-done; v.Outcome != Denied || checked != 1 {
+		t.Fatalf("on bank.example: %+v after %d checks; want the user asked, no check", v, checked)
+	}
+}
