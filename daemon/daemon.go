@@ -288,8 +288,13 @@ func run(ctx context.Context, cfg Config) error {
 	tg := newToolGuard(guard, tl, b.Resolve, log)
 	tg.heldFor = b.SessionOpened
 	tg.checkRef = func(ctx context.Context, c broker.Caller, profile string, tab int, ref string) error {
-		// A read of its own: not a step of the agent's call (no key).
-		ctx = broker.WithCaller(protocol.WithIdempotentCall(ctx, protocol.IdempotentCall{}), c)
+		// c may read that tab (not another app's); the read is Tether's
+		// own: not a step of the agent's call (no key), and nothing of c's
+		// session changes (its current tab stays, should the user refuse).
+		if _, err := b.Resolve(c, profile, tab, false, false); err != nil {
+			return err
+		}
+		ctx = protocol.WithIdempotentCall(ctx, protocol.IdempotentCall{})
 		return b.Call(ctx, profile, protocol.MethodSnapshot, &protocol.SnapshotParams{TabParams: protocol.TabParams{Tab: tab}, Ref: ref, Depth: 1}, nil, 10*time.Second)
 	}
 	tokens, err := mcptoken.Open(p)

@@ -37,9 +37,10 @@ type toolGuard struct {
 	// limits is each named token's rate limit on tool calls (nil: none;
 	// the local MCP token has none).
 	limits *mcptoken.Limiter
-	// checkRef reads the element ref of profile's tab as c (a snapshot of
-	// that element), so that a call about to be held for the user's
-	// approval is first checked to be able to run (nil: not checked).
+	// checkRef reads the element ref of profile's tab for c (a snapshot of
+	// that element, once c is found to be allowed that tab), so that a
+	// call about to be held for the user's approval is first checked to be
+	// able to run (nil: not checked).
 	checkRef func(ctx context.Context, c broker.Caller, profile string, tab int, ref string) error
 	// heldFor is told whose call is held for the user's approval (the
 	// broker's SessionOpened: a session waiting for an answer is not idle,
