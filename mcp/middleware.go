@@ -96,7 +96,7 @@ func guardMiddleware(valid *argValidator, disabled func(tool string) string, cla
 		return func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 			caller := CallerOf(ctx)
 			call := ToolCall{
-				Tool: req.Params.Name, Args: req.GetArguments(), Client: clientName(ctx), Session: caller.Session, MCPSession: caller.MCPSession,
+				Tool: req.Params.Name, Args: req.GetArguments(), Client: caller.App, Session: caller.Session, MCPSession: caller.MCPSession,
 				Token: TokenOf(ctx), Started: time.Now(), Progress: progressFunc(ctx, req),
 			}
 			v := Verdict{Allow: true}

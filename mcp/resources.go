@@ -96,7 +96,7 @@ func resourceGuard(disabled func(tool string) string, g Guard, r Recorder) serve
 				return nil, fmt.Errorf("read %s refused: Tether does not know this resource (resources/list names them)", req.Params.URI)
 			}
 			caller := CallerOf(ctx)
-			call := ToolCall{Tool: tool, Args: map[string]any{}, Client: clientName(ctx), Session: caller.Session, MCPSession: caller.MCPSession,
+			call := ToolCall{Tool: tool, Args: map[string]any{}, Client: caller.App, Session: caller.Session, MCPSession: caller.MCPSession,
 				Token: TokenOf(ctx), Started: time.Now()}
 			v := Verdict{Allow: true}
 			finish := func(end CallEnd) {
